@@ -1,0 +1,53 @@
+"""Load a prefix of the benchmark corpus (built by build_corpus.py) of about n cl100k tokens.
+
+Whole pages are taken in corpus order while they fit; the remainder is filled with whole
+lines of the next page, so the text always ends at a line boundary and has at most n tokens
+(give or take a token where two pages meet).  Count the result with `tokens.count` for the
+exact figure.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from mcp_summarizer import tokens
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+class CorpusMissing(FileNotFoundError):
+    pass
+
+
+@cache
+def _corpus(data_dir: Path) -> tuple[str, tuple[tuple[int, int, int], ...]]:
+    """The corpus text and its pages as (start, end, tokens)."""
+    corpus, index = data_dir / "corpus.md", data_dir / "index.tsv"
+    if not corpus.is_file() or not index.is_file():
+        raise CorpusMissing(
+            f"no corpus in {data_dir}: run `python mcp_summarizer/bench/build_corpus.py` first"
+        )
+    rows = index.read_text(encoding="utf-8").splitlines()[1:]
+    pages = tuple((int(s), int(e), int(t)) for _, s, e, t in (row.split("\t") for row in rows))
+    return corpus.read_text(encoding="utf-8"), pages
+
+
+def load(n_tokens: int, data_dir: Path = DATA_DIR) -> str:
+    """The first ~n_tokens of the corpus, cut at a page boundary or else a line boundary."""
+    text, pages = _corpus(data_dir)
+    end, used = 0, 0
+    for start, stop, count in pages:
+        if used + count > n_tokens:
+            lines = text[start:stop].splitlines(keepends=True)
+            budget = n_tokens - used
+            lo, hi = 0, len(lines)  # the largest number of lines whose tokens fit in budget
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if tokens.count("".join(lines[:mid])) <= budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return text[: start + sum(map(len, lines[:lo]))] if lo else text[:end]
+        end, used = stop, used + count
+    return text[:end]

@@ -1,0 +1,387 @@
+"""Split text into chunks of at most `chunk_size` cl100k tokens, header context included.
+
+Two strategies share one machinery:
+
+* ``semantic`` (default): the text is cut into blocks at markdown structure — ATX headers
+  H1-H6, thematic breaks (``---``), fenced code blocks (kept whole) and paragraphs — and
+  consecutive blocks are packed into chunks.  When a chunk is full it ends at the most major
+  boundary in its second half (an H1 beats an H2 beats a paragraph), so sections stay
+  together.  Each chunk is prefixed with the path of headers above it (``# Guide`` /
+  ``## Install``) unless those lines are already in the chunk.  A block too large on its own
+  is split at line starts, and a line too large at word boundaries (token windows).
+* ``token``: windows of ``chunk_size`` tokens with ``overlap`` tokens shared between
+  neighbours, ends moved to the nearest word or line start.
+
+Why sizes are exact at the cost of a single tokenizer pass: the text is encoded once and
+the character offset of every token boundary is computed with numpy.  At a *safe boundary*
+— a line start whose first character is not whitespace, or the space before a word — the
+cl100k pre-tokenizer always starts a new piece, so the text on either side encodes exactly
+as it does in the whole: ``count(text[a:b])`` is the number of tokens between ``a`` and
+``b``.  Every cut is made at a safe boundary when one exists, so chunk sizes are read off
+the one encoding; only where none exists (a long run of CJK text, a base64 blob) is a
+chunk cut at a plain character boundary and counted again.
+
+Invariants (property-tested): no chunk exceeds ``chunk_size`` tokens; chunk bodies
+(``text[start:end]``) cover the input in order, overlapping only by the token overlap;
+no character is broken; no header line is repeated within a chunk; empty or
+whitespace-only input gives no chunks; time is linear in the input.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+import numpy as np
+
+from mcp_summarizer import tokens
+
+__all__ = ["STRATEGIES", "Chunk", "chunk"]
+
+STRATEGIES = ("semantic", "token")
+# A character is at most 4 tokens; 16 leaves room for a whole character in every window.
+MIN_CHUNK_SIZE = 16
+
+# Boundary ranks: lower is a more major place to end a chunk.
+_RANK_PARAGRAPH = 6
+_RANK_LINE = 7
+
+_BLOCK_START = re.compile(
+    r"""^(?:
+        (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
+      | (?P<hr>(?P<c>[-*_])(?:[ \t]*(?P=c)){2,}[ \t]*$)   # thematic break
+      | (?P<fence>[ ]{0,3}(?P<f>`{3,}|~{3,}))              # code fence (CommonMark allows 3 spaces)
+      | (?<=\n\n)(?=\S)                                    # paragraph after a blank line
+    )""",
+    re.MULTILINE | re.VERBOSE,
+)
+_LINE_START = re.compile(r"\n(?=\S)")
+_HEADER_CONTEXT_SHARE = 4  # header context may use at most 1/4 of a chunk
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One piece of the input: ``text`` is ``context`` (header path) + ``source[start:end]``."""
+
+    text: str
+    start: int
+    end: int
+    context: str
+    tokens: int
+
+    @property
+    def body(self) -> str:
+        return self.text[len(self.context) :]
+
+
+def chunk(text: str, *, strategy: str = "semantic", chunk_size: int, overlap: int = 0) -> list[Chunk]:
+    """Split ``text`` into chunks of at most ``chunk_size`` tokens (see the module docstring).
+
+    ``overlap`` applies to token windows (the ``token`` strategy, and blocks too large for
+    one chunk); it is capped at a quarter of ``chunk_size`` so windows always advance.
+    Unknown strategies raise ``ValueError`` (the server decides about fallbacks).
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown chunking strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    if chunk_size < MIN_CHUNK_SIZE:
+        raise ValueError(f"chunk_size must be at least {MIN_CHUNK_SIZE} tokens, got {chunk_size}")
+    if overlap < 0:
+        raise ValueError(f"overlap must not be negative, got {overlap}")
+    if not text or text.isspace():
+        return []
+    overlap = min(overlap, chunk_size // 4)
+    splitter = _Splitter(text, chunk_size, overlap)
+    if strategy == "token":
+        splitter.windows(0, len(text), "", 0)
+    else:
+        splitter.semantic()
+    return splitter.chunks
+
+
+def is_safe_boundary(text: str, pos: int) -> bool:
+    """True where the tokenizer starts a fresh piece whatever surrounds the cut (see docstring)."""
+    if pos <= 0 or pos >= len(text):
+        return True
+    before, after = text[pos - 1], text[pos]
+    if before == "\n":
+        return not after.isspace()
+    return after == " " and not before.isspace() and pos + 1 < len(text) and text[pos + 1].isalpha()
+
+
+class _Offsets:
+    """Character offset of every token boundary of one encoding of the whole text."""
+
+    def __init__(self, text: str) -> None:
+        ids = tokens.encode_array(text)
+        byte_off = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(tokens.token_byte_lengths()[ids], out=byte_off[1:])
+        if text.isascii():
+            self.char = byte_off
+            self.valid = None  # every boundary is a character boundary
+        else:
+            raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            is_start = np.append((raw & 0xC0) != 0x80, True)
+            starts_before = np.zeros(len(raw) + 1, dtype=np.int64)
+            np.cumsum(is_start[:-1], out=starts_before[1:])
+            self.char = starts_before[byte_off]
+            self.valid = is_start[byte_off]
+        self.n = len(ids)
+
+    def index(self, pos: int) -> int | None:
+        """Token index whose boundary is exactly at character ``pos``, or None."""
+        i = int(np.searchsorted(self.char, pos, side="right")) - 1
+        if i >= 0 and self.char[i] == pos and (self.valid is None or self.valid[i]):
+            return i
+        return None
+
+    def indices(self, positions: list[int]) -> np.ndarray:
+        """Vectorised `index`: -1 where a position is not a token boundary."""
+        pos = np.asarray(positions, dtype=np.int64)
+        i = np.searchsorted(self.char, pos, side="right") - 1
+        i_clipped = np.maximum(i, 0)
+        ok = (i >= 0) & (self.char[i_clipped] == pos)
+        if self.valid is not None:
+            ok &= self.valid[i_clipped]
+        return np.where(ok, i, -1)
+
+    def is_char_boundary(self, i: int) -> bool:
+        return self.valid is None or bool(self.valid[i])
+
+
+@dataclass(slots=True)
+class _Block:
+    start: int
+    rank: int
+    header: str = ""  # the header line, for H1-H4 blocks
+    level: int = 0
+
+
+class _Splitter:
+    def __init__(self, text: str, chunk_size: int, overlap: int) -> None:
+        self.text = text
+        self.size = chunk_size
+        self.overlap = overlap
+        self.off = _Offsets(text)
+        self.chunks: list[Chunk] = []
+        self._context_cache: dict[tuple[str, ...], tuple[str, int]] = {}
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _emit(self, start: int, end: int, context: str, context_tokens: int, body_tokens: int | None) -> None:
+        """Add a chunk; ``body_tokens`` None means the cut was not safe: count it exactly."""
+        text = context + self.text[start:end]
+        n = context_tokens + body_tokens if body_tokens is not None else tokens.count(text)
+        self.chunks.append(Chunk(text=text, start=start, end=end, context=context, tokens=n))
+
+    def _tokens_between(self, a: int, b: int) -> int:
+        ia, ib = self.off.index(a), self.off.index(b)
+        assert ia is not None and ib is not None, "token boundaries are only asked for at safe positions"
+        return ib - ia
+
+    # -- semantic ---------------------------------------------------------------------------
+
+    def semantic(self) -> None:
+        blocks = self._blocks()
+        starts = [b.start for b in blocks] + [len(self.text)]
+        cum = (self.off.indices(starts)).tolist()
+        paths = self._contexts(blocks)
+        i = 0
+        while i < len(blocks):
+            context, context_tokens = self._context(paths[i])
+            budget = self.size - context_tokens
+            # Largest j with cum[j] - cum[i] <= budget: blocks i..j-1 fit.
+            j = bisect_right(cum, cum[i] + budget, lo=i + 1) - 1
+            if j == i:  # block i alone is too large
+                inside = (*paths[i], blocks[i].header) if blocks[i].level else paths[i]
+                self._split_block(starts[i], starts[i + 1], self._context(paths[i]), self._context(inside))
+                i += 1
+                continue
+            if j < len(blocks):
+                j = self._best_break(blocks, cum, i, j, budget)
+            self._emit(starts[i], starts[j], context, context_tokens, cum[j] - cum[i])
+            i = j
+
+    def _blocks(self) -> list[_Block]:
+        text = self.text
+        first = len(text) - len(text.lstrip())
+        open_fence: tuple[str, int] | None = None  # (marker char, marker length)
+        blocks = [_Block(0, _RANK_PARAGRAPH)]
+        for m in _BLOCK_START.finditer(text):
+            p = m.start()
+            block: _Block | None = None
+            if m.group("fence"):
+                marker = m.group("f")
+                if open_fence is None:
+                    open_fence = (marker[0], len(marker))
+                    block = _Block(p, _RANK_PARAGRAPH)
+                else:
+                    line_end = text.find("\n", m.end())
+                    line_end = len(text) if line_end < 0 else line_end
+                    if (
+                        marker[0] == open_fence[0]
+                        and len(marker) >= open_fence[1]
+                        and not text[m.end() : line_end].strip()
+                    ):
+                        open_fence = None
+                        block = _Block(line_end + 1, _RANK_PARAGRAPH)  # the line after the fence
+            elif open_fence is not None:
+                continue  # a '# comment' inside a code block is not a header
+            elif m.group("h"):
+                level = len(m.group("h"))
+                if level <= 4:
+                    line_end = text.find("\n", p)
+                    header = text[p : len(text) if line_end < 0 else line_end].rstrip()
+                    block = _Block(p, level, header, level)
+                else:
+                    block = _Block(p, _RANK_PARAGRAPH)
+            elif m.group("hr"):
+                block = _Block(p, 5)
+            else:
+                block = _Block(p, _RANK_PARAGRAPH)
+            if block is None:
+                continue
+            if block.start <= first:
+                if block.start == first and block.level:  # the document opens with a header
+                    blocks[0] = _Block(0, block.rank, block.header, block.level)
+                continue
+            if (
+                blocks[-1].start < block.start < len(text)
+                and text[block.start - 1] == "\n"
+                and not text[block.start].isspace()
+            ):
+                blocks.append(block)
+        # Keep only cuts that are token boundaries (all safe cuts are; checked in one numpy call).
+        ok = self.off.indices([b.start for b in blocks]) >= 0
+        return [b for b, keep in zip(blocks, ok, strict=True) if keep]
+
+    def _contexts(self, blocks: list[_Block]) -> list[tuple[str, ...]]:
+        """For each block: the header path above it (its own header excluded)."""
+        out: list[tuple[str, ...]] = []
+        stack: list[_Block] = []
+        for b in blocks:
+            if b.level:
+                stack = [h for h in stack if h.level < b.level]
+            out.append(tuple(h.header for h in stack))
+            if b.level:
+                stack.append(b)
+        return out
+
+    def _context(self, headers: tuple[str, ...]) -> tuple[str, int]:
+        if headers not in self._context_cache:
+            self._context_cache[headers] = self._context_text(headers)
+        return self._context_cache[headers]
+
+    def _context_text(self, headers: tuple[str, ...]) -> tuple[str, int]:
+        limit = self.size // _HEADER_CONTEXT_SHARE
+        while headers:
+            context = "\n".join(headers) + "\n\n"
+            n = tokens.count(context)
+            if n <= limit:
+                return context, n
+            headers = headers[1:]  # drop the outermost header first
+        return "", 0
+
+    def _best_break(self, blocks: list[_Block], cum: list[int], i: int, j: int, budget: int) -> int:
+        """Among block starts i+1..j whose chunk would be at least half full, the most major
+        boundary (latest on ties)."""
+        floor = cum[i] + budget // 2
+        best, best_rank = j, blocks[j].rank if j < len(blocks) else 0
+        k = j - 1
+        while k > i and cum[k] >= floor:
+            if blocks[k].rank < best_rank:
+                best, best_rank = k, blocks[k].rank
+            k -= 1
+        return best
+
+    # -- oversized blocks -------------------------------------------------------------------
+
+    def _split_block(
+        self, a: int, b: int, first_context: tuple[str, int], next_context: tuple[str, int]
+    ) -> None:
+        """Pack the lines of text[a:b]; lines too large become token windows."""
+        lines = [a] + [m.end() for m in _LINE_START.finditer(self.text, a, b)] + [b]
+        lines = [p for p in lines if p in (a, b) or self.off.index(p) is not None]
+        cum = [self._tokens_between(a, p) for p in lines]
+        context, context_tokens = first_context
+        i = 0
+        while i < len(lines) - 1:
+            budget = self.size - context_tokens
+            j = bisect_right(cum, cum[i] + budget, lo=i + 1) - 1
+            if j == i:
+                self.windows(lines[i], lines[i + 1], context, context_tokens)
+                j = i + 1
+            else:
+                self._emit(lines[i], lines[j], context, context_tokens, cum[j] - cum[i])
+            i = j
+            context, context_tokens = next_context
+
+    # -- token windows ----------------------------------------------------------------------
+
+    def windows(self, a: int, b: int, context: str, context_tokens: int) -> None:
+        """Windows over text[a:b] (a and b safe or the text's ends) with overlap."""
+        off = self.off
+        budget = self.size - context_tokens
+        if budget < 1:
+            context, context_tokens, budget = "", 0, self.size
+        end_tok = off.index(b)
+        s = off.index(a)
+        assert s is not None and end_tok is not None
+        start_safe = True
+        search = max(1, budget // 4)
+        while True:
+            if end_tok - s <= budget and start_safe:
+                self._emit(int(off.char[s]), b, context, context_tokens, end_tok - s)
+                return
+            t = min(s + budget, end_tok)
+            k = self._safe_before(s, t, search) if t < end_tok else end_tok
+            exact = k is not None and start_safe
+            if k is None:
+                k = t
+                while k > s + 1 and not off.is_char_boundary(k):
+                    k -= 1
+            start_char = int(off.char[s])
+            if exact:
+                self._emit(start_char, int(off.char[k]), context, context_tokens, k - s)
+            else:
+                k = self._fit_unsafe(s, k, context, context_tokens)
+                self._emit(start_char, int(off.char[k]), context, context_tokens, None)
+            if k >= end_tok:
+                return
+            # Next window starts `overlap` tokens back, moved forward to a safe boundary.
+            nxt = max(s + 1, k - self.overlap)
+            safe_start = self._safe_after(nxt, k)
+            if safe_start is not None:
+                s, start_safe = safe_start, True
+            else:
+                while nxt < k and not off.is_char_boundary(nxt):
+                    nxt += 1
+                s, start_safe = nxt, False
+
+    def _safe_before(self, lo: int, t: int, search: int) -> int | None:
+        """Latest token boundary in (lo, t] that is a safe cut, looking back ``search`` tokens."""
+        off, text = self.off, self.text
+        for k in range(t, max(lo, t - search), -1):
+            if off.is_char_boundary(k) and is_safe_boundary(text, int(off.char[k])):
+                return k
+        return None
+
+    def _safe_after(self, k0: int, limit: int) -> int | None:
+        off, text = self.off, self.text
+        for k in range(k0, limit + 1):
+            if off.is_char_boundary(k) and is_safe_boundary(text, int(off.char[k])):
+                return k
+        return None
+
+    def _fit_unsafe(self, s: int, k: int, context: str, context_tokens: int) -> int:
+        """Shrink an unsafely cut window until its exact count fits (rare: no word breaks)."""
+        off, text = self.off, self.text
+        start = int(off.char[s])
+        while k > s + 1:
+            n = tokens.count(context + text[start : int(off.char[k])])
+            if n <= self.size:
+                return k
+            k -= max(1, n - self.size)
+            while k > s + 1 and not off.is_char_boundary(k):
+                k -= 1
+        return max(k, s + 1)

@@ -1,0 +1,110 @@
+"""Settings, read once from the environment into one typed object.
+
+Every variable is documented in the repository's `.env.example`.  A bad value stops
+start-up with a message naming the variable, rather than failing on the first request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DEFAULT_BASE_URL", "ConfigError", "Settings", "load_settings"]
+
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+
+
+class ConfigError(ValueError):
+    """The environment holds an invalid setting; the message names it."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    # Transport
+    mcp_summarizer_host: str = "127.0.0.1"
+    mcp_summarizer_port: int = Field(8007, ge=1, le=65535)
+    # Host headers accepted on /mcp (DNS-rebinding protection); "*" turns the check off.
+    mcp_summarizer_allowed_hosts: str = "localhost,127.0.0.1,mcp-summarizer"
+
+    # LLM backend
+    summarizer_backend: Literal["auto", "openai"] = "auto"
+    llm_model: str = Field("openai/gpt-4o-mini", min_length=1)
+    openrouter_api_key: SecretStr = SecretStr("")
+    openrouter_base_url: str = Field(DEFAULT_BASE_URL, pattern=r"^https?://")
+    llm_context_tokens: int = Field(128_000, ge=2048)
+    llm_timeout_seconds: float = Field(120.0, gt=0)
+    llm_max_attempts: int = Field(3, ge=1, le=10)
+    llm_retry_base_seconds: float = Field(1.0, ge=0)
+    llm_retry_max_seconds: float = Field(60.0, ge=0)
+    llm_temperature: float = Field(0.1, ge=0, le=2)
+    max_concurrent_llm_calls: int = Field(5, ge=1, le=1000)
+
+    # Summarization
+    default_chunk_size_tokens: int = Field(8000, ge=256)
+    default_chunk_overlap_tokens: int = Field(500, ge=0)
+    default_max_output_tokens: int = Field(5000, ge=1)
+    max_input_tokens: int = Field(2_000_000, ge=1)
+    on_llm_failure: Literal["original", "truncate"] = "original"
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.default_chunk_overlap_tokens * 4 > self.default_chunk_size_tokens:
+            raise ValueError(
+                "DEFAULT_CHUNK_OVERLAP_TOKENS must be at most a quarter of DEFAULT_CHUNK_SIZE_TOKENS "
+                f"({self.default_chunk_overlap_tokens} > {self.default_chunk_size_tokens} / 4)"
+            )
+        if self.default_max_output_tokens > self.max_output_limit:
+            raise ValueError(
+                f"DEFAULT_MAX_OUTPUT_TOKENS={self.default_max_output_tokens} is over a quarter of "
+                f"LLM_CONTEXT_TOKENS={self.llm_context_tokens}: one call could not produce it"
+            )
+        return self
+
+    @property
+    def max_output_limit(self) -> int:
+        """Largest summary one LLM call may be asked for, leaving room for its input."""
+        return self.llm_context_tokens // 4
+
+    @property
+    def allowed_hosts(self) -> list[str] | None:
+        """Host patterns for the transport's DNS-rebinding check; None means no check."""
+        names = [h.strip() for h in self.mcp_summarizer_allowed_hosts.split(",") if h.strip()]
+        if "*" in names:
+            return None
+        return [pattern for h in names for pattern in (h, f"{h}:*")]
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.openrouter_api_key.get_secret_value()) or (
+            self.openrouter_base_url.rstrip("/") != DEFAULT_BASE_URL
+        )
+
+    @property
+    def backend(self) -> Literal["openai", "none"]:
+        """The backend in use: `auto` picks the LLM only when one is configured."""
+        if self.summarizer_backend == "openai" or self.llm_configured:
+            return "openai"
+        return "none"
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read the settings from `env` (default: the process environment), naming any bad variable."""
+    try:
+        if env is None:
+            return Settings()
+        lowered = {k.lower(): v for k, v in env.items() if k.lower() in Settings.model_fields}
+        return Settings(**lowered)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = "_".join(str(p) for p in err["loc"]).upper()
+            value = f" (got {err['input']!r})" if name and not isinstance(err["input"], dict) else ""
+            message = err["msg"].removeprefix("Value error, ")
+            problems.append(f"{name}: {message}{value}" if name else message)
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None

@@ -1,0 +1,246 @@
+"""Map-reduce summarization: chunk, summarize chunks concurrently, merge as a tree.
+
+* Map: every chunk is summarized under one process-wide fair limit on in-flight calls.
+* Reduce: while the summaries do not fit the caller's budget, they are grouped so that each
+  merge call fits the model's context (system + content + max_tokens <= LLM_CONTEXT_TOKENS)
+  and the groups are merged concurrently, level after level.  Each level at least halves
+  the number of summaries, so the tree is logarithmically deep and always ends.
+* The result is at most ``max_output_tokens`` cl100k tokens: a summary that overshoots
+  (``finish_reason == "length"``, or a model whose tokenizer counts differently) is trimmed
+  at a sentence or line end, and that is logged.
+* When the request is cancelled, or one call fails for good, the other calls are cancelled
+  with it (a TaskGroup); the caller decides how to degrade.
+
+Nothing here knows about MCP; prompts come from the markdown files in ``prompts/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from shared.prompt_loader import load_prompt, render
+
+from mcp_summarizer import budget, tokens
+from mcp_summarizer.chunker import chunk
+from mcp_summarizer.config import Settings
+from mcp_summarizer.limiter import FairLimiter
+from mcp_summarizer.llm import Backend, LLMError
+
+__all__ = ["Engine", "InputError", "Outcome", "Progress", "Request"]
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[float, float | None, str], Awaitable[None]]
+SEPARATOR = "\n\n---\n\n"
+_MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
+
+
+class InputError(ValueError):
+    """The request cannot be served as asked; the message says why and what the limit is."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    content: str
+    max_output_tokens: int
+    kind: Literal["general", "extraction"] = "general"
+    focus: str = ""  # focus areas (general) or the schema hint (extraction)
+    strategy: str = "semantic"
+
+
+@dataclass(slots=True)
+class Outcome:
+    text: str
+    input_tokens: int
+    output_tokens: int = 0
+    num_chunks: int = 0
+    llm_calls: int = 0
+    reduce_levels: int = 0
+    llm_prompt_tokens: int = 0  # as billed by the server, when it reports usage
+    bypassed: bool = False
+    trimmed: bool = False
+    length_stops: int = 0
+
+
+@dataclass(slots=True)
+class _Run:
+    """Per-request bookkeeping."""
+
+    owner: Hashable
+    progress: Progress | None
+    outcome: Outcome
+    done: int = 0
+    planned: int = 0
+    messages: list[str] = field(default_factory=list)
+
+
+class Engine:
+    def __init__(self, settings: Settings, backend: Backend | None, limiter: FairLimiter) -> None:
+        self.settings = settings
+        self.backend = backend
+        self.limiter = limiter
+        self._templates = {
+            name: load_prompt(__file__, name)
+            for name in ("map_general", "map_extraction", "reduce", "focus_instructions", "document")
+        }
+        self._document_overhead = tokens.count(render(self._templates["document"], content=""))
+
+    @property
+    def model(self) -> str:
+        return self.backend.model if self.backend else "none"
+
+    async def summarize(self, request: Request, progress: Progress | None = None) -> Outcome:
+        """Summarize ``request.content`` to at most ``request.max_output_tokens`` tokens.
+
+        Raises InputError for requests that cannot be served, LLMError when the LLM fails
+        for good (after the other calls were cancelled).
+        """
+        content, target = request.content, request.max_output_tokens
+        input_tokens = await asyncio.to_thread(tokens.count, content)
+        if input_tokens <= target:
+            return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
+        if input_tokens > self.settings.max_input_tokens:
+            raise InputError(
+                f"content is {input_tokens} tokens, over the limit of MAX_INPUT_TOKENS="
+                f"{self.settings.max_input_tokens}; split it and summarize the parts"
+            )
+        if self.backend is None:
+            raise InputError(
+                "no LLM backend is configured: set OPENROUTER_API_KEY, or OPENROUTER_BASE_URL for a "
+                "local OpenAI-compatible server, to summarize content over the budget"
+            )
+        map_system, reduce_system = self._systems(request, target)
+        chunk_size = self._chunk_size(map_system, target)
+        chunks = await asyncio.to_thread(
+            chunk,
+            content,
+            strategy=request.strategy,
+            chunk_size=chunk_size,
+            overlap=min(self.settings.default_chunk_overlap_tokens, chunk_size // 4),
+        )
+        run = _Run(owner=object(), progress=progress, outcome=Outcome(text="", input_tokens=input_tokens))
+        run.outcome.num_chunks = len(chunks)
+        run.planned = len(chunks)
+
+        async def map_one(text: str, chunk_tokens: int) -> str:
+            max_tokens = budget.map_output_tokens(target, len(chunks), chunk_tokens)
+            system = render(map_system, max_tokens=max_tokens)
+            return await self._call(run, system, text, max_tokens, "map")
+
+        summaries = await self._gather(map_one(c.text, c.tokens) for c in chunks)
+        text = await self._reduce(run, summaries, reduce_system, target)
+        out = run.outcome
+        out.text = text
+        out.output_tokens = tokens.count(text)
+        return out
+
+    # -- phases ---------------------------------------------------------------------------
+
+    async def _reduce(self, run: _Run, summaries: list[str], system_template: str, target: int) -> str:
+        room = self.settings.llm_context_tokens - budget.MESSAGE_OVERHEAD
+        for level in range(1, _MAX_LEVELS + 1):
+            joined = SEPARATOR.join(summaries)
+            sizes = [tokens.count(s) + 3 for s in summaries]  # + the separator
+            if len(summaries) == 1 or sum(sizes) <= target:
+                if tokens.count(joined) <= target:
+                    return joined
+            system_final = render(system_template, max_tokens=target)
+            final_room = room - tokens.count(system_final) - target
+            if sum(sizes) <= final_room or len(summaries) == 1:
+                run.outcome.reduce_levels = level
+                run.planned += 1
+                merged = await self._call(run, system_final, joined, target, "reduce")
+                return self._fit(run, merged, target)
+            out_tokens = budget.reduce_output_tokens(target, room - tokens.count(system_final))
+            system = render(system_template, max_tokens=out_tokens)
+            capacity = room - tokens.count(system) - out_tokens
+            groups = budget.plan_groups(sizes, capacity)
+            run.planned += len(groups)
+            run.outcome.reduce_levels = level
+            summaries = await self._gather(
+                self._call(run, system, SEPARATOR.join(summaries[a:b]), out_tokens, f"reduce level {level}")
+                for a, b in groups
+            )
+        raise LLMError(f"reduce did not converge in {_MAX_LEVELS} levels")  # pragma: no cover
+
+    async def _call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:
+        assert self.backend is not None
+        user = render(self._templates["document"], content=content)
+        async with self.limiter.slot(run.owner):
+            completion = await self.backend.complete(system, user, max_tokens)
+        out = run.outcome
+        out.llm_calls += 1
+        out.llm_prompt_tokens += completion.prompt_tokens or 0
+        text = completion.text.strip()
+        if completion.finish_reason == "length":
+            out.length_stops += 1
+            logger.info("llm_output_hit_max_tokens", extra={"phase": phase, "max_tokens": max_tokens})
+        text = self._fit(run, text, max_tokens)
+        run.done += 1
+        if run.progress is not None:
+            await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
+        return text
+
+    def _fit(self, run: _Run, text: str, max_tokens: int) -> str:
+        """Hold a model's answer to its budget, whatever tokenizer the model counts with."""
+        trimmed = budget.trim_to_tokens(text, max_tokens)
+        if trimmed != text:
+            run.outcome.trimmed = True
+            logger.info(
+                "llm_output_trimmed",
+                extra={"max_tokens": max_tokens, "from_tokens": tokens.count(text)},
+            )
+        return trimmed
+
+    @staticmethod
+    async def _gather(calls: object) -> list[str]:
+        """Run calls concurrently; the first failure cancels the rest and is raised as is."""
+        tasks: list[asyncio.Task[str]] = []
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(c) for c in calls]  # type: ignore[attr-defined]
+        except BaseExceptionGroup as eg:
+            first = eg.exceptions[0]
+            for exc in eg.exceptions:
+                if isinstance(exc, LLMError):
+                    first = exc
+                    break
+            raise first from None
+        return [t.result() for t in tasks]
+
+    # -- prompts and sizes ---------------------------------------------------------------
+
+    def _systems(self, request: Request, target: int) -> tuple[str, str]:
+        """The map and reduce system prompts, with ``{max_tokens}`` still to fill."""
+        t = self._templates
+        focus = render(t["focus_instructions"], focus=request.focus) if request.focus.strip() else ""
+        if request.kind == "extraction":
+            map_system = render(t["map_extraction"], schema_hint=request.focus, max_tokens="{max_tokens}")
+        else:
+            map_system = render(t["map_general"], focus_instructions=focus, max_tokens="{max_tokens}")
+        reduce_system = render(t["reduce"], focus_instructions=focus, max_tokens="{max_tokens}")
+        limit = self.settings.llm_context_tokens // 8
+        for system in (map_system, reduce_system):
+            if tokens.count(system) > limit:
+                what = "schema_hint" if request.kind == "extraction" else "focus_areas"
+                raise InputError(
+                    f"{what} is too long: the prompt built from it is {tokens.count(system)} tokens, "
+                    f"over an eighth of LLM_CONTEXT_TOKENS={self.settings.llm_context_tokens}"
+                )
+        return map_system, reduce_system
+
+    def _chunk_size(self, map_system: str, target: int) -> int:
+        """The configured chunk size, shrunk if needed so a chunk, its prompt and the largest
+        map output fit the model's context."""
+        room = (
+            self.settings.llm_context_tokens
+            - budget.MESSAGE_OVERHEAD
+            - self._document_overhead
+            - tokens.count(render(map_system, max_tokens=target))
+            - target
+        )
+        return max(256, min(self.settings.default_chunk_size_tokens, room))

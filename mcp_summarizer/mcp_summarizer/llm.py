@@ -1,0 +1,173 @@
+"""The OpenAI-compatible chat backend: one call, one timeout, one retry layer.
+
+The openai SDK retries twice on its own and skips Retry-After over 120 s; stacked under
+another retry loop that makes 9 requests.  So the SDK's retries are off (`max_retries=0`)
+and tenacity is the only layer: transient errors only (429, 408, 409, 5xx, connection
+errors, timeouts), exponential backoff with jitter, and a server's Retry-After honoured
+(never a 400/401/403/404: a context-length error does not get better by waiting).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+import openai
+from openai import AsyncOpenAI
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_random_exponential
+
+from mcp_summarizer.config import Settings
+
+__all__ = ["Backend", "Completion", "LLMError", "OpenAIBackend"]
+
+logger = logging.getLogger(__name__)
+_TRANSIENT_STATUS = {408, 409, 429}
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    finish_reason: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    attempts: int = 1
+
+
+class LLMError(RuntimeError):
+    """The LLM failed for good (after retries, or at once for a non-transient error)."""
+
+    def __init__(self, message: str, *, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class Backend(Protocol):
+    model: str
+
+    async def complete(self, system: str, user: str, max_tokens: int) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
+    return False
+
+
+def retry_after_seconds(exc: BaseException | None) -> float | None:
+    """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    headers = exc.response.headers
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+class _Wait:
+    """Exponential backoff with jitter, or the server's Retry-After when it gives one."""
+
+    def __init__(self, base: float, cap: float) -> None:
+        self._backoff = wait_random_exponential(multiplier=base, max=cap) if base > 0 else None
+        self._cap = cap
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        asked = retry_after_seconds(exc)
+        if asked is not None:
+            return min(asked, self._cap)
+        return self._backoff(state) if self._backoff else 0.0
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        message = body.get("message") or (body.get("error") or {}).get("message") or exc.message
+        return f"HTTP {exc.status_code}: {message}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class OpenAIBackend:
+    """Chat completions against OpenRouter or any OpenAI-compatible server (vLLM, Ollama, LiteLLM)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.model = settings.llm_model
+        self._settings = settings
+        self._client = AsyncOpenAI(
+            # Local servers need no key, but the SDK insists on one.
+            api_key=settings.openrouter_api_key.get_secret_value() or "not-needed",
+            base_url=settings.openrouter_base_url,
+            max_retries=0,
+            timeout=settings.llm_timeout_seconds,
+        )
+
+    async def complete(self, system: str, user: str, max_tokens: int) -> Completion:
+        s = self._settings
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(s.llm_max_attempts),
+            wait=_Wait(s.llm_retry_base_seconds, s.llm_retry_max_seconds),
+            retry=retry_if_exception(is_transient),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        attempts = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    response = await self._client.chat.completions.create(
+                        model=self.model,
+                        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                        max_tokens=max_tokens,
+                        temperature=s.llm_temperature,
+                    )
+        except openai.OpenAIError as exc:
+            raise LLMError(_describe(exc), attempts=attempts) from exc
+        if not response.choices:
+            raise LLMError("the LLM returned no choices", attempts=attempts)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        if not text.strip():
+            raise LLMError(f"the LLM returned an empty answer (finish_reason={choice.finish_reason})")
+        usage = response.usage
+        return Completion(
+            text=text,
+            finish_reason=choice.finish_reason or "stop",
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            attempts=attempts,
+        )
+
+    @staticmethod
+    def _log_retry(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        logger.warning(
+            "llm_call_retry",
+            extra={
+                "attempt": state.attempt_number,
+                "cause": _describe(exc) if exc else "unknown",
+                "wait_seconds": round(state.upcoming_sleep, 3),
+            },
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()

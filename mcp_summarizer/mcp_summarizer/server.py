@@ -1,0 +1,264 @@
+"""The MCP server: two tools, /health, streamable HTTP or stdio.
+
+Thin on purpose: validate the arguments, hand the work to the engine, shape the answer,
+log one completion event per request.  On a persistent LLM failure the caller gets the
+original content back (MS-6; ON_LLM_FAILURE=truncate cuts it to the budget instead) and a
+warning is logged and counted: a summarization failure must not fail a research pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse
+
+from mcp_summarizer import __version__, budget, tokens
+from mcp_summarizer.chunker import STRATEGIES
+from mcp_summarizer.config import ConfigError, Settings, load_settings
+from mcp_summarizer.engine import Engine, InputError, Outcome, Request
+from mcp_summarizer.limiter import FairLimiter
+from mcp_summarizer.llm import Backend, LLMError, OpenAIBackend
+from mcp_summarizer.logs import setup_logging
+
+__all__ = ["build_http_app", "build_server", "main"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+INSTRUCTIONS = (
+    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context. "
+    "Content already within the budget comes back unchanged."
+)
+# A JSON-escaped token is rarely over 6 bytes (\\uXXXX-escaped CJK text reaches ~12).
+_BODY_BYTES_PER_TOKEN = 16
+
+
+@dataclass
+class Service:
+    """What the tools share: settings, the engine, and counters an operator can read."""
+
+    settings: Settings
+    engine: Engine
+    counters: Counter[str] = field(default_factory=Counter)
+
+
+def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
+    """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
+    if backend is None and settings.backend == "openai":
+        backend = OpenAIBackend(settings)
+    service = Service(settings, Engine(settings, backend, FairLimiter(settings.max_concurrent_llm_calls)))
+    server = MCPServer(name="mcp-summarizer", version=__version__, instructions=INSTRUCTIONS)
+
+    @server.tool(structured_output=False)
+    async def summarize(
+        content: str,
+        ctx: Context,
+        max_output_tokens: int = 0,
+        focus_areas: str = "",
+        strategy: str = "semantic",
+    ) -> str:
+        """Summarize large text (map-reduce over chunks) to at most max_output_tokens tokens.
+
+        Returns the content unchanged when it already fits. Use it for long documents, pages
+        or tool outputs that would not fit your context.
+
+        Args:
+            content: The text to summarize (markdown is understood: headers, code blocks).
+            max_output_tokens: Upper bound for the summary in cl100k tokens; 0 = the service
+                default (DEFAULT_MAX_OUTPUT_TOKENS, 5000 unless configured).
+            focus_areas: Comma-separated topics to emphasize, e.g. "NPCs, factions, lore".
+                Empty = general summary.
+            strategy: How to split the content: "semantic" (markdown structure, the default)
+                or "token" (fixed token windows with overlap, for unstructured text).
+        """
+        if strategy not in STRATEGIES:
+            logger.warning("unknown_strategy_fallback", extra={"requested": strategy, "used": "semantic"})
+            strategy = "semantic"
+        request = Request(content, 0, "general", focus_areas, strategy)
+        return await _serve(service, ctx, "summarize", request, max_output_tokens)
+
+    @server.tool(structured_output=False)
+    async def summarize_for_extraction(
+        content: str,
+        schema_hint: str,
+        ctx: Context,
+        max_output_tokens: int = 0,
+    ) -> str:
+        """Summarize text for downstream structured extraction, keeping every detail the
+        schema needs (names, relationships, numbers, dates) and dropping boilerplate.
+
+        Returns the content unchanged when it already fits.
+
+        Args:
+            content: The text to summarize (markdown is understood: headers, code blocks).
+            schema_hint: What will be extracted, e.g. "zone metadata, NPCs with faction
+                allegiances, faction hierarchy, lore events".
+            max_output_tokens: Upper bound for the summary in cl100k tokens; 0 = the service
+                default (DEFAULT_MAX_OUTPUT_TOKENS, 5000 unless configured).
+        """
+        request = Request(content, 0, "extraction", schema_hint, "semantic")
+        return await _serve(service, ctx, "summarize_for_extraction", request, max_output_tokens)
+
+    @server.custom_route("/health", methods=["GET"])
+    async def health(_: HTTPRequest) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    return server, service
+
+
+async def _serve(service: Service, ctx: Context, tool: str, request: Request, max_output_tokens: int) -> str:
+    settings = service.settings
+    if max_output_tokens < 0:
+        raise ToolError(f"max_output_tokens must be 0 (the default) or positive, got {max_output_tokens}")
+    if max_output_tokens > settings.max_output_limit:
+        raise ToolError(
+            f"max_output_tokens={max_output_tokens} is over the limit of {settings.max_output_limit} "
+            f"(a quarter of LLM_CONTEXT_TOKENS={settings.llm_context_tokens})"
+        )
+    if not request.content.strip():
+        return ""
+    target = max_output_tokens or settings.default_max_output_tokens
+    request = Request(request.content, target, request.kind, request.focus, request.strategy)
+
+    async def progress(done: float, total: float | None, message: str) -> None:
+        await ctx.report_progress(done, total, message)
+
+    started = time.perf_counter()
+    degraded, cause = False, ""
+    try:
+        outcome = await service.engine.summarize(request, progress)
+    except InputError as exc:
+        service.counters["rejected"] += 1
+        logger.info("request_rejected", extra={"tool": tool, "reason": str(exc)})
+        raise ToolError(str(exc)) from None
+    except LLMError as exc:
+        degraded, cause = True, str(exc)
+        outcome = await asyncio.to_thread(_degrade, settings, request)
+        service.counters["degraded"] += 1
+        logger.warning(
+            "summarization_degraded",
+            extra={
+                "tool": tool,
+                "cause": cause,
+                "attempts": exc.attempts,
+                "on_llm_failure": settings.on_llm_failure,
+            },
+        )
+    service.counters["requests"] += 1
+    logger.info(
+        "summarization_complete",
+        extra={
+            "tool": tool,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "compression_ratio": round(outcome.input_tokens / max(outcome.output_tokens, 1), 2),
+            "strategy": request.strategy,
+            "num_chunks": outcome.num_chunks,
+            "llm_calls": outcome.llm_calls,
+            "reduce_levels": outcome.reduce_levels,
+            "model": service.engine.model,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "degraded": degraded,
+            "bypassed": outcome.bypassed,
+            "trimmed": outcome.trimmed,
+            "max_output_tokens": target,
+        },
+    )
+    return outcome.text
+
+
+def _degrade(settings: Settings, request: Request) -> Outcome:
+    content = request.content
+    n = tokens.count(content)
+    if settings.on_llm_failure == "truncate":
+        marker = f"\n\n[truncated: summarization failed; {n} tokens cut to {request.max_output_tokens}]"
+        kept = budget.trim_to_tokens(content, max(request.max_output_tokens - tokens.count(marker), 0))
+        text = kept + marker
+        return Outcome(text=text, input_tokens=n, output_tokens=tokens.count(text))
+    return Outcome(text=content, input_tokens=n, output_tokens=n)
+
+
+def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
+    hosts = settings.allowed_hosts
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=hosts is not None,
+        allowed_hosts=hosts or [],
+        allowed_origins=[f"http://{h}" for h in hosts or []] + [f"https://{h}" for h in hosts or []],
+    )
+    return server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet.
+        max_request_body_size=max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN),
+        transport_security=security,
+        host=settings.mcp_summarizer_host,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="mcp-summarizer", description=INSTRUCTIONS)
+    parser.add_argument("--transport", choices=["streamable-http", "stdio"], default="streamable-http")
+    parser.add_argument("--host", help="bind address (default: MCP_SUMMARIZER_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default: MCP_SUMMARIZER_PORT or 8007)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        print(f"mcp-summarizer: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if args.port is not None and not 1 <= args.port <= 65535:
+        parser.error(f"--port must be between 1 and 65535, got {args.port}")
+    overrides = {"mcp_summarizer_host": args.host, "mcp_summarizer_port": args.port}
+    settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    # On stdio, stdout carries the protocol: logs go to stderr.
+    setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
+    server, service = build_server(settings)
+    logger.info(
+        "service_starting",
+        extra={
+            "version": __version__,
+            "transport": args.transport,
+            "backend": settings.backend,
+            "model": service.engine.model,
+            "host": settings.mcp_summarizer_host if args.transport != "stdio" else None,
+            "port": settings.mcp_summarizer_port if args.transport != "stdio" else None,
+            "max_concurrent_llm_calls": settings.max_concurrent_llm_calls,
+            "llm_context_tokens": settings.llm_context_tokens,
+        },
+    )
+    if settings.backend == "none":
+        logger.warning(
+            "no_llm_backend",
+            extra={
+                "hint": "set OPENROUTER_API_KEY or OPENROUTER_BASE_URL; content over budget gets an error"
+            },
+        )
+    if args.transport == "stdio":
+        server.run("stdio")
+        return
+    app = build_http_app(server, settings)
+    config = uvicorn.Config(
+        app,
+        host=settings.mcp_summarizer_host,
+        port=settings.mcp_summarizer_port,
+        log_config=None,  # keep our JSON handler for uvicorn's logs too
+        timeout_graceful_shutdown=5,
+    )
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()

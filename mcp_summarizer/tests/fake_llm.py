@@ -1,0 +1,492 @@
+"""A local, scriptable OpenAI-compatible chat server for the test-suite.
+
+Why: the summarizer talks to its LLM through the real `openai` SDK over HTTP, and the behaviour
+worth testing (retries, Retry-After, context-length errors, truncated replies, timeouts,
+cancellation, concurrency limits) only shows up against a real server on a real socket.
+`FakeLLM` is that server: it answers deterministically, can be scripted reply by reply, and
+records everything it saw so tests can assert on it.
+
+    with FakeLLM() as llm:                      # or `async with`, from async tests
+        llm.script(error(429, headers={"Retry-After": "1"}), ok("short"))
+        client = AsyncOpenAI(base_url=llm.base_url, api_key="k", max_retries=0)
+        ...
+        assert [r.outcome for r in llm.requests] == ["error:429", "ok"]
+
+The server runs uvicorn in a background thread with its own event loop, so it does not care
+which loop (if any) the test runs on, and a test that blocks its own loop cannot stall it.
+
+Replies are built with the module-level constructors `ok`, `length`, `error` and `hang`.
+Their `delay` defaults to None, meaning "use `llm.latency`" (0.0 unless set); pass
+`delay=0.0` explicitly to answer at once whatever the latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcp_summarizer import tokens
+
+__all__ = [
+    "FakeLLM",
+    "Recorded",
+    "Reply",
+    "default_summary",
+    "error",
+    "hang",
+    "length",
+    "ok",
+]
+
+# Defaults for error bodies, shaped like the real API's so the SDK parses `.type`/`.code`.
+_ERROR_DEFAULTS: dict[int, tuple[str, str, str | None]] = {
+    400: ("Bad request.", "invalid_request_error", None),
+    401: ("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
+    404: ("The model does not exist.", "invalid_request_error", "model_not_found"),
+    429: ("Rate limit reached for requests.", "requests", "rate_limit_exceeded"),
+    500: ("The server had an error while processing your request.", "server_error", None),
+    503: ("The server is overloaded or not ready yet.", "server_error", None),
+}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """How the server answers one request. Build it with `ok`, `length`, `error` or `hang`."""
+
+    kind: Literal["ok", "error", "hang"]
+    content: str | None = None  # None: the deterministic `default_summary`
+    finish_reason: str = "stop"
+    status: int = 200
+    message: str = ""
+    error_type: str | None = None
+    code: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float | None = None  # None: the server's `latency`
+
+
+def ok(content: str | None = None, *, delay: float | None = None, finish_reason: str = "stop") -> Reply:
+    """A normal completion; `content=None` answers with `default_summary` of the request."""
+    return Reply("ok", content=content, finish_reason=finish_reason, delay=delay)
+
+
+def length(content: str | None = None, *, delay: float | None = None) -> Reply:
+    """A completion cut off by the token limit (`finish_reason: "length"`)."""
+    return Reply("ok", content=content, finish_reason="length", delay=delay)
+
+
+def error(
+    status: int,
+    *,
+    message: str | None = None,
+    error_type: str | None = None,
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    delay: float | None = None,
+) -> Reply:
+    """An HTTP error with an OpenAI-shaped body `{"error": {"message", "type", "param", "code"}}`.
+
+    `type`/`code` default per status (429 → "requests"/"rate_limit_exceeded", ...); a 400 whose
+    message mentions "maximum context length" gets code "context_length_exceeded", as the real
+    API does, so `error(400, message="This model's maximum context length is ...")` is enough.
+    """
+    default_message, default_type, default_code = _ERROR_DEFAULTS.get(
+        status, (f"Error {status}.", "server_error" if status >= 500 else "invalid_request_error", None)
+    )
+    message = default_message if message is None else message
+    if status == 400 and code is None and "maximum context length" in message:
+        code = "context_length_exceeded"
+    return Reply(
+        "error",
+        status=status,
+        message=message,
+        error_type=error_type or default_type,
+        code=code or default_code,
+        headers=dict(headers or {}),
+        delay=delay,
+    )
+
+
+def hang() -> Reply:
+    """Never answer: wait until the client disconnects ("cancelled") or the server stops ("hung")."""
+    return Reply("hang")
+
+
+def default_summary(user: str, max_tokens: int | None) -> str:
+    """The deterministic default answer: the leading words of `user`, joined by single spaces,
+    at most `min(max_tokens, max(1, count(user) // 4))` tokens (no max_tokens: the second term).
+
+    Why words from the start: tests can predict it exactly, and it shrinks like a real summary,
+    so map-reduce loops converge. It never exceeds `max_tokens`.
+    """
+    budget = max(1, tokens.count(user) // 4)
+    if max_tokens is not None:
+        budget = min(budget, max_tokens)
+    words = user.split()
+    if budget <= 0 or not words:
+        return ""
+
+    def fits(k: int) -> bool:
+        return tokens.count(" ".join(words[:k])) <= budget
+
+    # Every word costs at least one token, so no more than `budget` words can fit.  `lo` always
+    # fits (0 words is ""), so whatever the search returns is within budget.
+    lo, hi = 0, min(len(words), budget)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo:
+        return " ".join(words[:lo])
+    # Not even the first word fits: cut it at token level instead of answering nothing.
+    ids = tokens.encode(words[0])[:budget]
+    while ids and tokens.count(tokens.decode(ids)) > budget:
+        ids = ids[:-1]
+    return tokens.decode(ids)
+
+
+@dataclass
+class Recorded:
+    """One request as the server saw it (mutated by the server thread until `finished` is set).
+
+    `outcome`: "pending" while in flight, then "ok", "error:<status>", "cancelled" (the client
+    disconnected before the reply) or "hung" (still unanswered when the server stopped).
+    """
+
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    system: str = ""
+    user: str = ""
+    max_tokens: int | None = None
+    prompt_tokens: int = 0  # tokens of all message contents
+    started: float = 0.0  # time.monotonic()
+    finished: float | None = None
+    outcome: str = "pending"
+
+
+def _text(content: Any) -> str:
+    """Message content is a string or a list of parts; only text parts count."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+class FakeLLM:
+    """An OpenAI-compatible server on 127.0.0.1 with an ephemeral port, for one test.
+
+    Use as `with FakeLLM() as llm:` (sync or async tests) or `async with` (does not block the
+    test's event loop while starting/stopping), or call `start()`/`stop()`.
+    Replies: the `script` queue first, then `responder`, then `ok()` (the default summary).
+    """
+
+    def __init__(self, *, latency: float = 0.0, shutdown_timeout: float = 1.0) -> None:
+        self.latency = latency  # seconds added to replies whose `delay` is None
+        self.responder: Callable[[Recorded], Reply] | None = None
+        self._shutdown_timeout = shutdown_timeout
+        self._lock = threading.Lock()
+        self._script: deque[Reply] = deque()
+        self._requests: list[Recorded] = []
+        self._calls = self._in_flight = self._peak = 0
+        self._ids = itertools.count(1)
+        self._port = 0
+        self._thread: threading.Thread | None = None
+        self._server: uvicorn.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing: asyncio.Event | None = None
+        self._app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> FakeLLM:
+        """Bind a port, start uvicorn in a daemon thread and return once it accepts connections."""
+        if self._thread is not None:
+            raise RuntimeError("FakeLLM is already started")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))  # bound here so the port is known before the thread runs
+        self._port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self._app,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            # Backstop only: stop() releases hung/delayed handlers itself.
+            timeout_graceful_shutdown=max(1, round(self._shutdown_timeout)),
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._run, args=(sock,), name=f"fake-llm-{self._port}", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("FakeLLM server failed to start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        """Release every waiting handler (they end as "hung"), then shut uvicorn down and join."""
+        thread, server, loop, closing = self._thread, self._server, self._loop, self._closing
+        if thread is None or server is None:
+            return
+        if loop is not None and closing is not None:
+            try:
+                loop.call_soon_threadsafe(closing.set)
+            except RuntimeError:  # loop already closed: the server died on its own
+                pass
+        server.should_exit = True
+        thread.join(timeout=self._shutdown_timeout + 5)
+        self._thread = None
+        if thread.is_alive():
+            raise RuntimeError("FakeLLM server thread did not stop")
+
+    def _run(self, sock: socket.socket) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve(sock))
+            loop.run_until_complete(loop.shutdown_default_executor())  # no stray tokenizer threads
+        finally:
+            sock.close()
+            loop.close()
+
+    async def _serve(self, sock: socket.socket) -> None:
+        assert self._server is not None
+        self._closing = asyncio.Event()
+        await self._server.serve(sockets=[sock])
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeLLM:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    # -- test-facing state -------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as `AsyncOpenAI(base_url=...)`."""
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    @property
+    def requests(self) -> list[Recorded]:
+        """A snapshot list of the chat requests received so far, oldest first."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def calls(self) -> int:
+        """Chat requests received since start/reset (including rejected ones)."""
+        with self._lock:
+            return self._calls
+
+    @property
+    def in_flight(self) -> int:
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def peak_concurrency(self) -> int:
+        """The most chat requests that were in flight at the same time."""
+        with self._lock:
+            return self._peak
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies; each request consumes one, in order, before `responder` applies."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        """Forget recorded requests and counters (the script, responder and latency stay)."""
+        with self._lock:
+            self._requests.clear()
+            self._calls = 0
+            self._peak = self._in_flight
+
+    def wait_until(self, condition: Callable[[], bool], timeout: float = 2.0) -> None:
+        """Block until `condition()` holds, e.g. `lambda: llm.in_flight == 3`.
+
+        Why polling: the state changes on the server thread, a moment after the client acts
+        (a disconnect is noticed only once the socket closes)."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"condition still false after {timeout}s")
+            time.sleep(0.005)
+
+    async def wait_until_async(self, condition: Callable[[], bool], within: float = 2.0) -> None:
+        """`wait_until` for async tests: waits in a worker thread, so the test's event loop keeps
+        running (needed when the condition depends on the test's own client tasks)."""
+        await asyncio.to_thread(self.wait_until, condition, within)
+
+    def wait_idle(self, timeout: float = 2.0) -> None:
+        """Block until no request is in flight."""
+        self.wait_until(lambda: self.in_flight == 0, timeout)
+
+    async def wait_idle_async(self, within: float = 2.0) -> None:
+        """`wait_idle` without blocking the test's event loop."""
+        await self.wait_until_async(lambda: self.in_flight == 0, within)
+
+    # -- HTTP handlers (run on the server thread) --------------------------------------------
+
+    async def _models(self, request: Request) -> Response:
+        model = {"id": "fake-llm", "object": "model", "created": 0, "owned_by": "fake-llm"}
+        return JSONResponse({"object": "list", "data": [model]})
+
+    async def _chat(self, request: Request) -> Response:
+        record = Recorded(headers=dict(request.headers), started=time.monotonic())
+        with self._lock:
+            self._requests.append(record)
+            self._calls += 1
+            self._in_flight += 1
+            self._peak = max(self._peak, self._in_flight)
+        try:
+            return await self._answer(request, record)
+        finally:
+            # Outcome first, then in_flight: a test that waited for idle sees the final outcome.
+            record.finished = time.monotonic()
+            if record.outcome == "pending":  # cancelled by uvicorn's forced shutdown
+                record.outcome = "hung"
+            with self._lock:
+                self._in_flight -= 1
+
+    async def _answer(self, request: Request, record: Recorded) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return self._error_response(record, error(400, message="The request body is not a JSON object."))
+        record.body = body
+        messages = body.get("messages")
+        if "model" not in body or not isinstance(messages, list) or not messages:
+            message = "Missing required parameter: 'model' and a non-empty 'messages' list are required."
+            return self._error_response(record, error(400, message=message))
+        texts = [(m.get("role"), _text(m.get("content"))) for m in messages if isinstance(m, dict)]
+        record.system = "\n".join(t for role, t in texts if role in ("system", "developer"))
+        record.user = "\n".join(t for role, t in texts if role == "user")
+        # Tokenizing a megabyte prompt takes a while: off the loop, so other requests and
+        # disconnects are still served meanwhile.
+        record.prompt_tokens = await asyncio.to_thread(lambda: sum(tokens.count(t) for _, t in texts))
+        limit = body.get("max_tokens", body.get("max_completion_tokens"))
+        record.max_tokens = limit if isinstance(limit, int) else None
+
+        reply = self._next_reply(record)
+        delay = None if reply.kind == "hang" else (self.latency if reply.delay is None else reply.delay)
+        if delay is None or delay > 0:
+            woke = await self._wait(request, delay)
+            if woke == "disconnected":
+                record.outcome = "cancelled"
+                return Response(status_code=499)  # nobody is listening any more
+            if woke == "closing":
+                return self._error_response(record, error(503, message="FakeLLM is shutting down."), "hung")
+        if reply.kind == "error":
+            return self._error_response(record, reply)
+
+        content = reply.content
+        if content is None:
+            content = await asyncio.to_thread(default_summary, record.user, record.max_tokens)
+        completion_tokens = tokens.count(content)
+        record.outcome = "ok"
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-fake-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": reply.finish_reason,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": record.prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": record.prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+    def _next_reply(self, record: Recorded) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+        if self.responder is None:
+            return ok()
+        try:
+            return self.responder(record)
+        except Exception as exc:  # a broken responder shows up as a 500 the test will see
+            return error(500, message=f"FakeLLM responder raised {exc!r}", delay=0.0)
+
+    async def _wait(self, request: Request, seconds: float | None) -> str:
+        """Sleep `seconds` (None: forever) unless the client disconnects or the server stops.
+
+        Returns "done", "disconnected" or "closing". The body has been read, so the next
+        ASGI `receive()` only returns once uvicorn sees the connection close.
+        """
+        assert self._closing is not None
+        waiters = {
+            asyncio.ensure_future(self._disconnect(request)): "disconnected",
+            asyncio.ensure_future(self._closing.wait()): "closing",
+        }
+        if seconds is not None:
+            waiters[asyncio.ensure_future(asyncio.sleep(seconds))] = "done"
+        try:
+            done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in waiters:
+                task.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+        woken = {waiters[task] for task in done}
+        return next(w for w in ("disconnected", "closing", "done") if w in woken)
+
+    @staticmethod
+    async def _disconnect(request: Request) -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    @staticmethod
+    def _error_response(record: Recorded, reply: Reply, outcome: str | None = None) -> Response:
+        record.outcome = outcome or f"error:{reply.status}"
+        body = {
+            "error": {"message": reply.message, "type": reply.error_type, "param": None, "code": reply.code}
+        }
+        return JSONResponse(body, status_code=reply.status, headers=dict(reply.headers))

@@ -1,0 +1,233 @@
+"""Chunker invariants, property-tested over generated markdown, CJK/emoji text and
+pathological shapes (DESIGN.md correction 7)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcp_summarizer import tokens
+from mcp_summarizer.chunker import MIN_CHUNK_SIZE, Chunk, _Offsets, chunk, is_safe_boundary
+
+HEADER_LINE = re.compile(r"^#{1,6} Heading \d+ ")
+
+# -- generators ------------------------------------------------------------------------------
+
+WORDS = st.sampled_from(
+    [
+        "the", "Stormwind", "Goldshire", "NPC", "faction", "1024", "3.14", "don't", "it's", "naïve",
+        "café", "日本語", "中文字符测试", "😀", "👩‍👩‍👧", "🇫🇷", "Ωμέγα", "кириллица", "x" * 40,
+        "<|endoftext|>", "{braces}", "a_b", "--", "...", "’", "\u00a0", "\t", "é" * 5,
+    ]
+)  # fmt: skip
+WORD_TEXT = st.lists(WORDS, min_size=1, max_size=40).map(" ".join)
+CJK_RUN = st.text(alphabet="日本語の文字列中文测试한국어😀🎉", min_size=1, max_size=300)
+ANY_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=200
+)
+
+
+@st.composite
+def markdown(draw: st.DrawFn) -> str:
+    parts: list[str] = []
+    counter = 0
+    for _ in range(draw(st.integers(1, 25))):
+        kind = draw(st.sampled_from(["h", "p", "p", "list", "code", "hr", "cjk", "indent", "any", "blank"]))
+        counter += 1
+        if kind == "h":
+            level = draw(st.integers(1, 6))
+            parts.append(f"{'#' * level} Heading {counter} {draw(WORD_TEXT)}")
+        elif kind == "p":
+            parts.append(draw(WORD_TEXT))
+        elif kind == "list":
+            parts.append("\n".join(f"- {draw(WORD_TEXT)}" for _ in range(draw(st.integers(1, 5)))))
+        elif kind == "code":
+            fence = draw(st.sampled_from(["```", "~~~", "````"]))
+            body = "\n".join(
+                draw(st.sampled_from(["# not a header", "", "x = {1: 2}", "## also not", "---", "    y"]))
+                for _ in range(draw(st.integers(0, 6)))
+            )
+            closed = draw(st.booleans())
+            parts.append(f"{fence}python\n{body}\n{fence if closed else ''}")
+        elif kind == "hr":
+            parts.append(draw(st.sampled_from(["---", "***", "___", "- - -"])))
+        elif kind == "cjk":
+            parts.append(draw(CJK_RUN))
+        elif kind == "indent":
+            parts.append("    " + draw(WORD_TEXT))
+        elif kind == "any":
+            parts.append(draw(ANY_TEXT))
+        else:
+            parts.append(draw(st.sampled_from(["", " ", "\t", "\r"])))
+    sep = draw(st.sampled_from(["\n\n", "\n", "\n\n\n", "\r\n\r\n", "\n \n"]))
+    return (
+        draw(st.sampled_from(["", "\n", "  "])) + sep.join(parts) + draw(st.sampled_from(["", "\n", " \n"]))
+    )
+
+
+SIZES = st.sampled_from([MIN_CHUNK_SIZE, 17, 24, 40, 64, 128, 400])
+OVERLAPS = st.sampled_from([0, 1, 4, 10, 50])
+
+
+# -- the invariants ----------------------------------------------------------------------------
+
+
+def check_invariants(text: str, chunks: list[Chunk], size: int) -> None:
+    if not text.strip():
+        assert chunks == []
+        return
+    assert chunks, "non-blank input gives at least one chunk"
+    covered = 0
+    for c in chunks:
+        # size, counted again from scratch, header context included
+        n = tokens.count(c.text)
+        assert n == c.tokens, f"reported {c.tokens} tokens, counted {n}"
+        assert n <= size, f"chunk of {n} tokens over the limit {size}"
+        # lossless and in order: each body is the source slice it claims to be
+        assert c.body == text[c.start : c.end]
+        assert c.start <= covered, f"gap: characters {covered}..{c.start} are in no chunk"
+        assert c.end > c.start
+        covered = max(covered, c.end)
+        assert "\ufffd" not in c.text or "\ufffd" in text, "a character was broken"
+        # no header line twice in one chunk (generated headers are numbered, so unique)
+        headers = [line for line in c.text.split("\n") if HEADER_LINE.match(line)]
+        assert len(headers) == len(set(headers)), f"duplicated header in chunk: {headers}"
+        for line in c.context.splitlines():
+            assert line in text[: c.start], "context headers come from above the chunk"
+    assert covered == len(text)
+    starts = [c.start for c in chunks]
+    assert starts == sorted(starts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markdown(), SIZES, OVERLAPS)
+def test_semantic_invariants(text: str, size: int, overlap: int) -> None:
+    check_invariants(text, chunk(text, strategy="semantic", chunk_size=size, overlap=overlap), size)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(markdown(), ANY_TEXT, CJK_RUN), SIZES, OVERLAPS)
+def test_token_invariants(text: str, size: int, overlap: int) -> None:
+    chunks = chunk(text, strategy="token", chunk_size=size, overlap=overlap)
+    check_invariants(text, chunks, size)
+    assert all(c.context == "" for c in chunks)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(ANY_TEXT, CJK_RUN), SIZES)
+def test_semantic_invariants_on_arbitrary_unicode(text: str, size: int) -> None:
+    check_invariants(text, chunk(text, chunk_size=size), size)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(markdown(), ANY_TEXT), st.data())
+def test_safe_boundaries_split_the_token_count_exactly(text: str, data: st.DataObject) -> None:
+    """The claim the chunker's one-pass sizing rests on: at safe boundaries, the text on
+    each side encodes exactly as it does within the whole."""
+    off = _Offsets(text)
+    safe = [p for p in range(len(text) + 1) if is_safe_boundary(text, p)]
+    a, b = sorted(data.draw(st.lists(st.sampled_from(safe), min_size=2, max_size=2)))
+    ia, ib = off.index(a), off.index(b)
+    assert ia is not None and ib is not None, "a safe boundary is always a token boundary"
+    assert tokens.count(text[a:b]) == ib - ia
+    if a > 0:  # header context is only ever prepended at a cut, never at the very start
+        assert tokens.count("# Ctx\n\n" + text[a:b]) == tokens.count("# Ctx\n\n") + ib - ia
+
+
+# -- structure ---------------------------------------------------------------------------------
+
+
+def test_empty_and_whitespace_give_no_chunks() -> None:
+    for text in ["", " ", "\n\n\t \r\n"]:
+        assert chunk(text, chunk_size=100) == []
+        assert chunk(text, strategy="token", chunk_size=100) == []
+
+
+def test_small_text_is_one_chunk_unchanged() -> None:
+    text = "# Title\n\nJust a paragraph."
+    [only] = chunk(text, chunk_size=100)
+    assert only.text == text and only.context == ""
+
+
+def test_header_path_is_prepended_and_sections_stay_together() -> None:
+    section = "\n\n".join(f"Sentence number {i} about the zone." for i in range(6))
+    text = f"# Zone\n\nIntro.\n\n## NPCs\n\n{section}\n\n## Quests\n\n{section}\n\n### Chains\n\n{section}\n"
+    chunks = chunk(text, chunk_size=80)
+    check_invariants(text, chunks, 80)
+    quests = [c for c in chunks if "## Quests" in c.text]
+    assert quests and quests[0].body.startswith("## Quests"), "a full chunk ends at the section boundary"
+    chains = next(c for c in chunks if c.body.startswith("### Chains"))
+    assert chains.context == "# Zone\n## Quests\n\n"
+
+
+def test_code_fence_is_never_split_when_it_fits() -> None:
+    code = "```python\n" + "\n\n".join(f"# step {i}\nvalue_{i} = compute({i})" for i in range(12)) + "\n```"
+    text = "# Doc\n\n" + "Prose line here.\n\n" * 20 + code + "\n\nAfter the code.\n"
+    size = tokens.count(code) + 20
+    chunks = chunk(text, chunk_size=size)
+    check_invariants(text, chunks, size)
+    assert any(code in c.body for c in chunks), "the fenced block is whole in one chunk"
+    assert not any(c.context.startswith("# step") for c in chunks), "'# step' inside code is not a header"
+
+
+def test_oversized_code_fence_is_split_at_lines() -> None:
+    code = "```\n" + "\n".join(f"line_{i} = {i}" for i in range(400)) + "\n```\n"
+    chunks = chunk(code, chunk_size=100)
+    check_invariants(code, chunks, 100)
+    assert len(chunks) > 5
+    assert all(c.body.endswith("\n") for c in chunks[:-1]), "cuts fall at line starts"
+
+
+def test_token_windows_overlap_and_cut_at_words() -> None:
+    text = " ".join(f"word{i}" for i in range(3000))
+    chunks = chunk(text, strategy="token", chunk_size=200, overlap=40)
+    check_invariants(text, chunks, 200)
+    for prev, nxt in itertools.pairwise(chunks):
+        shared = prev.end - nxt.start
+        assert shared > 0, "neighbouring windows overlap"
+        assert tokens.count(text[nxt.start : prev.end]) <= 40
+        assert text[nxt.start] == " " and text[prev.end] == " ", "windows start and end at word breaks"
+
+
+def test_bad_arguments_name_the_problem() -> None:
+    with pytest.raises(ValueError, match="unknown chunking strategy 'fancy'"):
+        chunk("x", strategy="fancy", chunk_size=100)
+    with pytest.raises(ValueError, match="chunk_size must be at least"):
+        chunk("x", chunk_size=2)
+    with pytest.raises(ValueError, match="overlap must not be negative"):
+        chunk("x", chunk_size=100, overlap=-1)
+
+
+# -- pathological inputs -----------------------------------------------------------------------
+
+
+def test_one_300k_token_line() -> None:
+    text = " ".join(f"w{i % 997}x" for i in range(150_000))  # a single line, ~300k tokens
+    assert tokens.count(text) > 290_000
+    for strategy in ("semantic", "token"):
+        chunks = chunk(text, strategy=strategy, chunk_size=8000, overlap=500)
+        check_invariants(text, chunks, 8000)
+
+
+def test_50k_tiny_paragraphs() -> None:
+    text = "\n\n".join(f"p{i}" for i in range(50_000))
+    chunks = chunk(text, chunk_size=8000)
+    check_invariants(text, chunks, 8000)
+    assert all(c.tokens > 4000 for c in chunks[:-1]), "tiny blocks are packed, not one chunk each"
+
+
+def test_10k_headers() -> None:
+    text = "\n".join(f"{'#' * (1 + i % 4)} Header {i}\nbody {i}" for i in range(10_000))
+    chunks = chunk(text, chunk_size=500)
+    check_invariants(text, chunks, 500)
+
+
+def test_long_cjk_run_without_breaks() -> None:
+    text = "日本語の文字列中文测试한국어😀" * 20_000
+    for strategy in ("semantic", "token"):
+        chunks = chunk(text, strategy=strategy, chunk_size=1000, overlap=100)
+        check_invariants(text, chunks, 1000)

@@ -1,0 +1,186 @@
+"""The fake LLM server must behave like the real API as seen through the real `openai` SDK,
+or tests built on it prove nothing; these tests pin that down."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import openai
+import pytest
+from fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok
+
+from mcp_summarizer import tokens
+
+TEXT = " ".join(
+    f"Paragraph {i}: the quick brown fox jumps over the lazy dog near river {i}." for i in range(40)
+)
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.fixture
+async def client(llm: FakeLLM) -> AsyncIterator[openai.AsyncOpenAI]:
+    async with openai.AsyncOpenAI(base_url=llm.base_url, api_key="test-key", max_retries=0) as c:
+        yield c
+
+
+async def ask(client: openai.AsyncOpenAI, user: str = TEXT, max_tokens: int | None = 50, **kw: object):
+    return await client.chat.completions.create(
+        model="fake-model",
+        messages=[{"role": "system", "content": "Summarize."}, {"role": "user", "content": user}],
+        max_tokens=max_tokens,
+        temperature=0.0,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+async def test_default_reply_is_a_prefix_within_max_tokens(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    reply = await ask(client, max_tokens=50)
+    content = reply.choices[0].message.content
+    assert content == default_summary(TEXT, 50)
+    assert 40 <= tokens.count(content) <= 50
+    assert TEXT.startswith(content)
+    assert reply.choices[0].finish_reason == "stop"
+    assert reply.model == "fake-model"
+    assert reply.usage.completion_tokens == tokens.count(content)
+    assert reply.usage.prompt_tokens == tokens.count("Summarize.") + tokens.count(TEXT)
+
+    [rec] = llm.requests
+    assert (rec.system, rec.user, rec.max_tokens, rec.outcome) == ("Summarize.", TEXT, 50, "ok")
+    assert rec.headers["authorization"] == "Bearer test-key"
+    assert rec.body["temperature"] == 0.0
+    assert rec.finished is not None and rec.finished >= rec.started
+
+
+def test_default_summary_budget() -> None:
+    short = "one two three four five six seven eight"  # 8 tokens → budget 2
+    assert default_summary(short, 100) == "one two"
+    assert default_summary(short, 1) == "one"
+    assert default_summary("", 10) == ""
+    word = "Supercalifragilisticexpialidocious"  # one word, many tokens: cut at token level
+    assert 0 < tokens.count(default_summary(word * 8, 3)) <= 3
+    assert tokens.count(default_summary(TEXT, None)) <= tokens.count(TEXT) // 4
+
+
+async def test_429_exposes_retry_after(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    llm.script(error(429, headers={"Retry-After": "1"}))
+    with pytest.raises(openai.RateLimitError) as caught:
+        await ask(client)
+    assert caught.value.status_code == 429
+    assert caught.value.response.headers["retry-after"] == "1"
+    assert caught.value.code == "rate_limit_exceeded"
+    assert llm.requests[0].outcome == "error:429"
+    assert (await ask(client)).choices[0].message.content  # queue empty: default reply again
+
+
+async def test_500_and_context_length(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    llm.script(error(500), error(400, message="This model's maximum context length is 128000 tokens."))
+    with pytest.raises(openai.InternalServerError):
+        await ask(client)
+    with pytest.raises(openai.BadRequestError) as caught:
+        await ask(client)
+    assert caught.value.code == "context_length_exceeded"
+    assert "maximum context length" in caught.value.message
+    assert [r.outcome for r in llm.requests] == ["error:500", "error:400"]
+
+
+async def test_length_and_scripted_content(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    llm.script(length(), ok("exactly this"))
+    first, second = await ask(client), await ask(client)
+    assert first.choices[0].finish_reason == "length"
+    assert first.choices[0].message.content == default_summary(TEXT, 50)
+    assert (second.choices[0].message.content, second.choices[0].finish_reason) == ("exactly this", "stop")
+
+
+async def test_responder_and_reset(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    def responder(rec: Recorded) -> Reply:
+        return ok(rec.user.upper())
+
+    llm.responder = responder
+    llm.script(ok("scripted first"))
+    assert (await ask(client, "hi")).choices[0].message.content == "scripted first"
+    assert (await ask(client, "hi")).choices[0].message.content == "HI"
+    assert llm.calls == 2
+    llm.reset()
+    assert (llm.calls, llm.requests, llm.peak_concurrency) == (0, [], 0)
+
+
+async def test_hang_with_client_timeout_is_cancelled(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    llm.script(hang())
+    with pytest.raises(openai.APITimeoutError):
+        await ask(client, timeout=0.2)
+    await llm.wait_idle_async()
+    assert llm.in_flight == 0
+    assert llm.requests[0].outcome == "cancelled"
+
+
+async def test_peak_concurrency_of_parallel_delayed_requests(
+    llm: FakeLLM, client: openai.AsyncOpenAI
+) -> None:
+    llm.latency = 0.2
+    replies = await asyncio.gather(*(ask(client) for _ in range(5)))
+    assert len(replies) == 5
+    assert llm.peak_concurrency == 5
+    assert llm.in_flight == 0
+    assert all(r.outcome == "ok" and r.finished - r.started >= 0.2 for r in llm.requests)
+
+
+async def test_cancelling_the_client_task_marks_cancelled(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
+    llm.script(ok(delay=5.0))
+    task = asyncio.create_task(ask(client))
+    await llm.wait_until_async(lambda: llm.in_flight == 1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await llm.wait_idle_async()
+    assert llm.requests[0].outcome == "cancelled"
+
+
+async def test_rejects_requests_without_model_or_messages(llm: FakeLLM) -> None:
+    async with httpx.AsyncClient(base_url=llm.base_url) as http:
+        missing_model = await http.post(
+            "/chat/completions", json={"messages": [{"role": "user", "content": "x"}]}
+        )
+        missing_messages = await http.post("/chat/completions", json={"model": "m"})
+        models = await http.get("/models")
+    assert missing_model.status_code == missing_messages.status_code == 400
+    assert missing_model.json()["error"]["type"] == "invalid_request_error"
+    assert [r.outcome for r in llm.requests] == ["error:400", "error:400"]
+    assert models.json()["data"][0]["id"] == "fake-llm"
+
+
+async def test_shutdown_does_not_wait_for_hung_requests() -> None:
+    llm = FakeLLM().start()
+    try:
+        llm.script(hang())
+        async with openai.AsyncOpenAI(base_url=llm.base_url, api_key="k", max_retries=0) as client:
+            task = asyncio.create_task(ask(client, timeout=30))
+            await llm.wait_until_async(lambda: llm.in_flight == 1)
+            began = time.monotonic()
+            await asyncio.to_thread(llm.stop)
+            assert time.monotonic() - began < 2
+            assert llm.requests[0].outcome == "hung"
+            with pytest.raises(openai.APIError):  # 503 "shutting down", or the connection dropped
+                await task
+    finally:
+        llm.stop()
+
+
+def test_sync_usage_and_port() -> None:
+    with FakeLLM(latency=0.01) as llm:
+        assert llm.base_url == f"http://127.0.0.1:{llm.port}/v1"
+        body = {"model": "m", "messages": [{"role": "user", "content": TEXT}], "max_tokens": 7}
+        reply = httpx.post(f"{llm.base_url}/chat/completions", json=body).json()
+        assert reply["object"] == "chat.completion"
+        assert reply["usage"]["completion_tokens"] <= 7
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{llm.base_url}/models")
+    assert not any(t.name == f"fake-llm-{llm.port}" for t in threading.enumerate())

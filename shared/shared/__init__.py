@@ -1,0 +1,1 @@
+"""Code that more than one Mythline service really shares."""
