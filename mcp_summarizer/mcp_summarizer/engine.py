@@ -66,6 +66,17 @@ class Outcome:
     length_stops: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Prompt:
+    """A system prompt template and its values, rendered once ``max_tokens`` is known."""
+
+    template: str
+    values: dict[str, str]
+
+    def __call__(self, max_tokens: int) -> str:
+        return render(self.template, **self.values, max_tokens=max_tokens)
+
+
 @dataclass(slots=True)
 class _Run:
     """Per-request bookkeeping."""
@@ -113,7 +124,7 @@ class Engine:
                 "no LLM backend is configured: set OPENROUTER_API_KEY, or OPENROUTER_BASE_URL for a "
                 "local OpenAI-compatible server, to summarize content over the budget"
             )
-        map_system, reduce_system = self._systems(request, target)
+        map_system, reduce_system = self._systems(request)
         chunk_size = self._chunk_size(map_system, target)
         chunks = await asyncio.to_thread(
             chunk,
@@ -128,8 +139,7 @@ class Engine:
 
         async def map_one(text: str, chunk_tokens: int) -> str:
             max_tokens = budget.map_output_tokens(target, len(chunks), chunk_tokens)
-            system = render(map_system, max_tokens=max_tokens)
-            return await self._call(run, system, text, max_tokens, "map")
+            return await self._call(run, map_system(max_tokens), text, max_tokens, "map")
 
         summaries = await self._gather(map_one(c.text, c.tokens) for c in chunks)
         text = await self._reduce(run, summaries, reduce_system, target)
@@ -140,7 +150,7 @@ class Engine:
 
     # -- phases ---------------------------------------------------------------------------
 
-    async def _reduce(self, run: _Run, summaries: list[str], system_template: str, target: int) -> str:
+    async def _reduce(self, run: _Run, summaries: list[str], system_prompt: _Prompt, target: int) -> str:
         room = self.settings.llm_context_tokens - budget.MESSAGE_OVERHEAD
         for level in range(1, _MAX_LEVELS + 1):
             joined = SEPARATOR.join(summaries)
@@ -148,7 +158,7 @@ class Engine:
             if len(summaries) == 1 or sum(sizes) <= target:
                 if tokens.count(joined) <= target:
                     return joined
-            system_final = render(system_template, max_tokens=target)
+            system_final = system_prompt(target)
             final_room = room - tokens.count(system_final) - target
             if sum(sizes) <= final_room or len(summaries) == 1:
                 run.outcome.reduce_levels = level
@@ -156,7 +166,7 @@ class Engine:
                 merged = await self._call(run, system_final, joined, target, "reduce")
                 return self._fit(run, merged, target)
             out_tokens = budget.reduce_output_tokens(target, room - tokens.count(system_final))
-            system = render(system_template, max_tokens=out_tokens)
+            system = system_prompt(out_tokens)
             capacity = room - tokens.count(system) - out_tokens
             groups = budget.plan_groups(sizes, capacity)
             run.planned += len(groups)
@@ -214,33 +224,38 @@ class Engine:
 
     # -- prompts and sizes ---------------------------------------------------------------
 
-    def _systems(self, request: Request, target: int) -> tuple[str, str]:
-        """The map and reduce system prompts, with ``{max_tokens}`` still to fill."""
+    def _systems(self, request: Request) -> tuple[_Prompt, _Prompt]:
+        """The map and reduce system prompts, waiting for their ``max_tokens``.
+
+        Rendered in one pass at call time: a caller's ``{braces}`` in a schema hint are
+        inserted as text, never read as placeholders.
+        """
         t = self._templates
         focus = render(t["focus_instructions"], focus=request.focus) if request.focus.strip() else ""
         if request.kind == "extraction":
-            map_system = render(t["map_extraction"], schema_hint=request.focus, max_tokens="{max_tokens}")
+            map_system = _Prompt(t["map_extraction"], {"schema_hint": request.focus})
         else:
-            map_system = render(t["map_general"], focus_instructions=focus, max_tokens="{max_tokens}")
-        reduce_system = render(t["reduce"], focus_instructions=focus, max_tokens="{max_tokens}")
+            map_system = _Prompt(t["map_general"], {"focus_instructions": focus})
+        reduce_system = _Prompt(t["reduce"], {"focus_instructions": focus})
         limit = self.settings.llm_context_tokens // 8
         for system in (map_system, reduce_system):
-            if tokens.count(system) > limit:
+            size = tokens.count(system(0))
+            if size > limit:
                 what = "schema_hint" if request.kind == "extraction" else "focus_areas"
                 raise InputError(
-                    f"{what} is too long: the prompt built from it is {tokens.count(system)} tokens, "
+                    f"{what} is too long: the prompt built from it is {size} tokens, "
                     f"over an eighth of LLM_CONTEXT_TOKENS={self.settings.llm_context_tokens}"
                 )
         return map_system, reduce_system
 
-    def _chunk_size(self, map_system: str, target: int) -> int:
+    def _chunk_size(self, map_system: _Prompt, target: int) -> int:
         """The configured chunk size, shrunk if needed so a chunk, its prompt and the largest
         map output fit the model's context."""
         room = (
             self.settings.llm_context_tokens
             - budget.MESSAGE_OVERHEAD
             - self._document_overhead
-            - tokens.count(render(map_system, max_tokens=target))
+            - tokens.count(map_system(target))
             - target
         )
         return max(256, min(self.settings.default_chunk_size_tokens, room))

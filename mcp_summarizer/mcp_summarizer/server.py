@@ -143,16 +143,18 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
         service.counters["rejected"] += 1
         logger.info("request_rejected", extra={"tool": tool, "reason": str(exc)})
         raise ToolError(str(exc)) from None
-    except LLMError as exc:
-        degraded, cause = True, str(exc)
+    except Exception as exc:  # MS-6: a summarization failure must not lose the caller's content
+        degraded = True
+        cause = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
         outcome = await asyncio.to_thread(_degrade, settings, request)
         service.counters["degraded"] += 1
         logger.warning(
             "summarization_degraded",
+            exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
             extra={
                 "tool": tool,
                 "cause": cause,
-                "attempts": exc.attempts,
+                "attempts": getattr(exc, "attempts", None),
                 "on_llm_failure": settings.on_llm_failure,
             },
         )

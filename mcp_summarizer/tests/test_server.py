@@ -1,0 +1,359 @@
+"""The real server, started as `python -m mcp_summarizer.server`, called with the MCP client
+over HTTP (and stdio), summarizing through the real openai client against the local test LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from conftest import RunningServer, start_server, stop_server
+from fake_llm import FakeLLM, error, hang, length
+from mcp import Client, StdioServerParameters
+
+from mcp_summarizer import tokens
+
+CONTEXT = 12_000
+LIMIT = 3
+
+
+def document(sections: int, paragraphs: int = 6) -> str:
+    """A markdown page: headers, paragraphs with names and numbers, a code block."""
+    parts = ["# Elwynn Forest"]
+    for s in range(sections):
+        parts.append(f"## Region {s}")
+        for p in range(paragraphs):
+            parts.append(
+                f"Paragraph {p} of region {s}: Marshal Dughan {s}-{p} guards Goldshire, "
+                f"where {s * 7 + p} wolves roam near the Lion's Pride Inn in year {600 + s}. " * 4
+            )
+        parts.append(f"```python\n# not a header {s}\nprint({s})\n```")
+    return "\n\n".join(parts)
+
+
+@pytest.fixture(scope="module")
+def server(llm: FakeLLM) -> Iterator[RunningServer]:
+    srv = start_server(
+        {
+            "OPENROUTER_BASE_URL": llm.base_url,
+            "LLM_MODEL": "test/fake-model",
+            "LLM_CONTEXT_TOKENS": str(CONTEXT),
+            "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+            "DEFAULT_CHUNK_SIZE_TOKENS": "2000",
+            "DEFAULT_CHUNK_OVERLAP_TOKENS": "100",
+            "DEFAULT_MAX_OUTPUT_TOKENS": "800",
+            "LLM_MAX_ATTEMPTS": "3",
+            "LLM_RETRY_BASE_SECONDS": "0.01",
+            "LLM_TIMEOUT_SECONDS": "5",
+            "MAX_INPUT_TOKENS": "1000000",
+        }
+    )
+    yield srv
+    stop_server(srv)
+
+
+def text_of(result) -> str:  # type: ignore[no-untyped-def]
+    assert len(result.content) == 1
+    return result.content[0].text
+
+
+# -- the protocol surface ---------------------------------------------------------------------
+
+
+def test_health(server: RunningServer) -> None:
+    response = httpx.get(f"{server.base}/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) -> None:
+    async with Client(server.url) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"summarize", "summarize_for_extraction"}
+    summarize = tools["summarize"]
+    assert set(summarize.input_schema["properties"]) == {
+        "content",
+        "max_output_tokens",
+        "focus_areas",
+        "strategy",
+    }
+    assert summarize.input_schema["required"] == ["content"]
+    assert "unchanged" in summarize.description and "semantic" in summarize.description
+    extraction = tools["summarize_for_extraction"]
+    assert set(extraction.input_schema["required"]) == {"content", "schema_hint"}
+    assert summarize.output_schema is None, "str results are sent once, not also as structuredContent"
+
+
+async def test_small_content_comes_back_unchanged_without_llm(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    text = "# Title\n\nShort {braces} and <|endoftext|> survive as is."
+    async with Client(server.url) as client:
+        result = await client.call_tool("summarize", {"content": text, "max_output_tokens": 100})
+        empty = await client.call_tool(
+            "summarize_for_extraction", {"content": " \n\t", "schema_hint": "npcs"}
+        )
+    assert not result.is_error and text_of(result) == text
+    assert result.structured_content is None
+    assert not empty.is_error and text_of(empty) == ""
+    assert fresh_llm.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"max_output_tokens": -1}, "max_output_tokens must be 0 (the default) or positive, got -1"),
+        ({"max_output_tokens": 999_999}, "over the limit of 3000 (a quarter of LLM_CONTEXT_TOKENS=12000)"),
+    ],
+)
+async def test_bad_budget_gets_a_clear_error(server: RunningServer, arguments: dict, message: str) -> None:
+    async with Client(server.url) as client:
+        result = await client.call_tool("summarize", {"content": "some text", **arguments})
+        still_serving = await client.call_tool("summarize", {"content": "ok", "max_output_tokens": 10})
+    assert result.is_error and message in text_of(result)
+    assert text_of(still_serving) == "ok"
+
+
+async def test_content_over_max_input_is_refused_by_our_limit_not_the_transport(
+    server: RunningServer,
+) -> None:
+    content = "word " * 1_100_000  # 5.5 MB: past the transport's default 4 MiB body cap
+    async with Client(server.url) as client:
+        result = await client.call_tool("summarize", {"content": content})
+    assert result.is_error
+    assert "over the limit of MAX_INPUT_TOKENS=1000000" in text_of(result)
+
+
+# -- map-reduce through the real openai client --------------------------------------------------
+
+
+async def test_large_document_is_summarized_within_budget_and_context(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.latency = 0.02
+    content = document(sections=40)
+    source_tokens = tokens.count(content)
+    assert source_tokens > 30_000
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize",
+            {"content": content, "max_output_tokens": 600, "focus_areas": "NPCs, wolves"},
+            progress_callback=on_progress,
+        )
+    summary = text_of(result)
+    assert not result.is_error
+    assert 0 < tokens.count(summary) <= 600
+    seen = fresh_llm.requests
+    assert len(seen) > 15, "many chunks were mapped"
+    assert fresh_llm.peak_concurrency <= LIMIT
+    assert fresh_llm.peak_concurrency == LIMIT, "the limit is used, not just respected"
+    for r in seen:
+        assert r.prompt_tokens + r.max_tokens <= CONTEXT, "every call fits the model's context"
+        assert "<document>" in r.user and "</document>" in r.user
+        assert "NPCs, wolves" in r.system and "NPCs, wolves" not in r.user
+    assert progress, "progress notifications arrived"
+    assert [p[0] for p in progress] == sorted(p[0] for p in progress)
+    event = server.wait_for_event("summarization_complete")[-1]
+    assert event["service_id"] == "mcp_summarizer"
+    assert event["input_tokens"] == source_tokens
+    assert event["output_tokens"] == tokens.count(summary)
+    assert event["llm_calls"] == len(seen)
+    assert event["model"] == "test/fake-model"
+    assert event["degraded"] is False
+    for key in ("compression_ratio", "strategy", "num_chunks", "duration_ms"):
+        assert key in event
+
+
+async def test_extraction_puts_the_schema_in_instructions_and_content_in_data(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    content = document(sections=8)
+    hint = 'NPCs with {faction} allegiances, "lore" events'
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize_for_extraction", {"content": content, "schema_hint": hint, "max_output_tokens": 300}
+        )
+    assert not result.is_error and tokens.count(text_of(result)) <= 300
+    first = fresh_llm.requests[0]
+    assert hint in first.system, "braces in the hint do not break the prompt"
+    assert "Elwynn Forest" in first.user and "Elwynn Forest" not in first.system
+
+
+async def test_unknown_strategy_falls_back_to_semantic(server: RunningServer, fresh_llm: FakeLLM) -> None:
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": document(sections=6), "max_output_tokens": 300, "strategy": "fancy"}
+        )
+    assert not result.is_error
+    assert server.wait_for_event("unknown_strategy_fallback")[-1]["requested"] == "fancy"
+
+
+async def test_token_strategy(server: RunningServer, fresh_llm: FakeLLM) -> None:
+    content = " ".join(f"token{i}" for i in range(12_000))
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": content, "max_output_tokens": 300, "strategy": "token"}
+        )
+    assert not result.is_error and tokens.count(text_of(result)) <= 300
+    assert server.wait_for_event("summarization_complete")[-1]["strategy"] == "token"
+
+
+async def test_length_stops_and_overlong_answers_are_held_to_the_budget(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    rambling = "This summary goes on and on. " * 400  # far over any max_tokens
+    fresh_llm.responder = lambda record: length(rambling)
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": document(sections=10), "max_output_tokens": 250}
+        )
+    summary = text_of(result)
+    assert not result.is_error
+    assert tokens.count(summary) <= 250
+    assert summary.endswith("on."), "trimmed at a sentence end"
+
+
+async def test_transient_errors_are_retried_honouring_retry_after(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.script(error(429, headers={"Retry-After": "0.4"}), error(503))
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": document(sections=3), "max_output_tokens": 200}
+        )
+    assert not result.is_error
+    seen = fresh_llm.requests
+    assert [r.outcome for r in seen[:2]] == ["error:429", "error:503"]
+    retried = [r for r in seen[2:] if r.started >= seen[0].finished + 0.35]
+    assert retried, "a call waited out the Retry-After before trying again"
+
+
+async def test_persistent_failure_returns_the_original_and_says_so(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.responder = lambda record: error(500, message="upstream exploded")
+    content = document(sections=3)
+    async with Client(server.url) as client:
+        result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 200})
+    assert not result.is_error
+    assert text_of(result) == content, "MS-6: the original content, not an error"
+    warning = server.wait_for_event("summarization_degraded")[-1]
+    assert warning["level"] == "warning" and "upstream exploded" in warning["cause"]
+    assert server.wait_for_event("summarization_complete")[-1]["degraded"] is True
+
+
+async def test_context_length_error_is_not_retried(server: RunningServer, fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda record: error(
+        400, message="This model's maximum context length is 4096 tokens"
+    )
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": document(sections=1), "max_output_tokens": 100}
+        )
+    assert not result.is_error
+    assert fresh_llm.calls <= LIMIT, "each failing call was tried once; the first failure cancelled the rest"
+
+
+async def test_cancelling_the_request_stops_its_llm_calls(server: RunningServer, fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda record: hang()
+    async with Client(server.url) as client:
+        call = asyncio.create_task(
+            client.call_tool("summarize", {"content": document(sections=40), "max_output_tokens": 500})
+        )
+        await fresh_llm.wait_until_async(lambda: fresh_llm.in_flight == LIMIT, within=10)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    await fresh_llm.wait_until_async(lambda: fresh_llm.in_flight == 0, within=10)
+    calls_after_cancel = fresh_llm.calls
+    await asyncio.sleep(0.5)
+    assert fresh_llm.calls == calls_after_cancel == LIMIT, "no queued call started after the cancel"
+    assert all(r.outcome == "cancelled" for r in fresh_llm.requests)
+
+
+async def test_health_answers_while_a_large_job_runs(server: RunningServer, fresh_llm: FakeLLM) -> None:
+    fresh_llm.latency = 0.05
+    content = document(sections=400, paragraphs=4)  # ~250k tokens: real tokenizing and chunking work
+    async with Client(server.url) as client, httpx.AsyncClient() as http:
+        job = asyncio.create_task(
+            client.call_tool("summarize", {"content": content, "max_output_tokens": 500})
+        )
+        slowest = 0.0
+        while not job.done():
+            started = time.perf_counter()
+            response = await http.get(f"{server.base}/health", timeout=5)
+            slowest = max(slowest, time.perf_counter() - started)
+            assert response.status_code == 200
+            await asyncio.sleep(0.02)
+        result = await job
+    assert not result.is_error and tokens.count(text_of(result)) <= 500
+    # Liveness, not a benchmark (bench/ measures latency): the loop was never blocked for seconds.
+    assert slowest < 2.0
+
+
+def test_dns_rebinding_protection_allows_the_compose_name(server: RunningServer) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    evil = httpx.post(server.url, json=body, headers={**headers, "Host": "evil.example:8007"})
+    compose = httpx.post(server.url, json=body, headers={**headers, "Host": "mcp-summarizer:8007"})
+    assert evil.status_code in (400, 421) and "host" in evil.text.lower()
+    assert compose.status_code not in (400, 421) or "host" not in compose.text.lower()
+
+
+# -- no LLM configured, and stdio ---------------------------------------------------------------
+
+
+async def test_without_any_llm_the_service_starts_and_explains() -> None:
+    srv = start_server({})
+    try:
+        assert srv.wait_for_event("service_starting")[0]["backend"] == "none"
+        async with Client(srv.url) as client:
+            small = await client.call_tool("summarize", {"content": "fits", "max_output_tokens": 10})
+            large = await client.call_tool(
+                "summarize", {"content": document(sections=5), "max_output_tokens": 50}
+            )
+        assert text_of(small) == "fits"
+        assert large.is_error and "no LLM backend is configured" in text_of(large)
+    finally:
+        stop_server(srv)
+
+
+def test_invalid_setting_stops_startup_naming_the_variable() -> None:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcp_summarizer.server"],
+        env={"MAX_CONCURRENT_LLM_CALLS": "many", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert "MAX_CONCURRENT_LLM_CALLS" in proc.stderr
+
+
+async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_summarizer.server", "--transport", "stdio"],
+        env={"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_RETRY_BASE_SECONDS": "0"},
+    )
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        small = await client.call_tool("summarize", {"content": "tiny", "max_output_tokens": 5})
+        large = await client.call_tool(
+            "summarize_for_extraction",
+            {"content": document(sections=6), "schema_hint": "NPCs", "max_output_tokens": 200},
+        )
+    assert names == {"summarize", "summarize_for_extraction"}
+    assert text_of(small) == "tiny"
+    assert not large.is_error and 0 < tokens.count(text_of(large)) <= 200
+    assert fresh_llm.calls > 0
