@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 __all__ = ["DEFAULT_BASE_URL", "ConfigError", "Settings", "load_settings"]
 
@@ -93,13 +93,27 @@ class Settings(BaseSettings):
         return "none"
 
 
+class _FromMapping(Settings):
+    """Settings from an explicit mapping only (tests, overrides): the process environment
+    must not leak in."""
+
+    @classmethod
+    def settings_customise_sources(  # type: ignore[override]
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        **_: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from `env` (default: the process environment), naming any bad variable."""
     try:
         if env is None:
             return Settings()
         lowered = {k.lower(): v for k, v in env.items() if k.lower() in Settings.model_fields}
-        return Settings(**lowered)  # type: ignore[arg-type]
+        return _FromMapping(**lowered)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
