@@ -116,17 +116,20 @@ class _Offsets:
         ids = tokens.encode_array(text)
         byte_off = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum(tokens.token_byte_lengths()[ids], out=byte_off[1:])
+        self.n = len(ids)
         if text.isascii():
             self.char = byte_off
             self.valid = None  # every boundary is a character boundary
-        else:
-            raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-            is_start = np.append((raw & 0xC0) != 0x80, True)
-            starts_before = np.zeros(len(raw) + 1, dtype=np.int64)
-            np.cumsum(is_start[:-1], out=starts_before[1:])
-            self.char = starts_before[byte_off]
-            self.valid = is_start[byte_off]
-        self.n = len(ids)
+            return
+        # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
+        # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
+        # text has few continuation bytes, so this stays cheap.
+        raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        continuation = np.flatnonzero((raw & 0xC0) == 0x80)
+        before = np.searchsorted(continuation, byte_off)
+        self.char = byte_off - before
+        at = np.minimum(before, len(continuation) - 1) if len(continuation) else before
+        self.valid = (continuation[at] != byte_off) if len(continuation) else np.ones(len(byte_off), bool)
 
     def index(self, pos: int) -> int | None:
         """Token index whose boundary is exactly at character ``pos``, or None."""
@@ -150,11 +153,12 @@ class _Offsets:
 
 
 @dataclass(slots=True)
-class _Block:
-    start: int
-    rank: int
-    header: str = ""  # the header line, for H1-H4 blocks
-    level: int = 0
+class _Blocks:
+    """Block starts (character offsets), their ranks, and the H1-H4 headers among them."""
+
+    starts: list[int]
+    ranks: list[int]
+    headers: dict[int, tuple[int, str]]  # block index -> (level, header line)
 
 
 class _Splitter:
@@ -183,89 +187,87 @@ class _Splitter:
 
     def semantic(self) -> None:
         blocks = self._blocks()
-        starts = [b.start for b in blocks] + [len(self.text)]
-        cum = (self.off.indices(starts)).tolist()
-        paths = self._contexts(blocks)
+        starts, ranks = blocks.starts, blocks.ranks
+        count = len(starts)
+        bounds = [*starts, len(self.text)]
+        cum = self.off.indices(bounds).tolist()
+        path = _HeaderPath(blocks.headers)
         i = 0
-        while i < len(blocks):
-            context, context_tokens = self._context(paths[i])
+        while i < count:
+            above = path.above(i)
+            context, context_tokens = self._context(above)
             budget = self.size - context_tokens
             # Largest j with cum[j] - cum[i] <= budget: blocks i..j-1 fit.
             j = bisect_right(cum, cum[i] + budget, lo=i + 1) - 1
             if j == i:  # block i alone is too large
-                inside = (*paths[i], blocks[i].header) if blocks[i].level else paths[i]
-                self._split_block(starts[i], starts[i + 1], self._context(paths[i]), self._context(inside))
+                own = blocks.headers.get(i)
+                inside = (*above, own[1]) if own else above
+                self._split_block(bounds[i], bounds[i + 1], (context, context_tokens), self._context(inside))
                 i += 1
                 continue
-            if j < len(blocks):
-                j = self._best_break(blocks, cum, i, j, budget)
-            self._emit(starts[i], starts[j], context, context_tokens, cum[j] - cum[i])
+            if j < count:
+                j = _best_break(ranks, cum, i, j, budget)
+            self._emit(bounds[i], bounds[j], context, context_tokens, cum[j] - cum[i])
             i = j
 
-    def _blocks(self) -> list[_Block]:
+    def _blocks(self) -> _Blocks:
         text = self.text
         first = len(text) - len(text.lstrip())
         open_fence: tuple[str, int] | None = None  # (marker char, marker length)
-        blocks = [_Block(0, _RANK_PARAGRAPH)]
+        starts, ranks = [0], [_RANK_PARAGRAPH]
+        headers: dict[int, tuple[int, str]] = {}
+        end = len(text)
         for m in _BLOCK_START.finditer(text):
-            p = m.start()
-            block: _Block | None = None
-            if m.group("fence"):
+            p, kind = m.start(), m.lastgroup
+            rank = _RANK_PARAGRAPH
+            if kind == "fence":
                 marker = m.group("f")
                 if open_fence is None:
                     open_fence = (marker[0], len(marker))
-                    block = _Block(p, _RANK_PARAGRAPH)
                 else:
                     line_end = text.find("\n", m.end())
-                    line_end = len(text) if line_end < 0 else line_end
+                    line_end = end if line_end < 0 else line_end
                     if (
-                        marker[0] == open_fence[0]
-                        and len(marker) >= open_fence[1]
-                        and not text[m.end() : line_end].strip()
+                        marker[0] != open_fence[0]
+                        or len(marker) < open_fence[1]
+                        or text[m.end() : line_end].strip()
                     ):
-                        open_fence = None
-                        block = _Block(line_end + 1, _RANK_PARAGRAPH)  # the line after the fence
+                        continue
+                    open_fence = None
+                    p = line_end + 1  # the block after the fence starts on the next line
             elif open_fence is not None:
                 continue  # a '# comment' inside a code block is not a header
-            elif m.group("h"):
+            elif kind == "h":
                 level = len(m.group("h"))
                 if level <= 4:
+                    rank = level
                     line_end = text.find("\n", p)
-                    header = text[p : len(text) if line_end < 0 else line_end].rstrip()
-                    block = _Block(p, level, header, level)
-                else:
-                    block = _Block(p, _RANK_PARAGRAPH)
-            elif m.group("hr"):
-                block = _Block(p, 5)
-            else:
-                block = _Block(p, _RANK_PARAGRAPH)
-            if block is None:
-                continue
-            if block.start <= first:
-                if block.start == first and block.level:  # the document opens with a header
-                    blocks[0] = _Block(0, block.rank, block.header, block.level)
-                continue
-            if (
-                blocks[-1].start < block.start < len(text)
-                and text[block.start - 1] == "\n"
-                and not text[block.start].isspace()
-            ):
-                blocks.append(block)
+                    header = text[p : end if line_end < 0 else line_end].rstrip()
+                    if p <= first:  # the document opens with this header
+                        if p == first:
+                            ranks[0] = rank
+                            headers[0] = (level, header)
+                        continue
+                    headers[len(starts)] = (level, header)
+            elif kind == "hr":
+                rank = 5
+            if p <= starts[-1] or p >= end or text[p - 1] != "\n" or text[p].isspace():
+                if kind == "h" and headers.get(len(starts)):
+                    del headers[len(starts)]
+                continue  # not a safe cut
+            starts.append(p)
+            ranks.append(rank)
         # Keep only cuts that are token boundaries (all safe cuts are; checked in one numpy call).
-        ok = self.off.indices([b.start for b in blocks]) >= 0
-        return [b for b, keep in zip(blocks, ok, strict=True) if keep]
-
-    def _contexts(self, blocks: list[_Block]) -> list[tuple[str, ...]]:
-        """For each block: the header path above it (its own header excluded)."""
-        out: list[tuple[str, ...]] = []
-        stack: list[_Block] = []
-        for b in blocks:
-            if b.level:
-                stack = [h for h in stack if h.level < b.level]
-            out.append(tuple(h.header for h in stack))
-            if b.level:
-                stack.append(b)
-        return out
+        ok = (self.off.indices(starts) >= 0).tolist()
+        if all(ok):
+            return _Blocks(starts, ranks, headers)
+        keep = [k for k, good in enumerate(ok) if good]
+        renumber = {old: new for new, old in enumerate(keep)}
+        return _Blocks(
+            [starts[k] for k in keep],
+            [ranks[k] for k in keep],
+            {renumber[k]: h for k, h in headers.items() if k in renumber},
+        )
 
     def _context(self, headers: tuple[str, ...]) -> tuple[str, int]:
         if headers not in self._context_cache:
@@ -281,18 +283,6 @@ class _Splitter:
                 return context, n
             headers = headers[1:]  # drop the outermost header first
         return "", 0
-
-    def _best_break(self, blocks: list[_Block], cum: list[int], i: int, j: int, budget: int) -> int:
-        """Among block starts i+1..j whose chunk would be at least half full, the most major
-        boundary (latest on ties)."""
-        floor = cum[i] + budget // 2
-        best, best_rank = j, blocks[j].rank if j < len(blocks) else 0
-        k = j - 1
-        while k > i and cum[k] >= floor:
-            if blocks[k].rank < best_rank:
-                best, best_rank = k, blocks[k].rank
-            k -= 1
-        return best
 
     # -- oversized blocks -------------------------------------------------------------------
 
@@ -385,3 +375,47 @@ class _Splitter:
             while k > s + 1 and not off.is_char_boundary(k):
                 k -= 1
         return max(k, s + 1)
+
+
+def _best_break(ranks: list[int], cum: list[int], i: int, j: int, budget: int) -> int:
+    """Among block starts i+1..j whose chunk would be at least half full, the most major
+    boundary (latest on ties)."""
+    floor = cum[i] + budget // 2
+    best, best_rank = j, ranks[j]
+    k = j - 1
+    while k > i and cum[k] >= floor:
+        if ranks[k] < best_rank:
+            best, best_rank = k, ranks[k]
+        k -= 1
+    return best
+
+
+class _HeaderPath:
+    """The H1-H4 headers above a block, for blocks visited in increasing order.
+
+    Walks only the header blocks (a few percent of all blocks), so asking for the path at
+    every chunk start costs time proportional to the headers, not the blocks."""
+
+    def __init__(self, headers: dict[int, tuple[int, str]]) -> None:
+        self._headers = sorted(headers.items())
+        self._next = 0
+        self._stack: list[tuple[int, str]] = []
+
+    def above(self, block: int) -> tuple[str, ...]:
+        """Headers enclosing ``block``, outermost first; its own header is not included."""
+        while self._next < len(self._headers) and self._headers[self._next][0] < block:
+            self._push(*self._headers[self._next][1])
+            self._next += 1
+        stack = self._stack
+        own = (
+            self._headers[self._next][1]
+            if self._next < len(self._headers) and self._headers[self._next][0] == block
+            else None
+        )
+        if own:
+            stack = [h for h in stack if h[0] < own[0]]
+        return tuple(h[1] for h in stack)
+
+    def _push(self, level: int, header: str) -> None:
+        self._stack = [h for h in self._stack if h[0] < level]
+        self._stack.append((level, header))

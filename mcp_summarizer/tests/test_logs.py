@@ -92,7 +92,9 @@ def test_standard_record_attributes_are_not_dumped(stream: io.StringIO) -> None:
 
 def test_uvicorn_color_message_is_dropped(stream: io.StringIO) -> None:
     logging.getLogger("uvicorn.error").info(
-        "Started server process [%d]", 42, extra={"color_message": "Started server process [\x1b[36m%d\x1b[0m]"}
+        "Started server process [%d]",
+        42,
+        extra={"color_message": "Started server process [\x1b[36m%d\x1b[0m]"},
     )
     [entry] = lines(stream)
     assert entry["event"] == "Started server process [42]"

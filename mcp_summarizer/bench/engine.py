@@ -1,0 +1,481 @@
+"""Engine benchmark: schedule efficiency, LLM billing and /health latency under load.
+
+End to end, as a user runs it: the real server (`python -m mcp_summarizer.server`, started
+by `tests/conftest.start_server`) is called with the real MCP client over streamable HTTP,
+and its LLM is `tests/fake_llm.FakeLLM`, which answers every call after a FIXED latency.
+Settings are the defaults except OPENROUTER_BASE_URL (the FakeLLM) and
+MAX_CONCURRENT_LLM_CALLS (`--limit`, 5); every call asks for max_output_tokens=5000.
+
+1. Schedule: wall time of the tool call (client side) / ideal critical path, where
+   ideal = sum over levels of ceil(calls in level / limit) * latency.  Levels: the map calls,
+   then each reduce level.  The per-level call counts come from the server's progress
+   notifications (each names its phase: "map", "reduce level k", "reduce" for the final
+   merge), checked against the FakeLLM records (map calls carry the map prompt, reduce calls
+   "Merge them") and against `num_chunks`, `llm_calls`, `reduce_levels` of the server's
+   `summarization_complete` log event.  The fixed costs around the LLM calls are reported
+   apart: startup = call start -> first LLM request reaching the FakeLLM (split at the
+   engine start, taken from the log event, into "request in" and "tokenize+chunk"), and
+   tail = last LLM reply -> result in the client.
+2. Billing: sum of the FakeLLM's `prompt_tokens` over all calls / tokens.count(source);
+   the summary's tokens (<= 5000) and the FakeLLM's peak concurrency (<= limit).
+3. /health: a separate process GETs /health every 20 ms on a fresh connection (as the
+   compose healthcheck does) for the whole benchmark; its samples are cut into the idle
+   baseline window (before any job) and each job's window.
+
+    cd mcp_summarizer && ../.venv/bin/python bench/engine.py [--sizes 200k,1M] [--latency 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm, conftest
+
+import corpus
+from conftest import RunningServer, start_server, stop_server
+from fake_llm import FakeLLM, Recorded
+from mcp import Client
+
+from mcp_summarizer import tokens
+
+TARGET = 5000  # max_output_tokens of every call (also the service default)
+MAP_MARK = "Summarize that section concisely"  # prompts/map_general.md
+REDUCE_MARK = "Merge them"  # prompts/reduce.md
+WARMUP_TOKENS = 20_000
+
+
+# -- /health poller (a separate process) ---------------------------------------------------------
+
+
+def poll(base: str, interval: float) -> None:
+    """`--poll` mode: GET /health every `interval` s, each on a new connection, until a line
+    (or EOF) arrives on stdin; then print the samples as JSON [[start, ms, status], ...].
+    Start times are time.monotonic(), which is one clock for all processes on Linux."""
+    url = urlsplit(base)
+    stop = threading.Event()
+
+    def wait_for_stop() -> None:
+        sys.stdin.readline()
+        stop.set()
+
+    threading.Thread(target=wait_for_stop, daemon=True).start()
+    samples: list[tuple[float, float, int]] = []
+    print("ready", flush=True)
+    due = time.monotonic()
+    while not stop.is_set():
+        t0 = time.monotonic()
+        try:
+            conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
+            conn.request("GET", "/health")
+            response = conn.getresponse()
+            response.read()
+            status = response.status
+            conn.close()
+        except OSError:
+            status = 0
+        samples.append((t0, (time.monotonic() - t0) * 1000, status))
+        due += interval
+        now = time.monotonic()
+        if due < now:
+            due = now  # a slow answer delays the next poll; no burst to catch up
+        else:
+            stop.wait(due - now)
+    json.dump(samples, sys.stdout)
+    sys.stdout.flush()
+
+
+class Poller:
+    def __init__(self, base: str, interval: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--poll", base, "--poll-ms", str(interval * 1000)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the /health poller did not start")
+
+    def stop(self) -> list[tuple[float, float, int]]:
+        out, _ = self.proc.communicate("stop\n", timeout=30)
+        return [tuple(s) for s in json.loads(out)]  # type: ignore[misc]
+
+
+# -- one job ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Job:
+    size: int
+    repeat: int
+    source_tokens: int
+    t_call: float = 0.0
+    t_result: float = 0.0
+    text: str = ""
+    is_error: bool = False
+    records: list[Recorded] = field(default_factory=list)
+    progress: list[str] = field(default_factory=list)
+    event: dict[str, Any] = field(default_factory=dict)
+    peak: int = 0
+
+
+def server_events(server: RunningServer, name: str) -> list[dict[str, Any]]:
+    found = []
+    for line in list(server.lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("event") == name:
+            found.append(record)
+    return found
+
+
+async def run_job(server: RunningServer, llm: FakeLLM, job: Job, text: str) -> Job:
+    await llm.wait_idle_async()
+    llm.reset()
+    seen = len(server_events(server, "summarization_complete"))
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        job.progress.append(message or "")
+
+    async with Client(server.url) as client:
+        job.t_call = time.monotonic()
+        result = await client.call_tool(
+            "summarize", {"content": text, "max_output_tokens": TARGET}, progress_callback=on_progress
+        )
+        job.t_result = time.monotonic()
+    job.is_error = bool(result.is_error)
+    job.text = "".join(getattr(c, "text", "") for c in result.content)
+    deadline = time.monotonic() + 30
+    while len(events := server_events(server, "summarization_complete")) <= seen:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no summarization_complete event; log tail: {server.lines[-5:]}")
+        await asyncio.sleep(0.02)
+    job.event = events[seen]
+    await llm.wait_idle_async()
+    job.records = llm.requests
+    job.peak = llm.peak_concurrency
+    return job
+
+
+# -- analysis -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Level:
+    name: str
+    records: list[Recorded]
+
+    @property
+    def start(self) -> float:
+        return min(r.started for r in self.records)
+
+    @property
+    def end(self) -> float:
+        return max(r.finished or r.started for r in self.records)
+
+
+def levels_of(job: Job) -> tuple[list[Level], list[str]]:
+    """The calls grouped by level, in order, and any inconsistency found."""
+    problems = []
+    maps = [r for r in job.records if MAP_MARK in r.system]
+    reduces = sorted((r for r in job.records if REDUCE_MARK in r.system), key=lambda r: r.started)
+    if len(maps) + len(reduces) != len(job.records):
+        problems.append(f"{len(job.records) - len(maps) - len(reduces)} calls are neither map nor reduce")
+    phases = Counter(m.split(":", 1)[0] for m in job.progress)
+    names = ["map"] + sorted(
+        (p for p in phases if p.startswith("reduce level ")), key=lambda p: int(p.rsplit(" ", 1)[1])
+    )
+    names += ["reduce"] if "reduce" in phases else []
+    if set(phases) - set(names):
+        problems.append(f"unknown progress phases {sorted(set(phases) - set(names))}")
+    if phases["map"] != len(maps):
+        problems.append(f"{phases['map']} map progress notifications, {len(maps)} map calls")
+    levels = [Level("map", maps)]
+    i = 0
+    for name in names[1:]:
+        levels.append(Level(name, reduces[i : i + phases[name]]))
+        i += phases[name]
+    if i != len(reduces):
+        problems.append(f"{i} reduce progress notifications, {len(reduces)} reduce calls")
+    for before, after in zip(levels, levels[1:], strict=False):
+        if after.records and before.records and after.start < before.end:
+            problems.append(f"{after.name} started before {before.name} ended")
+    event = job.event
+    if event.get("num_chunks") != len(maps):
+        problems.append(f"log num_chunks={event.get('num_chunks')}, {len(maps)} map calls")
+    if event.get("llm_calls") != len(job.records):
+        problems.append(f"log llm_calls={event.get('llm_calls')}, FakeLLM saw {len(job.records)}")
+    if event.get("reduce_levels") != len(levels) - 1:
+        problems.append(f"log reduce_levels={event.get('reduce_levels')}, {len(levels) - 1} seen")
+    if event.get("degraded") or job.is_error:
+        problems.append("the call degraded or failed")
+    bad = [r.outcome for r in job.records if r.outcome != "ok"]
+    if bad:
+        problems.append(f"LLM outcomes {Counter(bad)}")
+    return [lv for lv in levels if lv.records], problems
+
+
+def engine_start(job: Job, clock_offset: float) -> float:
+    """Monotonic time at which the server's tool handler started: the log event's wall-clock
+    timestamp (1 ms resolution) minus its duration_ms."""
+    logged = datetime.fromisoformat(job.event["timestamp"]).timestamp()
+    return logged - clock_offset - job.event["duration_ms"] / 1000
+
+
+def analyse(job: Job, latency: float, limit: int, clock_offset: float) -> dict[str, Any]:
+    levels, problems = levels_of(job)
+    first = min(r.started for r in job.records)
+    last = max(r.finished or r.started for r in job.records)
+    t_engine = engine_start(job, clock_offset)
+    rounds = [math.ceil(len(lv.records) / limit) for lv in levels]
+    ideal = sum(rounds) * latency
+    wall = job.t_result - job.t_call
+    startup = first - job.t_call
+    out_tokens = tokens.count(job.text)
+    billed = sum(r.prompt_tokens for r in job.records)
+    map_billed = sum(r.prompt_tokens for r in levels[0].records)
+    if out_tokens > TARGET:
+        problems.append(f"summary is {out_tokens} tokens > {TARGET}")
+    if job.peak > limit:
+        problems.append(f"peak concurrency {job.peak} > {limit}")
+    gaps = [b.start - a.end for a, b in zip(levels, levels[1:], strict=False)]
+    return {
+        "levels": levels,
+        "rounds": rounds,
+        "ideal": ideal,
+        "wall": wall,
+        "startup": startup,
+        "request_in": t_engine - job.t_call,
+        "tok_chunk": first - t_engine,
+        "tail": job.t_result - last,
+        "gaps": gaps,
+        "mean_call": statistics.fmean((r.finished or r.started) - r.started for r in job.records),
+        "billed": billed,
+        "map_billed": map_billed,
+        "out_tokens": out_tokens,
+        "problems": problems,
+        "phases": [
+            ("request in", job.t_call, t_engine),
+            ("tokenize+chunk", t_engine, first),
+            *[(lv.name, lv.start, lv.end) for lv in levels],
+            ("tail", last, job.t_result),
+        ],
+    }
+
+
+def percentiles(values: list[float]) -> tuple[float, float, float]:
+    if len(values) < 2:
+        v = values[0] if values else math.nan
+        return v, v, v
+    p99 = statistics.quantiles(values, n=100, method="inclusive")[98]
+    return statistics.median(values), p99, max(values)
+
+
+def phase_at(t: float, phases: list[tuple[str, float, float]]) -> str:
+    for name, a, b in phases:
+        if a <= t < b:
+            return name
+    return "between phases"
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def parse_size(value: str) -> int:
+    scale = {"k": 1_000, "m": 1_000_000}.get(value[-1].lower(), 1)
+    return int(float(value[:-1] if scale > 1 else value) * scale)
+
+
+def human(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def _row(*cells: object) -> None:
+    print("| " + " | ".join(map(str, cells)) + " |", flush=True)
+
+
+def report(
+    jobs: list[tuple[Job, dict[str, Any]]],
+    samples: list[tuple[float, float, int]],
+    baseline: tuple[float, float],
+    args: argparse.Namespace,
+) -> None:
+    print(
+        f"\n{date.today()}, nproc {os.cpu_count()}, python {sys.version.split()[0]}; FakeLLM latency "
+        f"{args.latency} s, MAX_CONCURRENT_LLM_CALLS={args.limit}, max_output_tokens={TARGET}\n"
+    )
+    print("Schedule and billing\n")
+    _row(
+        "size",
+        "source tokens",
+        "run",
+        "calls per level",
+        "ideal s",
+        "wall s",
+        "wall/ideal",
+        "startup s",
+        "(wall−startup)/ideal",
+        "billed in / source",
+        "summary tokens",
+        "peak in flight",
+    )
+    print("|---|---:|---:|---|" + "---:|" * 8)
+    for job, a in jobs:
+        _row(
+            human(job.size),
+            f"{job.source_tokens:,}",
+            job.repeat,
+            " → ".join(str(len(lv.records)) for lv in a["levels"]),
+            f"{a['ideal']:.2f}",
+            f"{a['wall']:.2f}",
+            f"{a['wall'] / a['ideal']:.3f}",
+            f"{a['startup']:.2f}",
+            f"{(a['wall'] - a['startup']) / a['ideal']:.3f}",
+            f"{a['billed'] / job.source_tokens:.3f} ({a['billed']:,})",
+            a["out_tokens"],
+            job.peak,
+        )
+    print("\nWhere the wall time goes (seconds)\n")
+    _row(
+        "size",
+        "run",
+        "request in",
+        "tokenize+chunk",
+        "LLM levels: span (rounds, s/round)",
+        "gaps between levels",
+        "tail",
+        "mean LLM call",
+        "billed: map / reduce",
+    )
+    print("|---|---:|---:|---:|---|---|---:|---:|---|")
+    for job, a in jobs:
+        spans = ", ".join(
+            f"{lv.name} {lv.end - lv.start:.2f} ({r}, {(lv.end - lv.start) / r:.3f})"
+            for lv, r in zip(a["levels"], a["rounds"], strict=True)
+        )
+        src = job.source_tokens
+        _row(
+            human(job.size),
+            job.repeat,
+            f"{a['request_in']:.2f}",
+            f"{a['tok_chunk']:.2f}",
+            spans,
+            ", ".join(f"{g:.3f}" for g in a["gaps"]) or "–",
+            f"{a['tail']:.3f}",
+            f"{a['mean_call']:.3f}",
+            f"{a['map_billed'] / src:.3f} / {(a['billed'] - a['map_billed']) / src:.3f}",
+        )
+    print(f"\n/health latency (GET every {args.poll_ms:g} ms, new connection each, separate process)\n")
+    _row("window", "seconds", "samples", "p50 ms", "p99 ms", "max ms", "slowest during", "non-200")
+    print("|---|---:|---:|---:|---:|---:|---|---:|")
+    windows = [("idle baseline", baseline[0], baseline[1], [])]
+    windows += [(f"{human(j.size)} job, run {j.repeat}", j.t_call, j.t_result, a["phases"]) for j, a in jobs]
+    for name, t0, t1, phases in windows:
+        inside = [s for s in samples if t0 <= s[0] < t1]
+        p50, p99, top = percentiles([s[1] for s in inside])
+        slowest = max(inside, key=lambda s: s[1]) if inside else None
+        where = phase_at(slowest[0], phases) if slowest and phases else "–"
+        _row(
+            name,
+            f"{t1 - t0:.1f}",
+            len(inside),
+            f"{p50:.1f}",
+            f"{p99:.1f}",
+            f"{top:.1f}",
+            where,
+            sum(s[2] != 200 for s in inside),
+        )
+
+
+# -- main --------------------------------------------------------------------------------------
+
+
+async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
+    clock_offset = time.time() - time.monotonic()
+    failed = False
+    with FakeLLM(latency=args.latency) as llm:
+        server = start_server(
+            {"OPENROUTER_BASE_URL": llm.base_url, "MAX_CONCURRENT_LLM_CALLS": str(args.limit)}
+        )
+        poller: Poller | None = None
+        try:
+            poller = Poller(server.base, args.poll_ms / 1000)
+            warm = corpus.load(WARMUP_TOKENS)
+            await run_job(server, llm, Job(WARMUP_TOKENS, 0, tokens.count(warm)), warm)
+            await asyncio.sleep(1)
+            b0 = time.monotonic()
+            await asyncio.sleep(args.baseline_seconds)
+            baseline = (b0, time.monotonic())
+            jobs = []
+            for n, text in texts.items():
+                repeats = args.repeats or (1 if n >= 1_000_000 else 3)
+                for r in range(1, repeats + 1):
+                    job = await run_job(server, llm, Job(n, r, tokens.count(text)), text)
+                    a = analyse(job, args.latency, args.limit, clock_offset)
+                    print(
+                        f"{human(n)} run {r}: wall {a['wall']:.2f} s, ideal {a['ideal']:.2f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    for problem in a["problems"]:
+                        failed = True
+                        print(f"  problem: {problem}", file=sys.stderr)
+                    jobs.append((job, a))
+                    await asyncio.sleep(0.5)
+            samples = poller.stop()
+            poller = None
+        finally:
+            if poller is not None:
+                poller.proc.kill()
+                poller.proc.wait()
+            stop_server(server)
+    report(jobs, samples, baseline, args)
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="200k,1M", help="corpus prefixes in tokens (default: %(default)s)")
+    parser.add_argument("--latency", type=float, default=0.2, help="FakeLLM latency, s (default: 0.2)")
+    parser.add_argument("--repeats", type=int, help="runs per size (default: 3 below 1M tokens, 1 from 1M)")
+    parser.add_argument("--limit", type=int, default=5, help="MAX_CONCURRENT_LLM_CALLS (default: 5)")
+    parser.add_argument(
+        "--baseline-seconds", type=float, default=10, help="idle /health window (default: 10)"
+    )
+    parser.add_argument("--poll-ms", type=float, default=20, help="/health poll interval (default: 20)")
+    parser.add_argument("--poll", metavar="BASE_URL", help=argparse.SUPPRESS)  # the poller process
+    args = parser.parse_args(argv)
+    if args.poll:
+        poll(args.poll, args.poll_ms / 1000)
+        return 0
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+    try:
+        texts = {n: corpus.load(n) for n in sizes}
+    except corpus.CorpusMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(bench(args, texts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

