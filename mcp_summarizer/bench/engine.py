@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.client
+import itertools
 import json
 import math
 import os
@@ -117,6 +118,41 @@ class Poller:
         return [tuple(s) for s in json.loads(out)]  # type: ignore[misc]
 
 
+class CpuSampler:
+    """CPU seconds (user + system, from /proc; 10 ms ticks) of some processes, sampled every
+    20 ms in a thread, so the CPU spent in any phase of a job can be read afterwards."""
+
+    def __init__(self, pids: dict[str, int], interval: float = 0.02) -> None:
+        self.pids = pids
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.available = all(Path(f"/proc/{pid}/stat").exists() for pid in pids.values())
+        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
+        if self.available:
+            self._thread.start()
+
+    def _cpu(self, pid: int) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self._tick  # utime + stime
+
+    def _run(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            try:
+                self.samples.append((time.monotonic(), {n: self._cpu(p) for n, p in self.pids.items()}))
+            except OSError:
+                return
+
+    def between(self, name: str, t0: float, t1: float) -> float | None:
+        """CPU seconds of `name` from t0 to t1 (the last samples at or before each)."""
+        before = [v[name] for t, v in self.samples if t <= t0]
+        upto = [v[name] for t, v in self.samples if t <= t1]
+        return upto[-1] - before[-1] if before and upto else None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
 # -- one job ------------------------------------------------------------------------------------
 
 
@@ -200,9 +236,8 @@ def levels_of(job: Job) -> tuple[list[Level], list[str]]:
     if len(maps) + len(reduces) != len(job.records):
         problems.append(f"{len(job.records) - len(maps) - len(reduces)} calls are neither map nor reduce")
     phases = Counter(m.split(":", 1)[0] for m in job.progress)
-    names = ["map"] + sorted(
-        (p for p in phases if p.startswith("reduce level ")), key=lambda p: int(p.rsplit(" ", 1)[1])
-    )
+    reduce_levels = [p for p in phases if p.startswith("reduce level ")]
+    names = ["map", *sorted(reduce_levels, key=lambda p: int(p.rsplit(" ", 1)[1]))]
     names += ["reduce"] if "reduce" in phases else []
     if set(phases) - set(names):
         problems.append(f"unknown progress phases {sorted(set(phases) - set(names))}")
@@ -215,7 +250,7 @@ def levels_of(job: Job) -> tuple[list[Level], list[str]]:
         i += phases[name]
     if i != len(reduces):
         problems.append(f"{i} reduce progress notifications, {len(reduces)} reduce calls")
-    for before, after in zip(levels, levels[1:], strict=False):
+    for before, after in itertools.pairwise(levels):
         if after.records and before.records and after.start < before.end:
             problems.append(f"{after.name} started before {before.name} ended")
     event = job.event
@@ -240,7 +275,9 @@ def engine_start(job: Job, clock_offset: float) -> float:
     return logged - clock_offset - job.event["duration_ms"] / 1000
 
 
-def analyse(job: Job, latency: float, limit: int, clock_offset: float) -> dict[str, Any]:
+def analyse(
+    job: Job, latency: float, limit: int, clock_offset: float, cpu: CpuSampler | None = None
+) -> dict[str, Any]:
     levels, problems = levels_of(job)
     first = min(r.started for r in job.records)
     last = max(r.finished or r.started for r in job.records)
@@ -256,7 +293,14 @@ def analyse(job: Job, latency: float, limit: int, clock_offset: float) -> dict[s
         problems.append(f"summary is {out_tokens} tokens > {TARGET}")
     if job.peak > limit:
         problems.append(f"peak concurrency {job.peak} > {limit}")
-    gaps = [b.start - a.end for a, b in zip(levels, levels[1:], strict=False)]
+    gaps = [b.start - a.end for a, b in itertools.pairwise(levels)]
+    # A queued call starts when a reply frees a slot: pair the k-th queued start of a level
+    # with the k-th reply of that level (the limiter hands slots on first in, first out).
+    handoffs = []
+    for lv in levels:
+        starts = sorted(r.started for r in lv.records)
+        ends = sorted(r.finished or r.started for r in lv.records)
+        handoffs += [starts[i] - ends[i - limit] for i in range(limit, len(starts))]
     return {
         "levels": levels,
         "rounds": rounds,
@@ -266,16 +310,28 @@ def analyse(job: Job, latency: float, limit: int, clock_offset: float) -> dict[s
         "request_in": t_engine - job.t_call,
         "tok_chunk": first - t_engine,
         "tail": job.t_result - last,
+        "llm_span": last - first,
         "gaps": gaps,
+        "handoffs": handoffs,
         "mean_call": statistics.fmean((r.finished or r.started) - r.started for r in job.records),
         "billed": billed,
         "map_billed": map_billed,
+        "cpu": {
+            f"{name} {phase}": cpu.between(name, t0, t1) if cpu else None
+            for name in ("server", "bench")
+            for phase, t0, t1 in (("startup", t_engine, first), ("llm", first, last))
+        },
         "out_tokens": out_tokens,
         "problems": problems,
         "phases": [
             ("request in", job.t_call, t_engine),
             ("tokenize+chunk", t_engine, first),
-            *[(lv.name, lv.start, lv.end) for lv in levels],
+            *[(lv.name, lv.start, lv.end) for lv in levels[:1]],
+            *[
+                phase
+                for a, b in itertools.pairwise(levels)
+                for phase in ((f"gap before {b.name}", a.end, b.start), (b.name, b.start, b.end))
+            ],
             ("tail", last, job.t_result),
         ],
     }
@@ -308,6 +364,10 @@ def human(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
+def _num(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value * scale:.{digits}f}"
+
+
 def _row(*cells: object) -> None:
     print("| " + " | ".join(map(str, cells)) + " |", flush=True)
 
@@ -317,6 +377,7 @@ def report(
     samples: list[tuple[float, float, int]],
     baseline: tuple[float, float],
     args: argparse.Namespace,
+    cpu: CpuSampler,
 ) -> None:
     print(
         f"\n{date.today()}, nproc {os.cpu_count()}, python {sys.version.split()[0]}; FakeLLM latency "
@@ -353,6 +414,8 @@ def report(
             a["out_tokens"],
             job.peak,
         )
+    idle = cpu.between("server", *baseline)
+    idle_rate = None if idle is None else idle / (baseline[1] - baseline[0])
     print("\nWhere the wall time goes (seconds)\n")
     _row(
         "size",
@@ -363,15 +426,21 @@ def report(
         "gaps between levels",
         "tail",
         "mean LLM call",
+        "slot handoff ms: mean / max",
+        "server CPU: startup s / ms per call (net of polls)",
+        "bench CPU ms per call",
         "billed: map / reduce",
     )
-    print("|---|---:|---:|---:|---|---|---:|---:|---|")
+    print("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
     for job, a in jobs:
         spans = ", ".join(
             f"{lv.name} {lv.end - lv.start:.2f} ({r}, {(lv.end - lv.start) / r:.3f})"
             for lv, r in zip(a["levels"], a["rounds"], strict=True)
         )
-        src = job.source_tokens
+        src, c, calls = job.source_tokens, a["cpu"], len(job.records)
+        net = "n/a"
+        if c["server llm"] is not None and idle_rate is not None:
+            net = f"{(c['server llm'] - idle_rate * a['llm_span']) * 1000 / calls:.0f}"
         _row(
             human(job.size),
             job.repeat,
@@ -381,11 +450,17 @@ def report(
             ", ".join(f"{g:.3f}" for g in a["gaps"]) or "–",
             f"{a['tail']:.3f}",
             f"{a['mean_call']:.3f}",
+            f"{statistics.fmean(hs) * 1000:.0f} / {max(hs) * 1000:.0f}" if (hs := a["handoffs"]) else "–",
+            f"{_num(c['server startup'])} / {_num(c['server llm'], 1000 / calls, 0)} ({net})",
+            _num(c["bench llm"], 1000 / calls, 0),
             f"{a['map_billed'] / src:.3f} / {(a['billed'] - a['map_billed']) / src:.3f}",
         )
+    if not samples:
+        print("\n/health was not polled (--no-health).")
+        return
     print(f"\n/health latency (GET every {args.poll_ms:g} ms, new connection each, separate process)\n")
-    _row("window", "seconds", "samples", "p50 ms", "p99 ms", "max ms", "slowest during", "non-200")
-    print("|---|---:|---:|---:|---:|---:|---|---:|")
+    _row("window", "seconds", "samples", "p50 ms", "p99 ms", "max ms", "≥ 20 ms", "slowest during", "non-200")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
     windows = [("idle baseline", baseline[0], baseline[1], [])]
     windows += [(f"{human(j.size)} job, run {j.repeat}", j.t_call, j.t_result, a["phases"]) for j, a in jobs]
     for name, t0, t1, phases in windows:
@@ -400,8 +475,15 @@ def report(
             f"{p50:.1f}",
             f"{p99:.1f}",
             f"{top:.1f}",
+            sum(s[1] >= 20 for s in inside),
             where,
             sum(s[2] != 200 for s in inside),
+        )
+    if idle is not None:
+        polls = sum(baseline[0] <= s[0] < baseline[1] for s in samples)
+        print(
+            f"\nServer CPU in the idle window, i.e. answering the poller: {idle * 1000:.0f} ms over "
+            f"{baseline[1] - baseline[0]:.1f} s, {idle * 1000 / max(polls, 1):.2f} ms per /health request."
         )
 
 
@@ -415,9 +497,11 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
         server = start_server(
             {"OPENROUTER_BASE_URL": llm.base_url, "MAX_CONCURRENT_LLM_CALLS": str(args.limit)}
         )
+        cpu = CpuSampler({"server": server.proc.pid, "bench": os.getpid()})
         poller: Poller | None = None
         try:
-            poller = Poller(server.base, args.poll_ms / 1000)
+            if not args.no_health:
+                poller = Poller(server.base, args.poll_ms / 1000)
             warm = corpus.load(WARMUP_TOKENS)
             await run_job(server, llm, Job(WARMUP_TOKENS, 0, tokens.count(warm)), warm)
             await asyncio.sleep(1)
@@ -429,7 +513,8 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
                 repeats = args.repeats or (1 if n >= 1_000_000 else 3)
                 for r in range(1, repeats + 1):
                     job = await run_job(server, llm, Job(n, r, tokens.count(text)), text)
-                    a = analyse(job, args.latency, args.limit, clock_offset)
+                    await asyncio.sleep(0.1)  # a last CPU sample after the job
+                    a = analyse(job, args.latency, args.limit, clock_offset, cpu)
                     print(
                         f"{human(n)} run {r}: wall {a['wall']:.2f} s, ideal {a['ideal']:.2f} s",
                         file=sys.stderr,
@@ -440,15 +525,60 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
                         print(f"  problem: {problem}", file=sys.stderr)
                     jobs.append((job, a))
                     await asyncio.sleep(0.5)
-            samples = poller.stop()
+            samples = poller.stop() if poller else []
             poller = None
         finally:
+            cpu.stop()
             if poller is not None:
                 poller.proc.kill()
                 poller.proc.wait()
             stop_server(server)
-    report(jobs, samples, baseline, args)
+    report(jobs, samples, baseline, args, cpu)
+    if args.json:
+        dump(Path(args.json), jobs, samples, baseline, cpu, args)
     return 1 if failed else 0
+
+
+def dump(
+    path: Path,
+    jobs: list[tuple[Job, dict[str, Any]]],
+    samples: list[tuple[float, float, int]],
+    baseline: tuple[float, float],
+    cpu: CpuSampler,
+    args: argparse.Namespace,
+) -> None:
+    """The raw measurements (times are time.monotonic() seconds), for a closer look."""
+    data = {
+        "args": {k: v for k, v in vars(args).items() if k != "poll"},
+        "baseline": baseline,
+        "health": samples,
+        "cpu": cpu.samples,
+        "jobs": [
+            {
+                "size": job.size,
+                "repeat": job.repeat,
+                "source_tokens": job.source_tokens,
+                "t_call": job.t_call,
+                "t_result": job.t_result,
+                "event": job.event,
+                "progress": job.progress,
+                "phases": a["phases"],
+                "calls": [
+                    {
+                        "kind": "map" if MAP_MARK in r.system else "reduce",
+                        "started": r.started,
+                        "finished": r.finished,
+                        "prompt_tokens": r.prompt_tokens,
+                        "max_tokens": r.max_tokens,
+                        "outcome": r.outcome,
+                    }
+                    for r in job.records
+                ],
+            }
+            for job, a in jobs
+        ],
+    }
+    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -463,6 +593,8 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline-seconds", type=float, default=10, help="idle /health window (default: 10)"
     )
     parser.add_argument("--poll-ms", type=float, default=20, help="/health poll interval (default: 20)")
+    parser.add_argument("--no-health", action="store_true", help="do not poll /health (schedule only)")
+    parser.add_argument("--json", metavar="PATH", help="also write the raw measurements to PATH")
     parser.add_argument("--poll", metavar="BASE_URL", help=argparse.SUPPRESS)  # the poller process
     args = parser.parse_args(argv)
     if args.poll:

@@ -35,7 +35,7 @@ def map_output_tokens(target: int, num_chunks: int, chunk_tokens: int) -> int:
     chunk itself: a summary should compress.
     """
     share = max(target // max(num_chunks, 1), min(MAP_OUTPUT_FLOOR, target))
-    return max(16, min(share, target, max(chunk_tokens // 2, 16)))
+    return max(min(16, target), min(share, target, max(chunk_tokens // 2, 16)))
 
 
 def reduce_output_tokens(target: int, room: int) -> int:
@@ -43,7 +43,7 @@ def reduce_output_tokens(target: int, room: int) -> int:
     system prompt and framing.  A third of the room at most, so that a group's input is
     always at least twice its output and each level at least halves the number of
     summaries."""
-    return max(16, min(target, room // 3))
+    return max(min(16, target), min(target, room // 3))
 
 
 def plan_groups(sizes: Sequence[int], capacity: int) -> list[tuple[int, int]]:

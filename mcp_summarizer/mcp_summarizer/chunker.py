@@ -290,8 +290,11 @@ class _Splitter:
         self, a: int, b: int, first_context: tuple[str, int], next_context: tuple[str, int]
     ) -> None:
         """Pack the lines of text[a:b]; lines too large become token windows."""
-        lines = [a] + [m.end() for m in _LINE_START.finditer(self.text, a, b)] + [b]
-        lines = [p for p in lines if p in (a, b) or self.off.index(p) is not None]
+        # The block's first line (after any leading whitespace) stays with the start: it is
+        # the header when the block is a section, and whitespace alone is no chunk.
+        first_line_end = self.text.find("\n", a + len(self.text[a:b]) - len(self.text[a:b].lstrip()))
+        inner = [m.end() for m in _LINE_START.finditer(self.text, max(a, first_line_end), b)]
+        lines = [a, *(p for p in inner if p > a and self.off.index(p) is not None), b]
         cum = [self._tokens_between(a, p) for p in lines]
         context, context_tokens = first_context
         i = 0

@@ -22,13 +22,12 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from shared.prompt_loader import load_prompt, render
-
 from mcp_summarizer import budget, tokens
 from mcp_summarizer.chunker import chunk
 from mcp_summarizer.config import Settings
 from mcp_summarizer.limiter import FairLimiter
 from mcp_summarizer.llm import Backend, LLMError
+from shared.prompt_loader import load_prompt, render
 
 __all__ = ["Engine", "InputError", "Outcome", "Progress", "Request"]
 

@@ -77,8 +77,12 @@ def retry_after_seconds(exc: BaseException | None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # unparseable: fall back to our own backoff
+    return max(0.0, parsed.timestamp() - time.time())
 
 
 class _Wait:
@@ -147,7 +151,9 @@ class OpenAIBackend:
         choice = response.choices[0]
         text = choice.message.content or ""
         if not text.strip():
-            raise LLMError(f"the LLM returned an empty answer (finish_reason={choice.finish_reason})")
+            raise LLMError(
+                f"the LLM returned an empty answer (finish_reason={choice.finish_reason})", attempts=attempts
+            )
         usage = response.usage
         return Completion(
             text=text,

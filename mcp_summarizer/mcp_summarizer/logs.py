@@ -36,7 +36,18 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info and record.exc_info[1] is not None:
             entry["exception"] = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        try:
+            return json.dumps(entry, default=str, ensure_ascii=False)
+        except TypeError:  # e.g. a dict with tuple keys: stringify keys rather than lose the event
+            return json.dumps(_string_keys(entry), default=str, ensure_ascii=False)
+
+
+def _string_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_string_keys(v) for v in value]
+    return value
 
 
 def setup_logging(level: str = "INFO", stream: IO[str] | None = None) -> None:

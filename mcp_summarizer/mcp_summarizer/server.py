@@ -156,6 +156,7 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
                 "cause": cause,
                 "attempts": getattr(exc, "attempts", None),
                 "on_llm_failure": settings.on_llm_failure,
+                "degraded_total": service.counters["degraded"],
             },
         )
     service.counters["requests"] += 1

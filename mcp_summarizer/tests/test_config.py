@@ -223,7 +223,7 @@ def test_bad_process_environment_names_the_variable(monkeypatch: pytest.MonkeyPa
 def test_explicit_mapping_is_not_mixed_with_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLM_MODEL", "leaked/from-process-env")
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-leaked")
-    """An explicit mapping is the whole configuration: nothing leaks in from the process."""
+    # An explicit mapping is the whole configuration: nothing leaks in from the process.
     s = load_settings({"MCP_SUMMARIZER_PORT": "9001"})
     assert s.mcp_summarizer_port == 9001
     assert s.llm_model == "openai/gpt-4o-mini"

@@ -127,11 +127,6 @@ async def test_empty_answer_is_an_error(llm: FakeLLM, backend: OpenAIBackend, co
     assert len(llm.requests) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: llm.py OpenAIBackend.complete raises the empty-answer LLMError without attempts=, so "
-    "after a retry LLMError.attempts is 1 instead of the number of requests made (server logs it)",
-)
 async def test_empty_answer_after_a_retry_reports_all_attempts(llm: FakeLLM, backend: OpenAIBackend) -> None:
     llm.script(error(500), ok(""))
     with pytest.raises(LLMError) as info:
@@ -261,12 +256,6 @@ async def test_connection_refused_is_retried_then_fails() -> None:
     assert info.value.attempts == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: llm.py retry_after_seconds lets email.utils.parsedate_to_datetime raise ValueError "
-    "on an unparseable Retry-After (e.g. 'soon'); it escapes tenacity's wait and complete() as a bare "
-    "ValueError instead of retrying (or raising LLMError)",
-)
 async def test_unparseable_retry_after_falls_back_to_backoff(llm: FakeLLM, backend: OpenAIBackend) -> None:
     llm.script(error(429, headers={"Retry-After": "soon"}), ok("fine"))
     result = await backend.complete(SYSTEM, USER, 64)
@@ -319,11 +308,6 @@ def test_retry_after_seconds_ignores_non_status_errors() -> None:
     assert retry_after_seconds(openai.APITimeoutError(request)) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: llm.py retry_after_seconds raises ValueError for an unparseable Retry-After "
-    "('soon') instead of returning None",
-)
 def test_retry_after_seconds_unparseable_is_none() -> None:
     assert retry_after_seconds(status_error(429, {"Retry-After": "soon"})) is None
 
