@@ -15,14 +15,21 @@ MAX_CONCURRENT_LLM_CALLS (`--limit`, 5); every call asks for max_output_tokens=5
    `summarization_complete` log event.  The fixed costs around the LLM calls are reported
    apart: startup = call start -> first LLM request reaching the FakeLLM (split at the
    engine start, taken from the log event, into "request in" and "tokenize+chunk"), and
-   tail = last LLM reply -> result in the client.
+   tail = last LLM reply -> result in the client.  Where the rest goes: each level's span
+   and time per round, the mean FakeLLM call (started -> finished, so its own prompt
+   tokenizing and reply building count), the slot handoff (a reply's finish -> the start of
+   the call that took its slot), and CPU from /proc of the server and of this process.
 2. Billing: sum of the FakeLLM's `prompt_tokens` over all calls / tokens.count(source);
    the summary's tokens (<= 5000) and the FakeLLM's peak concurrency (<= limit).
 3. /health: a separate process GETs /health every 20 ms on a fresh connection (as the
    compose healthcheck does) for the whole benchmark; its samples are cut into the idle
    baseline window (before any job) and each job's window.
 
+A 20k-token warm-up call precedes the measurements.  `--fake-nodelay` turns Nagle off on
+the FakeLLM's socket (see `set_nodelay`); `--json PATH` keeps the raw timings.
+
     cd mcp_summarizer && ../.venv/bin/python bench/engine.py [--sizes 200k,1M] [--latency 0.2]
+        [--repeats N] [--fake-nodelay] [--no-health] [--json PATH]
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import itertools
 import json
 import math
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -364,6 +372,13 @@ def human(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
+def loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "n/a"
+
+
 def _num(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value * scale:.{digits}f}"
 
@@ -380,8 +395,10 @@ def report(
     cpu: CpuSampler,
 ) -> None:
     print(
-        f"\n{date.today()}, nproc {os.cpu_count()}, python {sys.version.split()[0]}; FakeLLM latency "
-        f"{args.latency} s, MAX_CONCURRENT_LLM_CALLS={args.limit}, max_output_tokens={TARGET}\n"
+        f"\n{date.today()}, nproc {os.cpu_count()}, python {sys.version.split()[0]}, "
+        f"1-min load average before / after: {args.load_before} / {loadavg()}; FakeLLM latency "
+        f"{args.latency} s, MAX_CONCURRENT_LLM_CALLS={args.limit}, max_output_tokens={TARGET}; FakeLLM "
+        f"TCP_NODELAY {'set (--fake-nodelay)' if args.fake_nodelay else 'as shipped (off)'}\n"
     )
     print("Schedule and billing\n")
     _row(
@@ -459,8 +476,19 @@ def report(
         print("\n/health was not polled (--no-health).")
         return
     print(f"\n/health latency (GET every {args.poll_ms:g} ms, new connection each, separate process)\n")
-    _row("window", "seconds", "samples", "p50 ms", "p99 ms", "max ms", "≥ 20 ms", "slowest during", "non-200")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    _row(
+        "window",
+        "seconds",
+        "samples",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "≥ 20 ms",
+        "slowest during",
+        "server CPU ms then",
+        "non-200",
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     windows = [("idle baseline", baseline[0], baseline[1], [])]
     windows += [(f"{human(j.size)} job, run {j.repeat}", j.t_call, j.t_result, a["phases"]) for j, a in jobs]
     for name, t0, t1, phases in windows:
@@ -468,6 +496,9 @@ def report(
         p50, p99, top = percentiles([s[1] for s in inside])
         slowest = max(inside, key=lambda s: s[1]) if inside else None
         where = phase_at(slowest[0], phases) if slowest and phases else "–"
+        busy = None  # the server's CPU while the slowest request waited (20 ms samples, 10 ms ticks)
+        if slowest:
+            busy = cpu.between("server", slowest[0], slowest[0] + slowest[1] / 1000 + 0.02)
         _row(
             name,
             f"{t1 - t0:.1f}",
@@ -477,6 +508,7 @@ def report(
             f"{top:.1f}",
             sum(s[1] >= 20 for s in inside),
             where,
+            _num(busy, 1000, 0),
             sum(s[2] != 200 for s in inside),
         )
     if idle is not None:
@@ -487,6 +519,20 @@ def report(
         )
 
 
+def set_nodelay(llm: FakeLLM) -> None:
+    """TCP_NODELAY on the FakeLLM's listening socket; Linux copies it to accepted connections.
+
+    FakeLLM binds its socket as ``socket.socket(AF_INET, SOCK_STREAM)``, i.e. with proto 0, and
+    asyncio only turns Nagle off for sockets whose proto is IPPROTO_TCP.  With Nagle on, the
+    body of a reply on a reused keep-alive connection waits for the client's delayed ACK of
+    the headers: ~40 ms per call on Linux.  (The summarizer's own server binds by host and
+    port, so its connections have TCP_NODELAY.)"""
+    assert llm._server is not None
+    for server in llm._server.servers:
+        for sock in server.sockets:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -494,6 +540,8 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
     clock_offset = time.time() - time.monotonic()
     failed = False
     with FakeLLM(latency=args.latency) as llm:
+        if args.fake_nodelay:
+            set_nodelay(llm)
         server = start_server(
             {"OPENROUTER_BASE_URL": llm.base_url, "MAX_CONCURRENT_LLM_CALLS": str(args.limit)}
         )
@@ -550,6 +598,7 @@ def dump(
     """The raw measurements (times are time.monotonic() seconds), for a closer look."""
     data = {
         "args": {k: v for k, v in vars(args).items() if k != "poll"},
+        "load_after": loadavg(),
         "baseline": baseline,
         "health": samples,
         "cpu": cpu.samples,
@@ -593,6 +642,11 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline-seconds", type=float, default=10, help="idle /health window (default: 10)"
     )
     parser.add_argument("--poll-ms", type=float, default=20, help="/health poll interval (default: 20)")
+    parser.add_argument(
+        "--fake-nodelay",
+        action="store_true",
+        help="set TCP_NODELAY on the FakeLLM's socket (off as shipped: ~40 ms per reply, see README)",
+    )
     parser.add_argument("--no-health", action="store_true", help="do not poll /health (schedule only)")
     parser.add_argument("--json", metavar="PATH", help="also write the raw measurements to PATH")
     parser.add_argument("--poll", metavar="BASE_URL", help=argparse.SUPPRESS)  # the poller process
@@ -606,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     except corpus.CorpusMissing as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    args.load_before = loadavg()
     return asyncio.run(bench(args, texts))
 
 

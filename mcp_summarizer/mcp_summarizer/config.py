@@ -31,7 +31,7 @@ class Settings(BaseSettings):
     mcp_summarizer_allowed_hosts: str = "localhost,127.0.0.1,mcp-summarizer"
 
     # LLM backend
-    summarizer_backend: Literal["auto", "openai"] = "auto"
+    summarizer_backend: Literal["auto", "openai", "extractive"] = "auto"
     llm_model: str = Field("openai/gpt-4o-mini", min_length=1)
     openrouter_api_key: SecretStr = SecretStr("")
     openrouter_base_url: str = Field(DEFAULT_BASE_URL, pattern=r"^https?://")
@@ -48,7 +48,7 @@ class Settings(BaseSettings):
     default_chunk_overlap_tokens: int = Field(500, ge=0)
     default_max_output_tokens: int = Field(5000, ge=1)
     max_input_tokens: int = Field(2_000_000, ge=1)
-    on_llm_failure: Literal["original", "truncate"] = "original"
+    on_llm_failure: Literal["original", "extractive", "truncate"] = "original"
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
@@ -58,6 +58,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 "DEFAULT_CHUNK_OVERLAP_TOKENS must be at most a quarter of DEFAULT_CHUNK_SIZE_TOKENS "
                 f"({self.default_chunk_overlap_tokens} > {self.default_chunk_size_tokens} / 4)"
+            )
+        if self.summarizer_backend == "openai" and not self.llm_configured:
+            raise ValueError(
+                "SUMMARIZER_BACKEND=openai needs OPENROUTER_API_KEY, or OPENROUTER_BASE_URL pointing at "
+                "a local OpenAI-compatible server"
             )
         if self.default_max_output_tokens > self.max_output_limit:
             raise ValueError(
@@ -86,11 +91,12 @@ class Settings(BaseSettings):
         )
 
     @property
-    def backend(self) -> Literal["openai", "none"]:
-        """The backend in use: `auto` picks the LLM only when one is configured."""
-        if self.summarizer_backend == "openai" or self.llm_configured:
-            return "openai"
-        return "none"
+    def backend(self) -> Literal["openai", "extractive"]:
+        """The backend in use: `auto` picks the LLM when one is configured, else the embedded
+        extractive summarizer, so the service always answers."""
+        if self.summarizer_backend == "auto":
+            return "openai" if self.llm_configured else "extractive"
+        return self.summarizer_backend
 
 
 class _FromMapping(Settings):

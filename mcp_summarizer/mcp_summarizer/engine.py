@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from mcp_summarizer import budget, tokens
+from mcp_summarizer import budget, extractive, tokens
+from mcp_summarizer.boilerplate import strip_boilerplate
 from mcp_summarizer.chunker import chunk
 from mcp_summarizer.config import Settings
 from mcp_summarizer.limiter import FairLimiter
@@ -60,6 +61,7 @@ class Outcome:
     llm_calls: int = 0
     reduce_levels: int = 0
     llm_prompt_tokens: int = 0  # as billed by the server, when it reports usage
+    boilerplate_tokens: int = 0  # site chrome removed before summarizing
     bypassed: bool = False
     trimmed: bool = False
     length_stops: int = 0
@@ -101,7 +103,7 @@ class Engine:
 
     @property
     def model(self) -> str:
-        return self.backend.model if self.backend else "none"
+        return self.backend.model if self.backend else "extractive"
 
     async def summarize(self, request: Request, progress: Progress | None = None) -> Outcome:
         """Summarize ``request.content`` to at most ``request.max_output_tokens`` tokens.
@@ -118,21 +120,38 @@ class Engine:
                 f"content is {input_tokens} tokens, over the limit of MAX_INPUT_TOKENS="
                 f"{self.settings.max_input_tokens}; split it and summarize the parts"
             )
+        cleaned = await asyncio.to_thread(strip_boilerplate, content)
+        removed = 0
+        if cleaned.removed_chars:
+            clean_tokens = await asyncio.to_thread(tokens.count, cleaned.text)
+            removed = input_tokens - clean_tokens
+            logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
+            if clean_tokens <= target:  # the page's chrome was all that made it too long
+                return Outcome(
+                    text=cleaned.text,
+                    input_tokens=input_tokens,
+                    output_tokens=clean_tokens,
+                    boilerplate_tokens=removed,
+                )
+        request = replace(request, content=cleaned.text)
         if self.backend is None:
-            raise InputError(
-                "no LLM backend is configured: set OPENROUTER_API_KEY, or OPENROUTER_BASE_URL for a "
-                "local OpenAI-compatible server, to summarize content over the budget"
-            )
+            outcome = await self.extractive(request, input_tokens)
+            outcome.boilerplate_tokens = removed
+            return outcome
         map_system, reduce_system = self._systems(request)
         chunk_size = self._chunk_size(map_system, target)
         chunks = await asyncio.to_thread(
             chunk,
-            content,
+            request.content,
             strategy=request.strategy,
             chunk_size=chunk_size,
             overlap=min(self.settings.default_chunk_overlap_tokens, chunk_size // 4),
         )
-        run = _Run(owner=object(), progress=progress, outcome=Outcome(text="", input_tokens=input_tokens))
+        run = _Run(
+            owner=object(),
+            progress=progress,
+            outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed),
+        )
         run.outcome.num_chunks = len(chunks)
         run.planned = len(chunks)
 
@@ -146,6 +165,19 @@ class Engine:
         out.text = text
         out.output_tokens = tokens.count(text)
         return out
+
+    async def extractive(self, request: Request, input_tokens: int | None = None) -> Outcome:
+        """The embedded summary: no LLM, deterministic, within the budget (see extractive.py)."""
+        text = await asyncio.to_thread(
+            extractive.summarize,
+            request.content,
+            request.max_output_tokens,
+            focus=request.focus,
+            kind=request.kind,
+        )
+        if input_tokens is None:
+            input_tokens = await asyncio.to_thread(tokens.count, request.content)
+        return Outcome(text=text, input_tokens=input_tokens, output_tokens=tokens.count(text))
 
     # -- phases ---------------------------------------------------------------------------
 

@@ -146,7 +146,7 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
     except Exception as exc:  # MS-6: a summarization failure must not lose the caller's content
         degraded = True
         cause = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
-        outcome = await asyncio.to_thread(_degrade, settings, request)
+        outcome = await _degrade(service, request)
         service.counters["degraded"] += 1
         logger.warning(
             "summarization_degraded",
@@ -175,6 +175,7 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             "degraded": degraded,
             "bypassed": outcome.bypassed,
+            "boilerplate_tokens": outcome.boilerplate_tokens,
             "trimmed": outcome.trimmed,
             "max_output_tokens": target,
         },
@@ -182,13 +183,18 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
     return outcome.text
 
 
-def _degrade(settings: Settings, request: Request) -> Outcome:
+async def _degrade(service: Service, request: Request) -> Outcome:
+    """What the caller gets when the LLM failed for good (ON_LLM_FAILURE)."""
+    policy = service.settings.on_llm_failure
+    if policy == "extractive":
+        return await service.engine.extractive(request)
     content = request.content
-    n = tokens.count(content)
-    if settings.on_llm_failure == "truncate":
+    n = await asyncio.to_thread(tokens.count, content)
+    if policy == "truncate":
         marker = f"\n\n[truncated: summarization failed; {n} tokens cut to {request.max_output_tokens}]"
-        kept = budget.trim_to_tokens(content, max(request.max_output_tokens - tokens.count(marker), 0))
-        text = kept + marker
+        room = max(request.max_output_tokens - tokens.count(marker), 0)
+        kept = await asyncio.to_thread(budget.trim_to_tokens, content, room)
+        text = budget.trim_to_tokens(kept + marker, request.max_output_tokens)
         return Outcome(text=text, input_tokens=n, output_tokens=tokens.count(text))
     return Outcome(text=content, input_tokens=n, output_tokens=n)
 

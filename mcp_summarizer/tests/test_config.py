@@ -149,19 +149,25 @@ def test_config_error_does_not_echo_the_api_key() -> None:
 @pytest.mark.parametrize(
     ("env", "backend"),
     [
-        ({}, "none"),
-        ({"OPENROUTER_BASE_URL": DEFAULT_BASE_URL + "/"}, "none"),
-        ({"SUMMARIZER_BACKEND": "auto"}, "none"),
+        ({}, "extractive"),
+        ({"OPENROUTER_BASE_URL": DEFAULT_BASE_URL + "/"}, "extractive"),
+        ({"SUMMARIZER_BACKEND": "auto"}, "extractive"),
         ({"OPENROUTER_API_KEY": "sk-or-test"}, "openai"),
         ({"OPENROUTER_BASE_URL": "http://127.0.0.1:9/v1"}, "openai"),
         ({"OPENROUTER_BASE_URL": "http://localhost:11434/v1"}, "openai"),
-        ({"SUMMARIZER_BACKEND": "openai"}, "openai"),
+        ({"SUMMARIZER_BACKEND": "openai", "OPENROUTER_API_KEY": "sk-or-test"}, "openai"),
+        ({"SUMMARIZER_BACKEND": "extractive", "OPENROUTER_API_KEY": "sk-or-test"}, "extractive"),
     ],
 )
 def test_backend_resolution(env: dict[str, str], backend: str) -> None:
     s = load_settings(env)
     assert s.backend == backend
-    assert s.llm_configured == (backend == "openai" and s.summarizer_backend == "auto")
+    assert s.llm_configured == ("OPENROUTER_API_KEY" in env or "127.0.0.1" in str(env) or "localhost" in str(env))
+
+
+def test_openai_backend_without_any_llm_settings_is_refused() -> None:
+    with pytest.raises(ConfigError, match="SUMMARIZER_BACKEND=openai needs OPENROUTER_API_KEY"):
+        load_settings({"SUMMARIZER_BACKEND": "openai"})
 
 
 # -- allowed hosts ---------------------------------------------------------------------------
@@ -227,7 +233,7 @@ def test_explicit_mapping_is_not_mixed_with_the_process_environment(monkeypatch:
     s = load_settings({"MCP_SUMMARIZER_PORT": "9001"})
     assert s.mcp_summarizer_port == 9001
     assert s.llm_model == "openai/gpt-4o-mini"
-    assert s.backend == "none"
+    assert s.backend == "extractive"
     assert isinstance(s, Settings)
 
 

@@ -336,19 +336,39 @@ def test_dns_rebinding_protection_allows_the_compose_name(server: RunningServer)
 # -- no LLM configured, and stdio ---------------------------------------------------------------
 
 
-async def test_without_any_llm_the_service_starts_and_explains() -> None:
+async def test_without_any_llm_the_service_starts_on_the_embedded_backend() -> None:
     srv = start_server({})
     try:
-        assert srv.wait_for_event("service_starting")[0]["backend"] == "none"
+        assert srv.wait_for_event("service_starting")[0]["backend"] == "extractive"
         async with Client(srv.url) as client:
             small = await client.call_tool("summarize", {"content": "fits", "max_output_tokens": 10})
-            large = await client.call_tool(
-                "summarize", {"content": document(sections=5), "max_output_tokens": 50}
-            )
+            large = await client.call_tool("summarize", {"content": document(sections=5), "max_output_tokens": 50})
         assert text_of(small) == "fits"
-        assert large.is_error and "no LLM backend is configured" in text_of(large)
+        assert not large.is_error and 0 < tokens.count(text_of(large)) <= 50
     finally:
         stop_server(srv)
+
+
+async def test_on_llm_failure_extractive_and_truncate(fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda record: error(503)
+    content = document(sections=4)
+    for policy in ("extractive", "truncate"):
+        srv = start_server(
+            {"OPENROUTER_BASE_URL": fresh_llm.base_url, "ON_LLM_FAILURE": policy, "LLM_RETRY_BASE_SECONDS": "0"}
+        )
+        try:
+            async with Client(srv.url) as client:
+                result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 120})
+            text = text_of(result)
+            assert not result.is_error and 0 < tokens.count(text) <= 120
+            if policy == "truncate":
+                assert content.startswith(text.split("\n\n[truncated")[0]) and "[truncated:" in text
+            else:
+                assert "[truncated:" not in text and text != content[: len(text)]
+            warning = srv.wait_for_event("summarization_degraded")[-1]
+            assert warning["on_llm_failure"] == policy
+        finally:
+            stop_server(srv)
 
 
 def test_invalid_setting_stops_startup_naming_the_variable() -> None:
