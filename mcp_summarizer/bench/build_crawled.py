@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         "--html", type=Path, default=build_corpus.HTML_DIR, help="Sphinx HTML root (default: %(default)s)"
     )
     parser.add_argument(
-        "--out", type=Path, default=build_corpus.DATA_DIR / "crawled", help="output dir (default: %(default)s)"
+        "--out",
+        type=Path,
+        default=build_corpus.DATA_DIR / "crawled",
+        help="output dir (default: %(default)s)",
     )
     args = parser.parse_args(argv)
     if not (args.html / "index.html").is_file():

@@ -511,6 +511,17 @@ def report(
             _num(busy, 1000, 0),
             sum(s[2] != 200 for s in inside),
         )
+    print("\nSlowest /health request by job phase: max ms (samples that started in it)\n")
+    kinds = ["request in", "tokenize+chunk", "map", "gaps between levels", "reduce", "tail"]
+    _row("job", *kinds)
+    print("|---|" + "---:|" * len(kinds))
+    for job, a in jobs:
+        by_kind: dict[str, list[float]] = {k: [] for k in kinds}
+        for name, t0, t1 in a["phases"]:
+            kind = "gaps between levels" if name.startswith("gap") else name.split(" level")[0]
+            by_kind[kind] += [s[1] for s in samples if t0 <= s[0] < t1]
+        cells = [f"{max(v):.1f} ({len(v)})" if v else "–" for v in by_kind.values()]
+        _row(f"{human(job.size)}, run {job.repeat}", *cells)
     if idle is not None:
         polls = sum(baseline[0] <= s[0] < baseline[1] for s in samples)
         print(

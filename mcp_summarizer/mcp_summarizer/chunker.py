@@ -37,7 +37,7 @@ import numpy as np
 
 from mcp_summarizer import tokens
 
-__all__ = ["STRATEGIES", "Chunk", "chunk"]
+__all__ = ["STRATEGIES", "Chunk", "TokenOffsets", "chunk"]
 
 STRATEGIES = ("semantic", "token")
 # A character is at most 4 tokens; 16 leaves room for a whole character in every window.
@@ -75,12 +75,20 @@ class Chunk:
         return self.text[len(self.context) :]
 
 
-def chunk(text: str, *, strategy: str = "semantic", chunk_size: int, overlap: int = 0) -> list[Chunk]:
+def chunk(
+    text: str,
+    *,
+    strategy: str = "semantic",
+    chunk_size: int,
+    overlap: int = 0,
+    offsets: TokenOffsets | None = None,
+) -> list[Chunk]:
     """Split ``text`` into chunks of at most ``chunk_size`` tokens (see the module docstring).
 
     ``overlap`` applies to token windows (the ``token`` strategy, and blocks too large for
     one chunk); it is capped at a quarter of ``chunk_size`` so windows always advance.
     Unknown strategies raise ``ValueError`` (the server decides about fallbacks).
+    ``offsets``, if given, must be ``TokenOffsets(text)`` for this very text.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown chunking strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
@@ -91,7 +99,7 @@ def chunk(text: str, *, strategy: str = "semantic", chunk_size: int, overlap: in
     if not text or text.isspace():
         return []
     overlap = min(overlap, chunk_size // 4)
-    splitter = _Splitter(text, chunk_size, overlap)
+    splitter = _Splitter(text, chunk_size, overlap, offsets)
     if strategy == "token":
         splitter.windows(0, len(text), "", 0)
     else:
@@ -109,8 +117,11 @@ def is_safe_boundary(text: str, pos: int) -> bool:
     return after == " " and not before.isspace() and pos + 1 < len(text) and text[pos + 1].isalpha()
 
 
-class _Offsets:
-    """Character offset of every token boundary of one encoding of the whole text."""
+class TokenOffsets:
+    """Character offset of every token boundary of one encoding of the whole text.
+
+    ``n`` is the text's token count: a caller that needs both the count and the chunks
+    builds this once and passes it to `chunk` (one tokenizer pass instead of two)."""
 
     def __init__(self, text: str) -> None:
         ids = tokens.encode_array(text)
@@ -162,11 +173,11 @@ class _Blocks:
 
 
 class _Splitter:
-    def __init__(self, text: str, chunk_size: int, overlap: int) -> None:
+    def __init__(self, text: str, chunk_size: int, overlap: int, offsets: TokenOffsets | None) -> None:
         self.text = text
         self.size = chunk_size
         self.overlap = overlap
-        self.off = _Offsets(text)
+        self.off = offsets if offsets is not None else TokenOffsets(text)
         self.chunks: list[Chunk] = []
         self._context_cache: dict[tuple[str, ...], tuple[str, int]] = {}
 

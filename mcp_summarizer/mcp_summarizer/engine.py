@@ -24,7 +24,7 @@ from typing import Literal
 
 from mcp_summarizer import budget, extractive, tokens
 from mcp_summarizer.boilerplate import strip_boilerplate
-from mcp_summarizer.chunker import chunk
+from mcp_summarizer.chunker import TokenOffsets, chunk
 from mcp_summarizer.config import Settings
 from mcp_summarizer.limiter import FairLimiter
 from mcp_summarizer.llm import Backend, LLMError
@@ -112,7 +112,9 @@ class Engine:
         for good (after the other calls were cancelled).
         """
         content, target = request.content, request.max_output_tokens
-        input_tokens = await asyncio.to_thread(tokens.count, content)
+        # One encoding serves the count, the bypass check and (if nothing is cut) the chunker.
+        offsets = await asyncio.to_thread(TokenOffsets, content)
+        input_tokens = offsets.n
         if input_tokens <= target:
             return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
         if input_tokens > self.settings.max_input_tokens:
@@ -123,7 +125,8 @@ class Engine:
         cleaned = await asyncio.to_thread(strip_boilerplate, content)
         removed = 0
         if cleaned.removed_chars:
-            clean_tokens = await asyncio.to_thread(tokens.count, cleaned.text)
+            offsets = await asyncio.to_thread(TokenOffsets, cleaned.text)
+            clean_tokens = offsets.n
             removed = input_tokens - clean_tokens
             logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
             if clean_tokens <= target:  # the page's chrome was all that made it too long
@@ -146,6 +149,7 @@ class Engine:
             strategy=request.strategy,
             chunk_size=chunk_size,
             overlap=min(self.settings.default_chunk_overlap_tokens, chunk_size // 4),
+            offsets=offsets,
         )
         run = _Run(
             owner=object(),

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
@@ -216,8 +217,68 @@ def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
     )
 
 
+def summarize_command(argv: Sequence[str]) -> None:
+    """`mcp-summarizer summarize FILE`: the service's summary of a file, printed, no server."""
+    parser = argparse.ArgumentParser(
+        prog="mcp-summarizer summarize", description="Summarize a file or stdin."
+    )
+    parser.add_argument("file", nargs="?", default="-", help="file to summarize; - or nothing reads stdin")
+    parser.add_argument("--max-output-tokens", type=int, default=0, help="budget in tokens (0 = the default)")
+    parser.add_argument("--focus", default="", help="comma-separated topics to emphasize")
+    parser.add_argument("--schema-hint", default="", help="summarize for extraction of this schema instead")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="semantic")
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        parser.exit(2, f"mcp-summarizer: {exc}\n")
+    setup_logging("WARNING", sys.stderr)
+    try:
+        content = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        parser.exit(2, f"mcp-summarizer: cannot read {args.file}: {exc}\n")
+    if args.max_output_tokens < 0 or args.max_output_tokens > settings.max_output_limit:
+        parser.error(f"--max-output-tokens must be between 0 and {settings.max_output_limit}")
+    _, service = build_server(settings)
+    kind = "extraction" if args.schema_hint else "general"
+    request = Request(
+        content,
+        args.max_output_tokens or settings.default_max_output_tokens,
+        kind,
+        args.schema_hint or args.focus,
+        args.strategy,
+    )
+
+    async def run() -> Outcome:
+        try:
+            return await service.engine.summarize(request)
+        except LLMError:
+            return await _degrade(service, request)
+        finally:
+            if service.engine.backend is not None:
+                await service.engine.backend.aclose()
+
+    try:
+        outcome = asyncio.run(run())
+    except InputError as exc:
+        parser.exit(1, f"mcp-summarizer: {exc}\n")
+    print(outcome.text)
+    print(
+        f"[{outcome.input_tokens} -> {outcome.output_tokens} tokens, {service.engine.model}]",
+        file=sys.stderr,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="mcp-summarizer", description=INSTRUCTIONS)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["summarize"]:
+        summarize_command(argv[1:])
+        return
+    parser = argparse.ArgumentParser(
+        prog="mcp-summarizer",
+        description=INSTRUCTIONS,
+        epilog="mcp-summarizer summarize FILE [--max-output-tokens N] summarizes a file without a server.",
+    )
     parser.add_argument("--transport", choices=["streamable-http", "stdio"], default="streamable-http")
     parser.add_argument("--host", help="bind address (default: MCP_SUMMARIZER_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default: MCP_SUMMARIZER_PORT or 8007)")

@@ -224,7 +224,9 @@ class FakeLLM:
         """Bind a port, start uvicorn in a daemon thread and return once it accepts connections."""
         if self._thread is not None:
             raise RuntimeError("FakeLLM is already started")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets it knows are TCP, and
+        # without it every reply on a kept-alive connection waits ~40 ms for a delayed ACK.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))  # bound here so the port is known before the thread runs
         self._port = sock.getsockname()[1]
         config = uvicorn.Config(

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_summarizer import tokens
-from mcp_summarizer.chunker import MIN_CHUNK_SIZE, Chunk, _Offsets, chunk, is_safe_boundary
+from mcp_summarizer.chunker import MIN_CHUNK_SIZE, Chunk, TokenOffsets, chunk, is_safe_boundary
 
 HEADER_LINE = re.compile(r"^#{1,6} Heading \d+ ")
 
@@ -128,7 +128,7 @@ def test_semantic_invariants_on_arbitrary_unicode(text: str, size: int) -> None:
 def test_safe_boundaries_split_the_token_count_exactly(text: str, data: st.DataObject) -> None:
     """The claim the chunker's one-pass sizing rests on: at safe boundaries, the text on
     each side encodes exactly as it does within the whole."""
-    off = _Offsets(text)
+    off = TokenOffsets(text)
     safe = [p for p in range(len(text) + 1) if is_safe_boundary(text, p)]
     a, b = sorted(data.draw(st.lists(st.sampled_from(safe), min_size=2, max_size=2)))
     ia, ib = off.index(a), off.index(b)

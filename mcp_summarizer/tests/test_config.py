@@ -162,7 +162,9 @@ def test_config_error_does_not_echo_the_api_key() -> None:
 def test_backend_resolution(env: dict[str, str], backend: str) -> None:
     s = load_settings(env)
     assert s.backend == backend
-    assert s.llm_configured == ("OPENROUTER_API_KEY" in env or "127.0.0.1" in str(env) or "localhost" in str(env))
+    assert s.llm_configured == (
+        "OPENROUTER_API_KEY" in env or "127.0.0.1" in str(env) or "localhost" in str(env)
+    )
 
 
 def test_openai_backend_without_any_llm_settings_is_refused() -> None:

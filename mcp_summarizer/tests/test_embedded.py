@@ -36,14 +36,25 @@ def crawled_page(n: int) -> str:
             )
             lines.append("")
         if s % 3 == 0:
-            lines += ["```lua", f"-- spawn table for region {n}.{s}", f"spawn('{creature}', {s * 3})", "```", ""]
+            lines += [
+                "```lua",
+                f"-- spawn table for region {n}.{s}",
+                f"spawn('{creature}', {s * 3})",
+                "```",
+                "",
+            ]
         if s % 4 == 1:
-            lines += ["| NPC | Faction | Level |", "|---|---|---|", f"| Captain Vale {n}{s} | Alliance | {10 + s} |", ""]
+            lines += [
+                "| NPC | Faction | Level |",
+                "|---|---|---|",
+                f"| Captain Vale {n}{s} | Alliance | {10 + s} |",
+                "",
+            ]
     lines += ["Edit on GitHub", "© 2026 Example Wiki. All rights reserved."]
     return "\n".join(lines)
 
 
-PAGES = "\n\n".join(crawled_page(n) for n in range(12))
+PAGES = "\n\n".join(crawled_page(n) for n in range(24))
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +111,9 @@ async def test_headers_and_code_blocks_survive_intact(server: RunningServer) -> 
 async def test_focus_terms_change_what_is_kept(server: RunningServer) -> None:
     async with Client(server.url) as client:
         wolves = text_of(
-            await client.call_tool("summarize", {"content": PAGES, "max_output_tokens": 600, "focus_areas": "wolves"})
+            await client.call_tool(
+                "summarize", {"content": PAGES, "max_output_tokens": 600, "focus_areas": "wolves"}
+            )
         )
         spiders = text_of(
             await client.call_tool(

@@ -342,7 +342,9 @@ async def test_without_any_llm_the_service_starts_on_the_embedded_backend() -> N
         assert srv.wait_for_event("service_starting")[0]["backend"] == "extractive"
         async with Client(srv.url) as client:
             small = await client.call_tool("summarize", {"content": "fits", "max_output_tokens": 10})
-            large = await client.call_tool("summarize", {"content": document(sections=5), "max_output_tokens": 50})
+            large = await client.call_tool(
+                "summarize", {"content": document(sections=5), "max_output_tokens": 50}
+            )
         assert text_of(small) == "fits"
         assert not large.is_error and 0 < tokens.count(text_of(large)) <= 50
     finally:
@@ -354,7 +356,11 @@ async def test_on_llm_failure_extractive_and_truncate(fresh_llm: FakeLLM) -> Non
     content = document(sections=4)
     for policy in ("extractive", "truncate"):
         srv = start_server(
-            {"OPENROUTER_BASE_URL": fresh_llm.base_url, "ON_LLM_FAILURE": policy, "LLM_RETRY_BASE_SECONDS": "0"}
+            {
+                "OPENROUTER_BASE_URL": fresh_llm.base_url,
+                "ON_LLM_FAILURE": policy,
+                "LLM_RETRY_BASE_SECONDS": "0",
+            }
         )
         try:
             async with Client(srv.url) as client:
