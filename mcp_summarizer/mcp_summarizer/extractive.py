@@ -1,0 +1,830 @@
+"""A deterministic extractive summarizer: the fallback when no LLM is configured or it fails.
+
+``summarize(text, max_tokens, focus=..., kind=...)`` picks whole sentences, list items,
+table rows and code blocks out of markdown and returns them in their original order, under
+their headers, in at most ``max_tokens`` cl100k tokens (counted on the final text).
+
+How, and why this way:
+
+1. **Units that respect markdown** (one pass over the text).  Paragraphs and list items
+   are cut into sentences by a regex splitter that does not split after abbreviations
+   ("e.g.", "Mr."), single initials, inside a link, parentheses or a code span, or before a
+   lowercase word; decimals and versions ("3.11") never have a space after the dot.  Table
+   rows, quote lines and fenced code blocks are whole units.  Headers are not units but
+   structure: a selected unit brings its header path (a table row its table's header row
+   and separator line), each printed once.  A code block larger than a third of the budget
+   is never selected, and nothing is ever cut inside a unit, so the summary is made of the
+   author's own sentences, in the author's order.
+2. **Salience**, SumBasic/centroid style.  Terms are lowercased words (CJK: single
+   characters) minus stopwords, crudely stemmed ("NPCs" -> "npc", "wolves" -> "wolf"), from
+   the visible text (link targets are skipped), plus *named things*: identifiers (dotted
+   names, ``code spans``, CamelCase, snake_case), numbers of 2+ digits and versions, dates,
+   and capitalized words that do not start a sentence.  With ``df`` the number of units
+   containing a word among ``N`` units, its weight is ``df/N * log(1 + N/df)`` scaled so the
+   heaviest word weighs 1: frequent words are central, and the log discounts words found
+   almost everywhere.  A named thing weighs a constant (more when repeated), so units
+   that carry facts beat vague ones.  A unit's gain is the sum of the weights of its
+   distinct terms and its score ``gain / size**0.7``: long units pay for their length,
+   less than linearly, so one rich sentence can beat a short fragment.  Code blocks score
+   0.6 times as much, a sentence ending with ":" (it announces what follows) 0.3, a
+   sentence in parentheses 0.5; a unit repeated word for word (boilerplate) can only be
+   selected where it first occurs.
+3. **Focus**: a unit that mentions a term of ``focus`` (the topics, crudely stemmed) scores
+   3 times as much, one under a header that mentions one 1.5 times, so the summary is
+   about the focus while the redundancy rule still varies it; a focus term also weighs as
+   much as the heaviest word.  For ``kind="extraction"`` named things weigh more, and 3
+   times more in the categories a schema hint names ("dates", "exceptions", "numbers",
+   "NPCs", ...); such category words pick what to extract, they do not mark units as
+   on-topic.
+4. **Greedy with redundancy, lazily**: when a unit is taken, the weights of its terms are
+   multiplied by 0.3 (0.1 for a named thing: once it is in, repeating it adds little), so
+   the next pick covers something else: SumBasic's update, which spreads the budget over
+   the document's topics.  Weights only go down, so a score in the priority queue is an
+   upper bound: pop the top, re-score it, and take it if no queued bound beats it (lazy
+   greedy; the re-scoring per pick is capped, because a few very common terms make long
+   chains of stale bounds).  Scores use a size estimate (4 characters a token); a unit is
+   tokenized only when it is about to be taken, so tokenizing costs in proportion to the
+   summary, not the input.  Header lines and table headers are charged once.
+5. **Exact budget**: the chosen units are rendered (sentences of one paragraph on one line,
+   list items and rows as lines, blank lines between blocks) and the result is counted.
+   Over budget, the lowest-scoring units are dropped until it fits; with room left, the
+   greedy goes on in that room (a few rounds).  Text that fits is returned unchanged; the
+   whole input is only tokenized when it might fit (an exact count of a prefix cut at a
+   line start, which encodes as in the whole text, rules that out first).
+
+Speed (bench/extractive.py): one regex search per paragraph for its end, one scan for
+sentence ends, one for terms (words and named things in a single alternation; each distinct
+match is classified once and cached), Counter-based weights, a heap: 1M tokens summarized
+to 5,000 take about 2.2-2.6 times one tokenizer pass over the same text.  Large budgets cost
+more (every pick is re-scored lazily and tokenized): 50,000 from 1M about 3 passes.
+Deterministic: no randomness, ties broken by position, and every iteration that reaches
+the output goes over lists or insertion-ordered dicts, never over a set of strings (whose
+order depends on the hash seed).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from itertools import chain
+from typing import Literal
+
+from mcp_summarizer import tokens
+from mcp_summarizer.budget import trim_to_tokens
+
+__all__ = ["summarize"]
+
+Kind = Literal["general", "extraction"]
+
+# --- tuning (see the module docstring; measured in bench/extractive.py) ------------------------
+
+LENGTH_EXPONENT = 0.7  # score = gain / size**LENGTH_EXPONENT
+REDUNDANCY_DECAY = 0.3  # a taken unit's word weights are multiplied by this
+FOCUS_UNIT_BOOST = 3.0  # the score of a unit that mentions a focus term is multiplied by this
+SECTION_FOCUS_BOOST = 1.5  # ... of a unit under a header that mentions one (and not itself)
+FOCUS_GAIN = 1.0  # a focus term also weighs as much as the heaviest document word
+FOCUS_DECAY = 0.7
+ENTITY_WEIGHT = {"general": 0.3, "extraction": 0.5}  # a named thing, relative to the heaviest word
+ENTITY_SINGLETON = 0.6  # a named thing seen once weighs this much of a repeated one
+CATEGORY_GAIN = 3.0  # a named thing of a category the focus names
+ENTITY_DECAY = 0.1
+CODE_FACTOR = 0.6  # code blocks' scores are multiplied by this
+LEAD_IN_FACTOR = 0.3  # a sentence ending with ":" introduces something: little use alone
+ASIDE_FACTOR = 0.5  # a sentence in parentheses is an aside
+CODE_BUDGET_SHARE = 3  # a code block over budget / 3 tokens is not selectable
+SIZE_FLOOR = 10.0  # scores divide by at least this size: a fragment scores as a short sentence
+MIN_TERMS = 2  # units with fewer distinct terms ("Note", "---") are not selectable
+LAZY_CANDIDATES = 128  # at most this many re-scorings per pick
+MAX_REJECTIONS = 400  # stop the greedy after this many units in a row did not fit
+FILL_ROUNDS = 2
+LONG_SENTENCE_CHARS = 1500  # a "sentence" longer than this is cut at its line breaks
+
+# --- markdown -------------------------------------------------------------------------------------
+
+# What a line starts, if not paragraph text.  The order matters: "- - -" is a rule, not an
+# item.  `_PARAGRAPH_END` is the same set as a lookahead after a newline, so a paragraph's
+# end is found by one regex search instead of a loop over its lines.
+_BLOCK_KINDS = r"""
+      (?P<fence>`{3,}|~{3,})
+    | (?P<rule>(?P<r>[-*_])(?:[ \t]*(?P=r)){2,}[ \t]*$)
+    | (?P<header>\#{1,6})(?:[ \t]|$)
+    | (?P<item>(?:[-*+]|\d{1,9}[.)]))(?:[ \t]+|$)
+    | (?P<quote>>)
+    | (?P<pipe>\|)
+"""
+_BLOCK = re.compile(rf"[ \t]*(?:{_BLOCK_KINDS})", re.VERBOSE | re.MULTILINE)
+_PARAGRAPH_END = re.compile(
+    r"\n(?=[ \t]*(?:\n|\Z|"
+    + re.sub(r"\(\?P<\w+>", "(?:", _BLOCK_KINDS.replace("(?P<r>", "(").replace("(?P=r)", r"\1"))
+    + "))",
+    re.VERBOSE | re.MULTILINE,
+)
+_TABLE_SEP = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_NEWLINE_INDENT = re.compile(r"\n[ \t]*")
+
+# --- sentences ------------------------------------------------------------------------------------
+
+# A sentence end: terminal punctuation and closers, then whitespace and a character that is
+# not lowercase or a continuation (checked again in Python for non-ASCII lowercase).  It
+# starts with one character class so that the regex engine skips ahead to it fast.
+_SENTENCE_END = re.compile(
+    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*[\"'”’)\]*_`]*(?=\s+[^\sa-z,;:)])|(?<=[。！？])[。！？]*[」』”’）)\]]*)"
+)
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st mt vs cf fig figs no nos vol vols approx dept est ca al "
+    "jan feb mar apr jun jul aug sep sept oct nov dec inc ltd corp co gen col lt sgt rev ed eds".split()
+)
+_DOTTED_ABBREVIATION = re.compile(r"(?:[a-z]\.)+[a-z]")  # e.g, i.e, u.s
+
+# --- terms and named things ---------------------------------------------------------------------
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*+\.?"
+# Named things.  At a word start the lookahead skips a plain lowercase word in one
+# possessive scan (most of the text), so the alternatives only run where one can start.  A
+# name is matched with the space before it (a capitalized word right after a sentence end
+# is no evidence of a name), and not when it is the start of a dotted name or a call.
+_NAMED = rf"""
+      `(?P<code>[^`\n]{{2,80}})`
+    | \b(?=[a-z]*+[A-Z0-9_.])(?:
+        (?P<date>\d{{4}}-\d{{2}}-\d{{2}}\b|{_MONTH}\s+\d{{1,2}}(?:,\s*\d{{4}})?\b|\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b)
+      | (?P<dotted>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++)(?:\(\))?
+      | (?P<number>\d++(?:[.,:]\d++)++\b|\d{{2,}}+\b)
+      | (?P<camel>[A-Z]*+[a-z]++[A-Z]\w*+|[A-Z]{{2,}}+[a-z]\w*+)
+      | (?P<snake>[A-Za-z]++_\w++)
+    )
+    | [ ](?=[A-Z])(?<=[^\s.!?:;][ ])(?!{_MONTH}\s+\d)
+      (?P<name>[A-Z][\w'’-]*+(?![.(][\w)])(?:[ ][A-Z][\w'’-]*+(?![.(][\w)]))*+)
+"""
+_NAMED_RE = re.compile(_NAMED, re.VERBOSE)
+_LINK_TARGET = r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)"
+# One scan for everything: a word, a link target (skipped) or a named thing.  No groups,
+# so findall returns plain strings, each classified once per document (see _Lexicon).
+_SCAN = re.compile(
+    r"[a-z]++(?![\w.])|"  # the common case first: a plain lowercase word (cannot start a named thing)
+    + _LINK_TARGET
+    + "|"
+    + re.sub(r"\(\?P<\w+>", "(?:", _NAMED)
+    + rf"|[{_CJK}]|[^\W{_CJK}]+",
+    re.VERBOSE,
+)
+_CATEGORY = {
+    "code": "code",
+    "dotted": "code",
+    "camel": "code",
+    "snake": "code",
+    "number": "number",
+    "date": "date",
+    "name": "name",
+}
+_CATEGORY_KEY = {"code": "c", "exception": "e", "number": "n", "date": "d", "name": "p"}
+_EXCEPTION_SUFFIX = re.compile(r"(?:Error|Exception|Warning)$")
+_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each either else etc
+    few for from further had has have having he her here hers herself him himself his how however
+    i if in into is it its itself just may me might more most must my myself neither no nor not of
+    off on once only or other our ours ourselves out over own same shall she should so some such
+    than that the their theirs them themselves then there these they this those through to too
+    under until up upon us very via was we were what when where which while who whom why will with
+    would yet you your yours yourself yourselves one two see use used using eg ie
+    http https www com org html htm""".split()
+)
+# Words of a focus / schema hint that name a category of named things.
+_CATEGORY_WORDS = {
+    "code": "function functions method methods class classes api apis identifier identifiers module "
+    "modules attribute attributes parameter parameters argument arguments variable variables",
+    "exception": "exception exceptions error errors warning warnings",
+    "number": "number numbers numeric version versions amount amounts count counts price prices "
+    "quantity quantities statistic statistics figure figures size sizes value values percentage",
+    "date": "date dates year years time times timeline when period periods era eras event events",
+    "name": "person persons people character characters npc npcs faction factions organization "
+    "organizations place places location locations company companies entity entities",
+}
+_CATEGORY_OF_WORD = {w: c for c, words in _CATEGORY_WORDS.items() for w in words.split()}
+# Stems of hint words that describe a kind of content rather than a topic ("numbers",
+# "dates", "names"): they select a category, they are not focus terms.
+_META_WORDS = frozenset(
+    "number numeric value date name identifier figure amount count statistic percentage quantity "
+    "entity".split()
+)
+
+
+def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "general") -> str:
+    """At most ``max_tokens`` cl100k tokens of ``text``'s most salient units, in order.
+
+    ``focus`` is a comma-separated list of topics or a schema hint; ``kind="extraction"``
+    favours units dense in names, identifiers, numbers and dates.  Text that already fits
+    is returned unchanged; empty text or a budget below 1 gives ``""``, and so does text
+    with nothing that fits (only a code block larger than the budget, say).
+    """
+    if kind not in ENTITY_WEIGHT:
+        raise ValueError(f"kind must be 'general' or 'extraction', got {kind!r}")
+    if max_tokens <= 0 or not text:
+        return ""
+    if _fits(text, max_tokens):
+        return text
+    if text.isspace():
+        return ""
+    doc = _parse(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return _Selector(doc, max_tokens, focus, kind).run()
+
+
+def _fits(text: str, max_tokens: int) -> bool:
+    """Whether ``text`` has at most ``max_tokens`` tokens, without encoding a huge text.
+
+    At a line start whose first character is not whitespace the tokenizer starts a new
+    piece (see chunker), so a prefix cut there encodes as it does in the whole: its count
+    is a lower bound, and usually already over the budget."""
+    limit = 8 * max_tokens + 64
+    if len(text) > limit:
+        cut = text.find("\n", limit)
+        while cut >= 0 and cut + 1 < len(text) and text[cut + 1].isspace():
+            cut = text.find("\n", cut + 1)
+        if cut >= 0 and tokens.count(text[: cut + 1]) > max_tokens:
+            return False
+    return tokens.count(text) <= max_tokens
+
+
+# --- parsing ----------------------------------------------------------------------------------------
+
+SENTENCE, LINE, CODE = 0, 1, 2
+
+
+@dataclass(slots=True)
+class _Unit:
+    text: str  # as rendered (a sentence's inner line breaks become spaces)
+    kind: int  # SENTENCE (joined on its block's line), LINE (a line or lines), CODE
+    block: int  # sentences of one block (paragraph, list item) share an output line
+    group: int  # blocks of one group (a list, a table) are separated by "\n", groups by "\n\n"
+    path: tuple[int, ...]  # indices of the headers above, outermost first
+    table: int  # index of the table header this row needs, or -1
+
+
+@dataclass(slots=True)
+class _Doc:
+    units: list[_Unit] = field(default_factory=list)
+    headers: list[str] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)  # per block: list marker or indentation
+    table_heads: list[str] = field(default_factory=list)
+
+
+@cache
+def _closing_fence(marker: str) -> re.Pattern[str]:
+    return re.compile(rf"\n[ \t]*{re.escape(marker[0])}{{{len(marker)},}}[ \t]*(?=\n|\Z)")
+
+
+def _parse(text: str) -> _Doc:
+    """One pass: headers, fences, tables, quotes, list items and paragraphs, into units."""
+    doc = _Doc()
+    units, prefixes = doc.units, doc.prefixes
+    size = len(text)
+    stack: list[tuple[int, int]] = []  # (level, header index)
+    path: tuple[int, ...] = ()
+    group = 0
+    in_list = in_quote = False  # the previous line was an item / a quote: the next joins its group
+    pos = 0
+    while pos < size:
+        eol = text.find("\n", pos)
+        if eol < 0:
+            eol = size
+        line = text[pos:eol]
+        if not line or line.isspace():
+            in_list = in_quote = False
+            pos = eol + 1
+            continue
+        m = _BLOCK.match(line)
+        kind = m.lastgroup if m else None
+        if kind == "fence":
+            assert m is not None
+            close = _closing_fence(m.group("fence")).search(text, eol)
+            end = close.end() if close else size
+            group += 1
+            prefixes.append("")
+            units.append(_Unit(text[pos:end].rstrip(), CODE, len(prefixes) - 1, group, path, -1))
+            in_list = in_quote = False
+            pos = end + 1
+            continue
+        if kind == "header":
+            assert m is not None
+            level = len(m.group("header"))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, len(doc.headers)))
+            doc.headers.append(line.strip())
+            path = tuple(h for _, h in stack)
+        elif kind == "quote":
+            if not in_quote:
+                group += 1
+            prefixes.append("")
+            units.append(_Unit(line.rstrip(), LINE, len(prefixes) - 1, group, path, -1))
+            in_list, in_quote = False, True
+            pos = eol + 1
+            continue
+        elif kind == "pipe" or ("|" in line and _TABLE_SEP.match(text, eol + 1, _line_end(text, eol + 1))):
+            pos, group = _table(text, pos, doc, group + 1, path), group + 1
+            in_list = in_quote = False
+            continue
+        elif kind != "rule":
+            # A paragraph or a list item: it runs to a blank line or the next block start.
+            stop = _PARAGRAPH_END.search(text, eol)
+            end = stop.start() if stop else size
+            if kind == "item":
+                assert m is not None
+                if not in_list:
+                    group += 1
+                prefixes.append(line[: m.end()])
+                body = text[pos + m.end() : end]
+            else:
+                group += 1
+                first = len(line) - len(line.lstrip())
+                prefixes.append(line[:first])
+                body = text[pos + first : end]
+            block = len(prefixes) - 1
+            for sentence in _sentences(body):
+                units.append(_Unit(sentence, SENTENCE, block, group, path, -1))
+            in_list, in_quote = kind == "item", False
+            pos = end + 1
+            continue
+        in_list = in_quote = False
+        pos = eol + 1
+    return doc
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def _table(text: str, pos: int, doc: _Doc, group: int, path: tuple[int, ...]) -> int:
+    """Rows from ``pos`` while lines contain "|" (and start no other block); a header row +
+    separator line becomes the table head that every selected row brings.  Returns the
+    position after the table."""
+    rows: list[str] = []
+    while pos < len(text):
+        end = _line_end(text, pos)
+        line = text[pos:end]
+        if "|" not in line or line.isspace():
+            break
+        m = _BLOCK.match(line)
+        if rows and m and m.lastgroup != "pipe":
+            break  # a header, fence, quote, item or rule that happens to contain a "|"
+        rows.append(line.rstrip())
+        pos = end + 1
+    table = -1
+    if len(rows) >= 2 and _TABLE_SEP.match(rows[1]):
+        doc.table_heads.append(rows[0] + "\n" + rows[1])
+        table = len(doc.table_heads) - 1
+        rows = rows[2:]
+    for row in rows:
+        doc.prefixes.append("")
+        doc.units.append(_Unit(row, LINE, len(doc.prefixes) - 1, group, path, table))
+    return pos
+
+
+def _sentences(body: str) -> list[str]:
+    """Split a paragraph into sentences, each on one line (inner line breaks become spaces)."""
+    out: list[str] = []
+    start = 0
+    size = len(body)
+    for m in _SENTENCE_END.finditer(body):
+        end = m.end()
+        nxt = end
+        while nxt < size and body[nxt].isspace():
+            nxt += 1
+        if nxt >= size:
+            break
+        mark = m.group()
+        if mark[0] not in "。！？":
+            if body[nxt].islower():
+                continue
+            if mark[0] == "." and not mark.startswith(".."):
+                before = body[max(start, m.start() - 16) : m.start()].rsplit(None, 1)
+                word = before[-1].lstrip("([{\"'*_`") if before else ""
+                lowered = word.lower()
+                if (
+                    lowered in _ABBREVIATIONS
+                    or _DOTTED_ABBREVIATION.fullmatch(lowered)
+                    or (len(word) == 1 and word.isupper())
+                ):
+                    continue
+            piece = body[start:end]
+            if len(piece) < LONG_SENTENCE_CHARS and (
+                piece.count("(") > piece.count(")")
+                or piece.count("[") > piece.count("]")
+                or piece.count("`") % 2
+            ):
+                continue  # inside a link, parentheses or a code span
+        _add_sentence(out, body[start:end])
+        start = nxt
+    _add_sentence(out, body[start:])
+    return out
+
+
+def _add_sentence(out: list[str], raw: str) -> None:
+    raw = raw.strip()
+    if not raw:
+        return
+    if len(raw) <= LONG_SENTENCE_CHARS or "\n" not in raw:
+        out.append(_NEWLINE_INDENT.sub(" ", raw) if "\n" in raw else raw)
+        return
+    # A run-on "sentence" (hard-wrapped text without punctuation): cut it at line breaks.
+    piece: list[str] = []
+    length = 0
+    for line in raw.split("\n"):
+        if line.strip():
+            piece.append(line.strip())
+            length += len(line)
+        if length >= LONG_SENTENCE_CHARS // 3:
+            out.append(" ".join(piece))
+            piece, length = [], 0
+    if piece:
+        out.append(" ".join(piece))
+
+
+# --- terms ------------------------------------------------------------------------------------------
+
+
+def _stem(word: str) -> str:
+    """A lowercase word's stem; "" for stopwords and one-character words (but CJK)."""
+    if word in _STOPWORDS or (len(word) < 2 and not ("\u3040" <= word <= "\ud7af")):
+        return ""
+    if len(word) > 3 and word.isalpha():
+        if word.endswith("ies") and len(word) > 4:
+            return word[:-3] + "y"
+        if word.endswith("ves") and len(word) > 4:
+            return word[:-3] + "f"  # wolves -> wolf
+        if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+            return word[:-2]
+        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return word[:-1]
+    return word
+
+
+def _word_stems(text: str) -> tuple[str, ...]:
+    return tuple(filter(None, map(_stem, _WORD.findall(text.lower()))))
+
+
+def _classify(raw: str) -> tuple[str, str] | None:
+    """(named thing, category) for a match of ``_SCAN``, or None for a word or a link target.
+    Categories: code, exception, number, date, name."""
+    first = raw[0]
+    if first == "]":
+        return None
+    if first == "`":  # a code span: no need to match it again
+        value = raw[1:-1].strip().removesuffix("()")
+        if value[:1].isdigit():
+            return value, "number"
+        return value, "exception" if _EXCEPTION_SUFFIX.search(value) else "code"
+    if first == " ":  # a capitalized word (or run of them) after a word: a name...
+        value = raw[1:]
+        m = _NAMED_RE.fullmatch(value) if " " not in value else None
+        if m is None or m.lastgroup is None:
+            return value, "name"
+        # ...unless it is an identifier (JSONDecodeError) or a number
+    else:
+        m = _NAMED_RE.fullmatch(raw)
+        if m is None or m.lastgroup is None:
+            return None
+    kind = m.lastgroup
+    value = m.group(kind)
+    category = _CATEGORY[kind]
+    if kind == "code":
+        value = value.strip().removesuffix("()")
+        if value[:1].isdigit():
+            category = "number"
+    elif kind == "dotted":
+        value = value.removesuffix("()")
+    if category == "code" and _EXCEPTION_SUFFIX.search(value):
+        category = "exception"
+    return value, category
+
+
+class _Stems(dict[str, str]):
+    """Lowercase word -> stem ("" for a stopword), filled on first use."""
+
+    def __missing__(self, word: str) -> str:
+        stem = self[word] = _stem(word)
+        return stem
+
+
+class _Lexicon(dict[str, tuple[str, ...]]):
+    """A match of ``_SCAN`` -> its terms: word stems, and for a named thing also the term
+    "\\x00" + category key + name.  Filled on first use: each distinct match is handled once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stems = _Stems()
+
+    def __missing__(self, raw: str) -> tuple[str, ...]:
+        if raw.islower() and raw.isalpha():  # a plain word (most of them): no named thing
+            stem = _stem(raw)
+            terms: tuple[str, ...] = (stem,) if stem else ()
+        elif raw[0] == "]":  # a link target
+            terms = ()
+        else:
+            named = _classify(raw)
+            if named is None:
+                stem = _stem(raw.lower())
+                terms = (stem,) if stem else ()
+            else:  # the named thing, and its words
+                words = filter(None, map(self.stems.__getitem__, _WORD.findall(named[0].lower())))
+                terms = (f"\x00{_CATEGORY_KEY[named[1]]}{named[0]}", *words)
+        self[raw] = terms
+        return terms
+
+    def terms(self, text: str) -> tuple[str, ...]:
+        """Distinct terms of ``text``, in order of first occurrence."""
+        return tuple(dict.fromkeys(chain.from_iterable(map(self.__getitem__, _SCAN.findall(text)))))
+
+
+def _named_things(text: str) -> list[tuple[str, str]]:
+    """(named thing, category) pairs of ``text`` in order, link targets excluded."""
+    return [n for n in map(_classify, _SCAN.findall(text)) if n is not None]
+
+
+def _focus(focus: str, kind: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """Focus terms (stemmed); those that make a unit that mentions them a focus unit; and
+    the category keys of the named things the focus names.  In a schema hint, a word that
+    names a category ("exceptions", "NPCs") says what to extract, not what the text is
+    about: it weighs as a focus term but does not make a focus unit."""
+    words = _WORD.findall(focus.lower())
+    categories = dict.fromkeys(_CATEGORY_OF_WORD[w] for w in words if w in _CATEGORY_OF_WORD)
+    if "code" in categories:
+        categories["exception"] = None  # exceptions are identifiers too
+    terms = tuple(dict.fromkeys(s for s in map(_stem, words) if s and s not in _META_WORDS))
+    topical = {_stem(w) for w in words if w not in _CATEGORY_OF_WORD} if kind == "extraction" else set(terms)
+    return terms, tuple(t for t in terms if t in topical), "".join(_CATEGORY_KEY[c] for c in categories)
+
+
+# --- selection ----------------------------------------------------------------------------------------
+
+
+class _Selector:
+    def __init__(self, doc: _Doc, budget: int, focus: str, kind: str) -> None:
+        self.doc = doc
+        self.budget = budget
+        units = doc.units
+        lexicon = _Lexicon()
+        self.size = size = [_estimate(u.text) for u in units]
+        # Units far over what they may take (the budget; a third of it for code) can never
+        # be selected: their terms are not even read.
+        limit, code_limit = 2 * budget + 8, 2 * (budget // CODE_BUDGET_SHARE) + 8
+        self.terms = unit_terms = [
+            () if size[i] > (code_limit if u.kind == CODE else limit) else lexicon.terms(u.text)
+            for i, u in enumerate(units)
+        ]
+        df = Counter(chain.from_iterable(unit_terms))
+        n = max(len(units), 1)
+        weight = {t: c / n * math.log(1.0 + n / c) for t, c in df.items() if t[0] != "\x00"}
+        top = max(weight.values(), default=1.0) or 1.0
+        weight = {t: w / top for t, w in weight.items()}
+        decay = dict.fromkeys(weight, REDUNDANCY_DECAY)
+        focus_terms, topical, categories = _focus(focus, kind)
+        named_weight = ENTITY_WEIGHT[kind]
+        for t, c in df.items():
+            if t[0] == "\x00":
+                w = named_weight if c > 1 else named_weight * ENTITY_SINGLETON
+                weight[t] = w * CATEGORY_GAIN if t[1] in categories else w
+                decay[t] = ENTITY_DECAY
+        for t in focus_terms:
+            weight[t] = FOCUS_GAIN
+            decay[t] = FOCUS_DECAY
+        self.weight, self.decay = weight, decay
+        # Scores use a size estimate, so that a unit is tokenized only when it is about to
+        # be taken; the budget is charged exact counts.
+        # score = gain * norm: the boosts and the length normalization, computed once.
+        self.norm = [
+            b / max(s, SIZE_FLOOR) ** LENGTH_EXPONENT
+            for b, s in zip(self._boosts(topical), self.size, strict=True)
+        ]
+        get, norm = weight.__getitem__, self.norm
+        # A unit repeated word for word (boilerplate: "Return value: New reference.") is
+        # only selectable where it first occurs.
+        first = {u.text: i for i, u in reversed(list(enumerate(units)))}
+        self.heap = [
+            (-sum(map(get, terms)) * norm[i], i)
+            for i, terms in enumerate(unit_terms)
+            if len(terms) >= MIN_TERMS and first[units[i].text] == i
+        ]
+        heapq.heapify(self.heap)
+        self.rejected: list[tuple[float, int]] = []
+        self.costs: dict[int, int] = {}
+        self.header_cost: dict[int, int] = {}
+        self.table_cost: dict[int, int] = {}
+        self.selected: dict[int, float] = {}  # unit -> score when taken
+        self.charged_blocks: set[int] = set()
+        self.charged_headers: set[int] = set()
+        self.charged_tables: set[int] = set()
+
+    def _boosts(self, focus_terms: tuple[str, ...]) -> list[float]:
+        """Score factors: FOCUS_UNIT_BOOST for a unit that mentions a focus term, else
+        SECTION_FOCUS_BOOST under a header that mentions one; CODE_FACTOR for code blocks;
+        LEAD_IN_FACTOR for a sentence that announces what follows ("Compact encoding:"),
+        which says little alone; ASIDE_FACTOR for a sentence in parentheses."""
+        units = self.doc.units
+        boosts = [
+            CODE_FACTOR
+            if u.kind == CODE
+            else LEAD_IN_FACTOR
+            if u.text[-1] == ":"
+            else ASIDE_FACTOR
+            if u.text[0] == "(" and u.text.rstrip(".")[-1:] == ")"
+            else 1.0
+            for u in units
+        ]
+        if focus_terms:
+            wanted = frozenset(focus_terms)
+            hot = [not wanted.isdisjoint(_word_stems(h)) for h in self.doc.headers]
+            by_path: dict[tuple[int, ...], bool] = {}
+            for i, u in enumerate(units):
+                if not wanted.isdisjoint(self.terms[i]):
+                    boosts[i] *= FOCUS_UNIT_BOOST
+                    continue
+                if u.path not in by_path:
+                    by_path[u.path] = any(hot[h] for h in u.path)
+                if by_path[u.path]:
+                    boosts[i] *= SECTION_FOCUS_BOOST
+        return boosts
+
+    def _score(self, i: int) -> float:
+        return sum(map(self.weight.__getitem__, self.terms[i])) * self.norm[i]
+
+    def _text(self, i: int) -> str:
+        u = self.doc.units[i]
+        return self.doc.prefixes[u.block] + u.text if u.kind == SENTENCE else u.text
+
+    def _cost(self, i: int) -> int:
+        """Exact tokens of unit ``i`` (with its list marker)."""
+        cost = self.costs.get(i)
+        if cost is None:
+            cost = self.costs[i] = tokens.count(self._text(i))
+        return cost
+
+    def _extra_cost(self, i: int) -> int:
+        """Tokens of the header lines and table head unit ``i`` would bring, and of its
+        separator: none after a sentence of the same paragraph (the space joins the next
+        word's token), one otherwise (a line break)."""
+        u = self.doc.units[i]
+        extra = 0 if u.kind == SENTENCE and u.block in self.charged_blocks else 1
+        for h in u.path:
+            if h not in self.charged_headers:
+                if h not in self.header_cost:
+                    self.header_cost[h] = tokens.count(self.doc.headers[h]) + 1
+                extra += self.header_cost[h]
+        if u.table >= 0 and u.table not in self.charged_tables:
+            if u.table not in self.table_cost:
+                self.table_cost[u.table] = tokens.count(self.doc.table_heads[u.table]) + 1
+            extra += self.table_cost[u.table]
+        return extra
+
+    def _greedy(self, room: int) -> int:
+        """Take units into ``room`` tokens; returns the tokens charged."""
+        used = misses = 0
+        heap, units, size, terms, norm = self.heap, self.doc.units, self.size, self.terms, self.norm
+        get = self.weight.__getitem__
+        while heap and misses < MAX_REJECTIONS and room - used > 1:
+            # Lazy step: re-score the top of the queue until no queued bound beats the best
+            # re-scored unit, or LAZY_CANDIDATES were re-scored (then the best of those).
+            best, best_score = -1, 0.0
+            held: list[tuple[float, int]] = []
+            while heap and len(held) < LAZY_CANDIDATES:
+                if best >= 0 and -heap[0][0] <= best_score:
+                    break
+                bound, j = heapq.heappop(heap)
+                if size[j] > 2 * (room - used) + 8:  # clearly too big for what is left
+                    self.rejected.append((bound, j))
+                    misses += 1
+                    if misses >= MAX_REJECTIONS:
+                        break
+                    continue
+                score = sum(map(get, terms[j])) * norm[j]
+                if best < 0 or score > best_score:
+                    if best >= 0:
+                        held.append((-best_score, best))
+                    best, best_score = j, score
+                else:
+                    held.append((-score, j))
+            for item in held:
+                heapq.heappush(heap, item)
+            if best < 0:
+                break
+            cost = self._cost(best)
+            if cost > self.budget or (units[best].kind == CODE and cost > self.budget // CODE_BUDGET_SHARE):
+                continue  # never selectable
+            need = cost + self._extra_cost(best)
+            if used + need > room:
+                self.rejected.append((-best_score, best))
+                misses += 1
+                continue
+            misses = 0
+            used += need
+            self._take(best, best_score)
+        return used
+
+    def _take(self, i: int, score: float) -> None:
+        u = self.doc.units[i]
+        self.selected[i] = score
+        self.charged_blocks.add(u.block)
+        self.charged_headers.update(u.path)
+        if u.table >= 0:
+            self.charged_tables.add(u.table)
+        weight, decay = self.weight, self.decay
+        for t in self.terms[i]:
+            weight[t] *= decay[t]
+
+    def _render(self) -> str:
+        doc = self.doc
+        parts: list[str] = []
+        printed: set[int] = set()
+        lines: list[str] = []
+        group = block = -1
+        for i in sorted(self.selected):
+            u = doc.units[i]
+            if u.group != group:
+                if lines:
+                    parts.append("\n".join(lines))
+                for h in u.path:
+                    if h not in printed:
+                        printed.add(h)
+                        parts.append(doc.headers[h])
+                lines = [doc.table_heads[u.table]] if u.table >= 0 else []
+                group = u.group
+            if u.kind == SENTENCE and u.block == block:
+                lines[-1] += " " + u.text
+            else:
+                lines.append(self._text(i))
+            block = u.block
+        if lines:
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts)
+
+    def run(self) -> str:
+        self._greedy(self.budget)
+        out = self._render()
+        n = tokens.count(out)
+        for _ in range(FILL_ROUNDS):
+            if n > self.budget or self.budget - n < 3:
+                break
+            before = dict(self.selected)
+            if not self._fill(self.budget - n):
+                break
+            candidate = self._render()
+            m = tokens.count(candidate)
+            if m > self.budget:  # the estimate was off: keep the previous, fitting selection
+                self.selected = before
+                break
+            out, n = candidate, m
+        while n > self.budget and self.selected:
+            # Drop the lowest-scoring units whose tokens cover the excess, then re-count.
+            excess = n - self.budget
+            for i in sorted(self.selected, key=lambda k: (self.selected[k], -k)):
+                del self.selected[i]
+                excess -= self.costs[i]
+                if excess <= 0:
+                    break
+            out = self._render()
+            n = tokens.count(out)
+        return out if self.selected else self._fallback()
+
+    def _fill(self, room: int) -> int:
+        """Use ``room`` tokens left after a render: first the best units that were set
+        aside as too big (those that now fit), then the greedy goes on.  Returns tokens
+        charged."""
+        used = 0
+        keep: list[tuple[float, int]] = []
+        for bound, i in sorted(self.rejected):
+            left = room - used
+            if left > 1 and self.size[i] <= left * 1.5 + 4:
+                cost = self._cost(i)
+                need = cost + self._extra_cost(i)
+                if need <= left and not (
+                    self.doc.units[i].kind == CODE and cost > self.budget // CODE_BUDGET_SHARE
+                ):
+                    used += need
+                    self._take(i, -bound)
+                    continue
+            keep.append((bound, i))
+        self.rejected = keep
+        if room - used > 1:
+            used += self._greedy(room - used)
+        return used
+
+    def _fallback(self) -> str:
+        """Nothing fits with its headers (a tiny budget): the best prose unit alone, trimmed
+        to the budget at a word or character boundary.  Code is never cut."""
+        candidates = [i for i, u in enumerate(self.doc.units) if u.kind != CODE]
+        if not candidates:
+            return ""
+        best = max(candidates, key=lambda i: (self._score(i), -i))
+        return trim_to_tokens(self._text(best), self.budget)
+
+
+def _estimate(text: str) -> float:
+    """Roughly the tokens of ``text`` (4 ASCII characters a token)."""
+    return max(1.0, len(text) / 4 if text.isascii() else len(text.encode()) / 3)

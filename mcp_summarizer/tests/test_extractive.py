@@ -1,0 +1,412 @@
+"""The extractive summarizer: exact budget, determinism, fidelity to the input's text, order
+and structure, and that focus and kind change what is kept."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcp_summarizer import tokens
+from mcp_summarizer.extractive import _fits, _named_things, _parse, _sentences, summarize
+
+# -- generators ------------------------------------------------------------------------------
+
+WORDS = st.sampled_from(
+    [
+        "the", "Stormwind", "Goldshire", "NPC", "faction", "1024", "3.14", "don't", "it's", "naïve",
+        "café", "日本語", "中文字符测试", "😀", "👩‍👩‍👧", "🇫🇷", "Ωμέγα", "кириллица", "x" * 40,
+        "<|endoftext|>", "{braces}", "a_b", "--", "...", "’", "\u00a0", "e.g.", "Mr.", "v1.2.3",
+        "end.", "End!", "why?", "`os.path.join`", "[link](http://x.y/z \"title\")", "|", "(", ")",
+        "wolf", "Wolves", "river", "trade", "2023-01-05", "os.path", "JSONDecodeError",
+    ]
+)  # fmt: skip
+WORD_TEXT = st.lists(WORDS, min_size=1, max_size=40).map(" ".join)
+CJK_RUN = st.text(alphabet="日本語の文字列中文测试한국어😀🎉。！？", min_size=1, max_size=300)
+ANY_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=200
+)
+BUDGETS = st.sampled_from([1, 2, 5, 20, 50, 120, 400])
+
+
+@st.composite
+def markdown(draw: st.DrawFn) -> str:
+    parts: list[str] = []
+    for n in range(draw(st.integers(1, 25))):
+        kind = draw(
+            st.sampled_from(
+                ["h", "p", "p", "p", "list", "code", "table", "quote", "hr", "cjk", "any", "blank"]
+            )
+        )
+        if kind == "h":
+            parts.append(f"{'#' * draw(st.integers(1, 6))} Heading {n} {draw(WORD_TEXT)}")
+        elif kind == "p":
+            lines = draw(st.lists(WORD_TEXT, min_size=1, max_size=4))
+            parts.append("\n".join(lines))
+        elif kind == "list":
+            marker = draw(st.sampled_from(["-", "*", "1.", "  -"]))
+            parts.append("\n".join(f"{marker} {draw(WORD_TEXT)}" for _ in range(draw(st.integers(1, 5)))))
+        elif kind == "code":
+            fence = draw(st.sampled_from(["```", "~~~", "````"]))
+            body = "\n".join(
+                draw(st.sampled_from(["# not a header", "", "x = {1: 2}", "## also not", "---", "| a |"]))
+                for _ in range(draw(st.integers(0, 6)))
+            )
+            closed = draw(st.booleans())
+            parts.append(f"{fence}python\n{body}\n{fence if closed else ''}")
+        elif kind == "table":
+            rows = [f"| {draw(WORD_TEXT)} | {draw(WORD_TEXT)} |" for _ in range(draw(st.integers(0, 4)))]
+            parts.append("\n".join(["| name | value |", "|---|---|", *rows]))
+        elif kind == "quote":
+            parts.append(f"> {draw(WORD_TEXT)}")
+        elif kind == "hr":
+            parts.append(draw(st.sampled_from(["---", "***", "___", "- - -"])))
+        elif kind == "cjk":
+            parts.append(draw(CJK_RUN))
+        elif kind == "any":
+            parts.append(draw(ANY_TEXT))
+        else:
+            parts.append(draw(st.sampled_from(["", " ", "\t", "\r"])))
+    sep = draw(st.sampled_from(["\n\n", "\n", "\n\n\n", "\r\n\r\n", "\n \n"]))
+    return draw(st.sampled_from(["", "\n", "  "])) + sep.join(parts) + draw(st.sampled_from(["", "\n"]))
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def is_in_order_subsequence(out: str, text: str) -> bool:
+    """Every non-space character of ``out`` comes from ``text``, in order."""
+    source = iter(_squeeze(text))
+    return all(c in source for c in _squeeze(out))
+
+
+# -- invariants over generated input -----------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(markdown(), ANY_TEXT, CJK_RUN), BUDGETS, st.sampled_from(["general", "extraction"]))
+def test_budget_order_and_determinism(text: str, budget: int, kind: str) -> None:
+    out = summarize(text, budget, kind=kind)  # type: ignore[arg-type]
+    assert tokens.count(out) <= budget
+    if tokens.count(text) <= budget:
+        assert out == text, "text that fits comes back unchanged"
+    else:
+        assert is_in_order_subsequence(out, text), "output is the input's own text, in order"
+        assert "\ufffd" not in out or "\ufffd" in text, "a character was broken"
+    assert summarize(text, budget, kind=kind) == out  # type: ignore[arg-type]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markdown(), st.integers(1, 300), st.sampled_from(["", "wolves", "NPCs, factions", "dates"]))
+def test_budget_with_focus(text: str, budget: int, focus: str) -> None:
+    out = summarize(text, budget, focus=focus, kind="extraction")
+    assert tokens.count(out) <= budget
+    assert is_in_order_subsequence(out, text) or out == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(markdown(), ANY_TEXT, CJK_RUN), st.integers(0, 200))
+def test_fits_is_exact(text: str, budget: int) -> None:
+    assert _fits(text, budget) == (tokens.count(text) <= budget)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markdown(), st.sampled_from([20, 60, 150, 400]))
+def test_headers_and_code_blocks_survive_whole(text: str, budget: int) -> None:
+    out = summarize(text, budget)
+    if out == text:
+        return
+    doc = _parse(text.replace("\r\n", "\n").replace("\r", "\n"))
+    code_blocks = [u.text for u in doc.units if u.kind == 2]
+    inside_code = set()
+    for block in code_blocks:
+        if block in out:
+            inside_code.update(block.split("\n"))
+    headers = set(doc.headers)
+    out_headers = [line for line in out.split("\n") if line.startswith("#") and line not in inside_code]
+    for line in out_headers:
+        assert line in headers, f"{line!r} is not an input header"
+    assert len(out_headers) == len(set(out_headers)), "a header printed twice"
+    # A code block is either entirely in the output or not at all: once the blocks that are
+    # there whole are taken out, no fence line is left.
+    rest = out
+    for block in code_blocks:
+        if block in rest:
+            rest = rest.replace(block, "", 1)
+    assert not [line for line in rest.split("\n") if line.lstrip().startswith(("```", "~~~"))]
+
+
+# -- deterministic, also across hash seeds -----------------------------------------------------
+
+STORY = textwrap.dedent(
+    """\
+    # The Northern Marches
+
+    The Northern Marches are a cold frontier ruled by the Iron Compact since 1021.
+    Trade flows along the Silver River, and the town of Kettleford taxes every barge.
+
+    ## Factions
+
+    - The Iron Compact holds the passes with hired blades.
+    - The Green Circle, led by Elder Maren, guards the old forests.
+    - Smugglers of the Grey Wake move salt and rumours by night.
+
+    ## Wildlife
+
+    Wolves hunt in packs of twelve along the ridge. Their howls carry for miles on still nights.
+    Shepherds burn juniper to keep them away. Bears sleep through the long winter.
+
+    ## Events
+
+    | year | event |
+    |---|---|
+    | 1021 | The Compact takes Kettleford |
+    | 1187 | The Silver River floods |
+    | 1203 | Elder Maren founds the Green Circle |
+
+    ```python
+    def toll(barge):
+        return barge.weight * 0.05
+    ```
+
+    The weather is often grey. People say many things about it. Nobody is sure.
+    """
+)
+
+
+def test_deterministic_across_hash_seeds() -> None:
+    code = (
+        "import sys; from mcp_summarizer.extractive import summarize; "
+        "text = sys.stdin.read(); "
+        "print(repr([summarize(text, b, kind=k) for b in (30, 60, 120) for k in ('general', 'extraction')]))"
+    )
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        run = subprocess.run(
+            [sys.executable, "-c", code], input=STORY, env=env, capture_output=True, text=True, check=True
+        )
+        outs.add(run.stdout)
+    assert len(outs) == 1
+
+
+# -- structure -------------------------------------------------------------------------------
+
+
+def test_empty_and_tiny() -> None:
+    assert summarize("", 100) == ""
+    assert summarize("  \n\n ", 100) == "  \n\n "
+    assert summarize(" " * 300, 1) == ""
+    assert summarize(STORY, 0) == ""
+    assert summarize(STORY, -5) == ""
+    with pytest.raises(ValueError, match="kind"):
+        summarize(STORY, 10, kind="bogus")  # type: ignore[arg-type]
+
+
+def test_text_that_fits_is_returned_unchanged() -> None:
+    n = tokens.count(STORY)
+    assert summarize(STORY, n) == STORY
+    assert summarize(STORY, n - 1) != STORY
+
+
+@pytest.mark.parametrize("budget", [1, 5, 20, 40, 80, 150])
+def test_exact_budget_on_a_story(budget: int) -> None:
+    for kind in ("general", "extraction"):
+        out = summarize(STORY, budget, kind=kind)  # type: ignore[arg-type]
+        assert tokens.count(out) <= budget
+        assert is_in_order_subsequence(out, STORY)
+
+
+def test_budget_is_used() -> None:
+    """The greedy fills the budget: little is left over."""
+    out = summarize(STORY, 120)
+    assert 100 <= tokens.count(out) <= 120
+
+
+def _story_sentences() -> set[str]:
+    doc = _parse(STORY)
+    return {u.text for u in doc.units}
+
+
+def test_output_lines_come_from_the_input_in_order() -> None:
+    units = _story_sentences()
+    headers = set(_parse(STORY).headers)
+    source_lines = STORY.split("\n")
+    for budget in (40, 90, 160):
+        out = summarize(STORY, budget)
+        pos = -1
+        for line in out.split("\n"):
+            if not line or line in headers or line in source_lines:
+                if line:
+                    at = STORY.index(line, pos + 1)
+                    assert at > pos, f"{line!r} out of order"
+                    pos = at
+                continue
+            # Sentences of one paragraph, joined on one line (list items keep their marker).
+            body = re.sub(r"^(?:[-*+]|\d+\.) ", "", line)
+            rest = body
+            while rest:
+                match = next((s for s in sorted(units, key=len, reverse=True) if rest.startswith(s)), None)
+                assert match, f"{rest!r} does not start with an input sentence"
+                at = STORY.replace("\n", " ").index(match)
+                assert at > pos, f"{match!r} out of order"
+                pos = at
+                rest = rest[len(match) :].lstrip()
+
+
+def test_header_path_comes_with_a_unit_once() -> None:
+    out = summarize(STORY, 60, focus="wolves")
+    lines = out.split("\n")
+    assert "## Wildlife" in lines
+    assert "# The Northern Marches" in lines
+    assert lines.index("# The Northern Marches") < lines.index("## Wildlife")
+    assert sum(line.startswith("#") for line in lines) == len(
+        {line for line in lines if line.startswith("#")}
+    )
+
+
+def test_table_rows_bring_the_table_header() -> None:
+    out = summarize(STORY, 50, focus="floods")
+    assert "| 1187 | The Silver River floods |" in out
+    assert "| year | event |\n|---|---|\n| 1187 | The Silver River floods |" in out
+    assert out.count("| year | event |") == 1
+
+
+def test_a_code_block_is_whole_or_absent() -> None:
+    block = "```python\ndef toll(barge):\n    return barge.weight * 0.05\n```"
+    for budget in range(10, 200, 7):
+        for focus in ("", "toll barge weight"):
+            out = summarize(STORY, budget, focus=focus)
+            assert (block in out) or ("def toll" not in out and "```" not in out)
+
+
+def test_large_code_blocks_are_not_selected() -> None:
+    code = "```\n" + "\n".join(f"value_{i} = compute(value_{i - 1}) + {i}" for i in range(1, 60)) + "\n```"
+    text = f"# Doc\n\nSome words about the compute values here.\n\n{code}\n\nMore words about compute.\n"
+    budget = tokens.count(code) * 2  # the block is more than a third of the budget
+    out = summarize(text + "Filler sentence about other things. " * 200, budget)
+    assert "value_1 =" not in out
+    assert tokens.count(out) <= budget
+
+
+def test_paragraph_sentences_join_on_one_line_and_items_stay_lines() -> None:
+    out = summarize(STORY, 400 if tokens.count(STORY) > 400 else tokens.count(STORY) - 1)
+    assert "- The Iron Compact holds the passes with hired blades.\n- The Green Circle" in out
+    assert "The Northern Marches are a cold frontier ruled by the Iron Compact since 1021. Trade flows" in out
+
+
+# -- what is kept ----------------------------------------------------------------------------
+
+TOPICS = textwrap.dedent(
+    """\
+    # Field notes
+
+    The valley economy depends on barley, wool and the weekly market in the lower town.
+    Merchants from the coast bring salt, iron tools and cloth to the market every week.
+    The market hall was rebuilt after the fire, and the market tax pays for the bridge.
+
+    Grey wolves were seen near the northern pasture last spring.
+
+    The river floods in early summer when the snow melts on the high ridges.
+    Farmers plant barley on the terraces above the river to keep the crop dry.
+    The mill on the river grinds barley for the market and for the monastery.
+    """
+)
+
+
+def test_focus_keeps_the_focused_sentence() -> None:
+    budget = 30  # the header and one sentence
+    assert tokens.count(TOPICS) > budget
+    plain = summarize(TOPICS, budget)
+    focused = summarize(TOPICS, budget, focus="wolves")
+    assert "wolves" not in plain  # the wolves line is off-topic for the document as a whole
+    assert "market" in plain
+    assert "Grey wolves were seen near the northern pasture last spring." in focused
+    assert tokens.count(focused) <= budget
+
+
+def test_focus_matches_plurals_and_case() -> None:
+    text = TOPICS + "\nThe NPC named Odo sells maps at the bridge toll.\n"
+    assert "NPC named Odo" in summarize(text, 30, focus="NPCs")
+    assert "wolves" in summarize(TOPICS, 30, focus="Wolf")
+
+
+def test_focus_on_a_section_header_favours_its_section() -> None:
+    out = summarize(STORY, 70, focus="wildlife")
+    assert "## Wildlife" in out
+
+
+def test_extraction_prefers_entity_dense_units() -> None:
+    text = textwrap.dedent(
+        """\
+        # Report
+
+        Things happened in the region over a long time and many people were involved in them.
+        Some of the things were important and others were less important to the people there.
+        On 1203-04-11 Elder Maren of the Green Circle signed the Kettleford Accord with Captain Voss.
+        People talked about the things for a long time and the talk went on and on in the region.
+        """
+    )
+    budget = 40
+    assert tokens.count(text) > budget
+    out = summarize(text, budget, kind="extraction", focus="characters, factions, dates")
+    assert "Elder Maren of the Green Circle signed the Kettleford Accord" in out
+
+
+# -- units -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "expected"),
+    [
+        ("One. Two.", ["One.", "Two."]),
+        ("Use a dict, e.g. Foo. Then stop.", ["Use a dict, e.g. Foo.", "Then stop."]),
+        ("Mr. Smith arrived. He sat.", ["Mr. Smith arrived.", "He sat."]),
+        (
+            "Pi is 3.14 here. Python 3.11.2 is out. Fine.",
+            ["Pi is 3.14 here.", "Python 3.11.2 is out.", "Fine."],
+        ),
+        ("See [this. Link](http://a.b/c). Next one.", ["See [this. Link](http://a.b/c).", "Next one."]),
+        ("It failed (see note. Below) badly. Next.", ["It failed (see note. Below) badly.", "Next."]),
+        ("A line\nwrapped here. Next\nline.", ["A line wrapped here.", "Next line."]),
+        ("Why? Because! Yes.", ["Why?", "Because!", "Yes."]),
+        ("done. lowercase continues", ["done. lowercase continues"]),
+        ("J. R. R. Tolkien wrote it. True.", ["J. R. R. Tolkien wrote it.", "True."]),
+        ("日本語の文。次の文！最後", ["日本語の文。", "次の文！", "最後"]),
+    ],
+)
+def test_sentence_splitter(paragraph: str, expected: list[str]) -> None:
+    assert _sentences(paragraph) == expected
+
+
+def test_named_things() -> None:
+    found = _named_things(
+        "On 2023-02-08 the Python Software Foundation released version 3.11.2; see os.path.join() "
+        'and `json.dumps`, JSONDecodeError, skip_keys and [a link](https://example.org/x "T").'
+    )
+    assert found == [
+        ("2023-02-08", "date"),
+        ("Python Software Foundation", "name"),
+        ("3.11.2", "number"),
+        ("os.path.join", "code"),
+        ("json.dumps", "code"),
+        ("JSONDecodeError", "exception"),
+        ("skip_keys", "code"),
+    ]
+
+
+def test_parse_units() -> None:
+    doc = _parse(STORY)
+    kinds = {u.text: u.kind for u in doc.units}
+    assert kinds["- The Iron Compact holds the passes with hired blades."[2:]] == 0
+    assert kinds["| 1187 | The Silver River floods |"] == 1
+    assert doc.table_heads == ["| year | event |\n|---|---|"]
+    assert doc.headers == ["# The Northern Marches", "## Factions", "## Wildlife", "## Events"]
+    assert any(u.kind == 2 and u.text.startswith("```python") and u.text.endswith("```") for u in doc.units)
