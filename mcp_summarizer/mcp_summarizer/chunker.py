@@ -29,6 +29,7 @@ whitespace-only input gives no chunks; time is linear in the input.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -47,15 +48,18 @@ MIN_CHUNK_SIZE = 16
 _RANK_PARAGRAPH = 6
 _RANK_LINE = 7
 
-_BLOCK_START = re.compile(
-    r"""^(?:
+# Structure at the start of a line.  Matched as "newline, then structure" rather than with
+# a MULTILINE "^": a pattern that opens with a literal is searched for at C speed, about
+# three times faster over a megabyte page.  The first line has no newline before it and
+# is matched with _FIRST_LINE.
+_STRUCTURE = r"""(?:
         (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
       | (?P<hr>(?P<c>[-*_])(?:[ \t]*(?P=c)){2,}[ \t]*$)   # thematic break
       | (?P<fence>[ ]{0,3}(?P<f>`{3,}|~{3,}))              # code fence (CommonMark allows 3 spaces)
       | (?<=\n\n)(?=\S)                                    # paragraph after a blank line
-    )""",
-    re.MULTILINE | re.VERBOSE,
-)
+    )"""
+_BLOCK_START = re.compile(r"\n" + _STRUCTURE, re.MULTILINE | re.VERBOSE)
+_FIRST_LINE = re.compile(_STRUCTURE, re.MULTILINE | re.VERBOSE)
 _LINE_START = re.compile(r"\n(?=\S)")
 _HEADER_CONTEXT_SHARE = 4  # header context may use at most 1/4 of a chunk
 
@@ -228,8 +232,9 @@ class _Splitter:
         starts, ranks = [0], [_RANK_PARAGRAPH]
         headers: dict[int, tuple[int, str]] = {}
         end = len(text)
-        for m in _BLOCK_START.finditer(text):
-            p, kind = m.start(), m.lastgroup
+        first_line = _FIRST_LINE.match(text)
+        for m in itertools.chain([first_line] if first_line else [], _BLOCK_START.finditer(text)):
+            p, kind = (0 if m.re is _FIRST_LINE else m.start() + 1), m.lastgroup
             rank = _RANK_PARAGRAPH
             if kind == "fence":
                 marker = m.group("f")
