@@ -107,12 +107,15 @@ class Cleaned:
 
     ``removed`` maps a rule name to the number of lines it removed (rules that removed
     nothing are absent); ``removed_chars`` is ``len(original) - len(text)``, which also
-    counts the blank lines collapsed around removals.
+    counts the blank lines collapsed around removals.  ``removed_text`` is the removed lines
+    joined by newlines, so a caller can count what the cut saved without encoding the whole
+    page a second time.
     """
 
     text: str
     removed: dict[str, int]
     removed_chars: int
+    removed_text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -761,7 +764,8 @@ def strip_boilerplate(text: str) -> Cleaned:
     out = "".join(pieces)
     counts = Counter(r.rule for r in removals)
     removed = {rule: counts[rule] for rule in RULES if counts[rule]}
-    return Cleaned(out, removed, len(text) - len(out))
+    removed_text = "\n".join(text[r.start : r.end] for r in removals)
+    return Cleaned(out, removed, len(text) - len(out), removed_text)
 
 
 def _only_blank(text: str, start: int, end: int) -> bool:

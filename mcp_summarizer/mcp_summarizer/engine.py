@@ -112,9 +112,21 @@ class Engine:
         for good (after the other calls were cancelled).
         """
         content, target = request.content, request.max_output_tokens
-        # One encoding serves the count, the bypass check and (if nothing is cut) the chunker.
-        offsets = await asyncio.to_thread(TokenOffsets, content)
-        input_tokens = offsets.n
+        # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
+        # the count, the bypass check and the chunker.
+        cleaned = await asyncio.to_thread(strip_boilerplate, content)
+        offsets = await asyncio.to_thread(TokenOffsets, cleaned.text)
+        removed = 0
+        if not cleaned.removed_chars:
+            input_tokens = offsets.n
+        elif offsets.n <= target:
+            input_tokens = await asyncio.to_thread(tokens.count, content)  # exact: bypass depends on it
+            removed = input_tokens - offsets.n
+        else:
+            # Counting the cut lines alone gives the source's size to within a few tokens
+            # (line joins), without a second pass over the whole page.
+            removed = await asyncio.to_thread(tokens.count, cleaned.removed_text)
+            input_tokens = offsets.n + removed
         if input_tokens <= target:
             return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
         if input_tokens > self.settings.max_input_tokens:
@@ -122,18 +134,13 @@ class Engine:
                 f"content is {input_tokens} tokens, over the limit of MAX_INPUT_TOKENS="
                 f"{self.settings.max_input_tokens}; split it and summarize the parts"
             )
-        cleaned = await asyncio.to_thread(strip_boilerplate, content)
-        removed = 0
         if cleaned.removed_chars:
-            offsets = await asyncio.to_thread(TokenOffsets, cleaned.text)
-            clean_tokens = offsets.n
-            removed = input_tokens - clean_tokens
             logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
-            if clean_tokens <= target:  # the page's chrome was all that made it too long
+            if offsets.n <= target:  # the page's chrome was all that made it too long
                 return Outcome(
                     text=cleaned.text,
                     input_tokens=input_tokens,
-                    output_tokens=clean_tokens,
+                    output_tokens=offsets.n,
                     boilerplate_tokens=removed,
                 )
         request = replace(request, content=cleaned.text)
