@@ -67,6 +67,11 @@ class Outcome:
     length_stops: int = 0
 
 
+def _measure(summaries: list[str], joined: str) -> tuple[list[int], int]:
+    """Token sizes of summaries (each + its separator) and of their concatenation."""
+    return [tokens.count(s) + 3 for s in summaries], tokens.count(joined)
+
+
 @dataclass(frozen=True, slots=True)
 class _Prompt:
     """A system prompt template and its values, rendered once ``max_tokens`` is known."""
@@ -196,10 +201,10 @@ class Engine:
         room = self.settings.llm_context_tokens - budget.MESSAGE_OVERHEAD
         for level in range(1, _MAX_LEVELS + 1):
             joined = SEPARATOR.join(summaries)
-            sizes = [tokens.count(s) + 3 for s in summaries]  # + the separator
-            if len(summaries) == 1 or sum(sizes) <= target:
-                if tokens.count(joined) <= target:
-                    return joined
+            # Counting a level's summaries is ~100k tokens at 1M input: off the event loop.
+            sizes, joined_tokens = await asyncio.to_thread(_measure, summaries, joined)
+            if (len(summaries) == 1 or sum(sizes) <= target) and joined_tokens <= target:
+                return joined
             system_final = system_prompt(target)
             final_room = room - tokens.count(system_final) - target
             if sum(sizes) <= final_room or len(summaries) == 1:

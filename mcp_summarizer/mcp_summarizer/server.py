@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import uvicorn
@@ -27,6 +27,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 
 from mcp_summarizer import __version__, budget, tokens
+from mcp_summarizer.boilerplate import strip_boilerplate
 from mcp_summarizer.chunker import STRATEGIES
 from mcp_summarizer.config import ConfigError, Settings, load_settings
 from mcp_summarizer.engine import Engine, InputError, Outcome, Request
@@ -188,7 +189,8 @@ async def _degrade(service: Service, request: Request) -> Outcome:
     """What the caller gets when the LLM failed for good (ON_LLM_FAILURE)."""
     policy = service.settings.on_llm_failure
     if policy == "extractive":
-        return await service.engine.extractive(request)
+        cleaned = await asyncio.to_thread(strip_boilerplate, request.content)
+        return await service.engine.extractive(replace(request, content=cleaned.text))
     content = request.content
     n = await asyncio.to_thread(tokens.count, content)
     if policy == "truncate":
