@@ -1,0 +1,389 @@
+"""Guarded HTTP fetching: the network half of the future ``fetch_url`` tool.
+
+``fetch(url, limits)`` downloads one http(s) URL with:
+
+* an SSRF guard: every hop's hostname is resolved exactly once, every resolved address is
+  classified with :mod:`ipaddress`, and the TCP connection is opened to the address that was
+  checked (a custom httpcore network backend), so DNS rebinding between check and connect
+  is not possible. The URL keeps its hostname, so the Host header and TLS SNI are unchanged;
+* manual redirect handling, each hop re-validated, capped by ``max_redirects``;
+* a streamed body cap on *decoded* bytes (decompression bombs included);
+* one total deadline over the whole fetch, redirects and slow bodies included.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpcore
+import httpx
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    max_bytes: int = 5_000_000
+    timeout_seconds: float = 30.0
+    max_redirects: int = 5
+    allow_private: bool = False
+    user_agent: str = "mcp-summarizer/0.1 (+https://github.com/)"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str  # final URL, after redirects
+    status: int
+    content_type: str  # lowercased media type without parameters, "" when absent
+    charset: str | None
+    body: bytes
+    # URLs that answered with a redirect, in order (the requested URL first); empty if none.
+    redirects: list[str] = field(default_factory=list)
+
+
+class FetchError(Exception):
+    """Any refused or failed fetch. ``status`` is set when the server answered with a non-2xx."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BlockedAddressError(FetchError):
+    """The SSRF guard refused a target address (raised before any connection is attempted)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Address classification (pure ipaddress logic, no network access)
+# --------------------------------------------------------------------------------------------
+
+_net = ipaddress.ip_network
+
+# Cloud metadata endpoints. Always refused, even with allow_private=True.
+# 169.254.0.0/16 is link-local anyway; the others sit in otherwise "allowable" ranges.
+METADATA_NETWORKS = (
+    _net("169.254.169.254/32"),  # AWS, GCP, Azure, OpenStack, DigitalOcean, Oracle...
+    _net("fd00:ec2::254/128"),  # AWS IMDS over IPv6
+    _net("100.100.100.200/32"),  # Alibaba Cloud (inside CGNAT space)
+)
+CGNAT_NETWORK = _net("100.64.0.0/10")
+PRIVATE_NETWORKS = (
+    _net("10.0.0.0/8"),
+    _net("172.16.0.0/12"),
+    _net("192.168.0.0/16"),
+    _net("fc00::/7"),  # unique local addresses
+    _net("fec0::/10"),  # deprecated site-local
+)
+# Special-purpose ranges that Python 3.11's is_global misreports (or that we refuse anyway).
+SPECIAL_NETWORKS = (
+    _net("0.0.0.0/8"),  # "this network"; 0.0.0.0 reaches localhost on Linux
+    _net("192.0.0.0/24"),  # IETF protocol assignments (3.11 says 192.0.0.8 is global)
+    _net("192.0.2.0/24"),
+    _net("198.18.0.0/15"),
+    _net("198.51.100.0/24"),
+    _net("203.0.113.0/24"),
+    _net("240.0.0.0/4"),  # reserved, includes 255.255.255.255
+    _net("100::/64"),  # discard-only
+    _net("2001:db8::/32"),  # documentation
+)
+NAT64_NETWORK = _net("64:ff9b::/96")
+
+# Categories that allow_private=True lets through. Everything else that is not public stays
+# refused: link-local, metadata, multicast, unspecified, reserved/special-purpose.
+PRIVATE_CATEGORIES = frozenset({"loopback", "private", "cgnat"})
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for (mapped, NAT64, 6to4), if any."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip in NAT64_NETWORK:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    return None
+
+
+def classify_address(ip: IPAddress | str) -> str | None:
+    """Return the category of a non-public address, or None for a public (global) one.
+
+    Categories: "metadata", "link-local", "unspecified", "loopback", "multicast", "cgnat",
+    "private", "reserved". IPv4 addresses embedded in IPv6 (``::ffff:a.b.c.d``, NAT64
+    ``64:ff9b::/96``, 6to4 ``2002::/16``) are classified as the IPv4 address they carry.
+    """
+    if isinstance(ip, str):
+        ip = ipaddress.ip_address(ip.strip("[]"))
+    if isinstance(ip, ipaddress.IPv6Address):
+        if any(ip in net for net in METADATA_NETWORKS if net.version == 6):
+            return "metadata"
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            return classify_address(embedded)
+        if ip.scope_id is not None:
+            ip = ipaddress.IPv6Address(str(ip).split("%", 1)[0])
+    if any(ip in net for net in METADATA_NETWORKS if net.version == ip.version):
+        return "metadata"
+    if ip.is_link_local:
+        return "link-local"
+    if ip.is_unspecified:
+        return "unspecified"
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_multicast:
+        return "multicast"
+    if ip.version == 4 and ip in CGNAT_NETWORK:
+        return "cgnat"
+    if any(ip in net for net in PRIVATE_NETWORKS if net.version == ip.version):
+        return "private"
+    if any(ip in net for net in SPECIAL_NETWORKS if net.version == ip.version):
+        return "reserved"
+    if ip.is_reserved or ip.is_private or not ip.is_global:
+        return "reserved"
+    return None
+
+
+def blocked_reason(ip: IPAddress | str, allow_private: bool) -> str | None:
+    """Why connecting to ``ip`` is refused under the given policy, or None if allowed."""
+    category = classify_address(ip)
+    if category is None or (allow_private and category in PRIVATE_CATEGORIES):
+        return None
+    return category
+
+
+def _ip_literal(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def _check_ip(host: str, ip: IPAddress, allow_private: bool) -> None:
+    reason = blocked_reason(ip, allow_private)
+    if reason is not None:
+        hint = "" if reason not in PRIVATE_CATEGORIES else " (allow_private=False)"
+        raise BlockedAddressError(f"refusing to connect to {host!r}: address {ip} is {reason}{hint}")
+
+
+# --------------------------------------------------------------------------------------------
+# Resolving and connecting to the checked address
+# --------------------------------------------------------------------------------------------
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    """Resolve ``host`` to IP address strings (one lookup; tests monkeypatch this)."""
+    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    addresses: list[str] = []
+    for _family, _type, _proto, _canon, sockaddr in infos:
+        address = str(sockaddr[0])
+        if address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore network backend that resolves once, checks, and connects to the checked IP.
+
+    httpcore hands ``connect_tcp`` the URL's hostname. We resolve it here ourselves, refuse
+    the whole connection if ANY resolved address is disallowed (a hostname that mixes public
+    and internal addresses is treated as hostile), then ask the wrapped AnyIO backend to
+    connect to the numeric address we checked, so no second DNS lookup can happen. TLS is
+    started later by httpcore with ``server_hostname`` taken from the URL, so SNI and
+    certificate verification still use the hostname.
+    """
+
+    def __init__(self, allow_private: bool, inner: httpcore.AsyncNetworkBackend | None = None) -> None:
+        self.allow_private = allow_private
+        self._inner = inner if inner is not None else httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - signature fixed by httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        literal = _ip_literal(host)
+        if literal is not None:
+            addresses = [literal]
+        else:
+            try:
+                with anyio.fail_after(timeout):
+                    resolved = await _resolve(host, port)
+            except TimeoutError as exc:
+                raise httpcore.ConnectTimeout(f"resolving {host!r} timed out") from exc
+            except OSError as exc:
+                raise FetchError(f"could not resolve host {host!r}: {exc}") from exc
+            if not resolved:
+                raise FetchError(f"could not resolve host {host!r}: no addresses")
+            addresses = [ipaddress.ip_address(a) for a in resolved]
+        for ip in addresses:
+            _check_ip(host, ip, self.allow_private)
+
+        last_error: Exception | None = None
+        for ip in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    str(ip),
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last_error = exc
+        assert last_error is not None
+        raise last_error
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        raise FetchError("unix sockets are not allowed")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _make_transport(limits: FetchLimits) -> httpx.AsyncHTTPTransport:
+    transport = httpx.AsyncHTTPTransport(trust_env=False, retries=0)
+    # httpx 0.28's AsyncHTTPTransport takes no network_backend argument, but it is a thin
+    # wrapper around an httpcore.AsyncConnectionPool stored in the private ``_pool``
+    # attribute. We swap in an equivalent pool that uses the guarded backend. This is the
+    # only private-API use in this module; fail loudly if httpx changes its layout.
+    if not isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        raise RuntimeError("unsupported httpx version: AsyncHTTPTransport._pool is not a connection pool")
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(trust_env=False),
+        max_connections=10,
+        max_keepalive_connections=5,
+        keepalive_expiry=5.0,
+        http1=True,
+        http2=False,
+        retries=0,
+        network_backend=GuardedBackend(limits.allow_private),
+    )
+    return transport
+
+
+# --------------------------------------------------------------------------------------------
+# fetch()
+# --------------------------------------------------------------------------------------------
+
+
+def _validate_url(url: httpx.URL | str, limits: FetchLimits) -> httpx.URL:
+    try:
+        parsed = httpx.URL(url) if isinstance(url, str) else url
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise FetchError(f"invalid URL {url!r}: {exc}") from exc
+    if parsed.scheme not in ALLOWED_SCHEMES:
+        raise FetchError(f"unsupported URL scheme {parsed.scheme!r} in {str(url)!r}: only http and https")
+    if not parsed.host:
+        raise FetchError(f"URL has no host: {str(url)!r}")
+    _precheck_literal(parsed.host, limits)
+    return parsed
+
+
+def _precheck_literal(host: str, limits: FetchLimits) -> None:
+    """Early, clear refusal of IP-literal URLs; GuardedBackend checks again at connect time."""
+    literal = _ip_literal(host)
+    if literal is not None:
+        _check_ip(host, literal, limits.allow_private)
+
+
+def _media_type(response: httpx.Response) -> tuple[str, str | None]:
+    raw = response.headers.get("content-type", "")
+    media_type = raw.split(";", 1)[0].strip().lower()
+    charset = response.charset_encoding
+    return media_type, (charset.strip().lower() if charset else None)
+
+
+async def _read_body(response: httpx.Response, limits: FetchLimits) -> bytes:
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limits.max_bytes:
+        raise FetchError(
+            f"response too large: Content-Length {int(declared)} exceeds max_bytes={limits.max_bytes}"
+        )
+    chunks: list[bytes] = []
+    total = 0
+    # aiter_bytes yields *decoded* bytes (after Content-Encoding), so compressed bombs count
+    # at their expanded size.
+    async for chunk in response.aiter_bytes():
+        total += len(chunk)
+        if total > limits.max_bytes:
+            raise FetchError(
+                f"response too large: more than max_bytes={limits.max_bytes} bytes (decoded) received"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _fetch(url: str, limits: FetchLimits) -> Fetched:
+    current = _validate_url(url, limits)
+    redirects: list[str] = []
+    timeout = httpx.Timeout(limits.timeout_seconds)
+    headers = {"User-Agent": limits.user_agent}
+    async with httpx.AsyncClient(
+        transport=_make_transport(limits),
+        follow_redirects=False,
+        trust_env=False,  # no env proxies: a proxy would connect on our behalf, bypassing the guard
+        timeout=timeout,
+        headers=headers,
+    ) as client:
+        while True:
+            async with client.stream("GET", current) as response:
+                status = response.status_code
+                location = response.headers.get("location")
+                if status in REDIRECT_STATUSES and location:
+                    if len(redirects) >= limits.max_redirects:
+                        raise FetchError(
+                            f"too many redirects: more than max_redirects={limits.max_redirects} "
+                            f"(last hop {str(current)!r} -> {location!r})"
+                        )
+                    redirects.append(str(current))
+                    try:
+                        target = response.url.join(location)
+                    except httpx.InvalidURL as exc:
+                        raise FetchError(f"invalid redirect Location {location!r}: {exc}") from exc
+                    current = _validate_url(target, limits)
+                    continue
+                if not 200 <= status < 300:
+                    raise FetchError(
+                        f"HTTP {status} {response.reason_phrase} for {str(response.url)!r}", status=status
+                    )
+                body = await _read_body(response, limits)
+                content_type, charset = _media_type(response)
+                return Fetched(
+                    url=str(response.url),
+                    status=status,
+                    content_type=content_type,
+                    charset=charset,
+                    body=body,
+                    redirects=redirects,
+                )
+
+
+async def fetch(url: str, limits: FetchLimits | None = None) -> Fetched:
+    """Fetch ``url`` under ``limits``; raise :class:`FetchError` on any refusal or failure."""
+    limits = limits if limits is not None else FetchLimits()
+    try:
+        with anyio.fail_after(limits.timeout_seconds):
+            return await _fetch(url, limits)
+    except FetchError:
+        raise
+    except TimeoutError as exc:
+        raise FetchError(
+            f"fetch timed out: exceeded timeout_seconds={limits.timeout_seconds} for {url!r}"
+        ) from exc
+    except httpx.TimeoutException as exc:
+        raise FetchError(
+            f"fetch timed out ({type(exc).__name__}): exceeded timeout_seconds={limits.timeout_seconds} "
+            f"for {url!r}"
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise FetchError(f"request failed for {url!r}: {type(exc).__name__}: {exc}") from exc
