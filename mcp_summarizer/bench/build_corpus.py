@@ -130,6 +130,18 @@ def build(html_dir: Path, out: Path) -> tuple[int, int, str]:
     return len(parts), tokens.count(corpus), hashlib.sha256(corpus.encode()).hexdigest()
 
 
+def docs_installed(html: Path) -> bool:
+    """Whether the Sphinx HTML docs are at ``html``; if not, say how to install them."""
+    if (html / "index.html").is_file():
+        return True
+    print(
+        f"error: no Python docs at {html}. Install them first:\n"
+        "    sudo apt-get update && sudo apt-get install -y python3.11-doc",
+        file=sys.stderr,
+    )
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -137,12 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path, default=HTML_DIR, help="Sphinx HTML root (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=DATA_DIR, help="output dir (default: %(default)s)")
     args = parser.parse_args(argv)
-    if not (args.html / "index.html").is_file():
-        print(
-            f"error: no Python docs at {args.html}. Install them first:\n"
-            "    sudo apt-get update && sudo apt-get install -y python3.11-doc",
-            file=sys.stderr,
-        )
+    if not docs_installed(args.html):
         return 2
     n_pages, n_tokens, digest = build(args.html, args.out)
     print(f"html-to-markdown {version('html-to-markdown')}, source {args.html}")

@@ -65,12 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         help="output dir (default: %(default)s)",
     )
     args = parser.parse_args(argv)
-    if not (args.html / "index.html").is_file():
-        print(
-            f"error: no Python docs at {args.html}. Install them first:\n"
-            "    sudo apt-get update && sudo apt-get install -y python3.11-doc",
-            file=sys.stderr,
-        )
+    if not build_corpus.docs_installed(args.html):
         return 2
     n_pages, n_tokens = build(args.html, args.out)
     print(f"html-to-markdown {version('html-to-markdown')}, source {args.html}")

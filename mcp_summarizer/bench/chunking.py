@@ -28,6 +28,7 @@ from typing import Any
 import chonkie
 import corpus
 import semchunk
+from corpus import human, table_row
 
 from mcp_summarizer import tokens
 
@@ -153,19 +154,6 @@ def measure(candidate: Candidate, text: str, repeats: int) -> dict[str, Any]:
     return row
 
 
-def parse_size(value: str) -> int:
-    scale = {"k": 1_000, "m": 1_000_000}.get(value[-1].lower(), 1)
-    return int(float(value[:-1] if scale > 1 else value) * scale)
-
-
-def human(n: int) -> str:
-    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
-
-
-def _row(*cells: object) -> None:
-    print("| " + " | ".join(map(str, cells)) + " |", flush=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -175,18 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, help="best of N (default: 5 below 1M tokens, 3 from 1M)")
     args = parser.parse_args(argv)
-    sizes = [parse_size(s) for s in args.sizes.split(",")]
-    try:
-        texts = {n: corpus.load(n) for n in sizes}
-    except corpus.CorpusMissing as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    texts = corpus.load_sizes(args.sizes)
+    if texts is None:
         return 2
     failed = False
     print(
         f"chunk_size={CHUNK_SIZE}, overlap={OVERLAP}; {date.today()}, {os.cpu_count()} cpus, "
         f"python {sys.version.split()[0]}\n"
     )
-    _row(*COLUMNS)
+    table_row(*COLUMNS)
     print("|---|---:|---|" + "---:|" * 7 + "---|")
     chunkers = candidates()
     for n, text in texts.items():
@@ -197,9 +182,11 @@ def main(argv: list[str] | None = None) -> int:
                 r = measure(candidate, text, repeats)
             except Exception as exc:  # report and go on with the other candidates
                 failed = True
-                _row(*head, candidate.name, f"error: {type(exc).__name__}: {exc}", *[""] * (len(COLUMNS) - 4))
+                table_row(
+                    *head, candidate.name, f"error: {type(exc).__name__}: {exc}", *[""] * (len(COLUMNS) - 4)
+                )
                 continue
-            _row(
+            table_row(
                 *head,
                 candidate.name,
                 f"{r['base']:.4f}",

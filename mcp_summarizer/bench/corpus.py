@@ -8,6 +8,7 @@ exact figure.
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -51,3 +52,28 @@ def load(n_tokens: int, data_dir: Path = DATA_DIR) -> str:
             return text[: start + sum(map(len, lines[:lo]))] if lo else text[:end]
         end, used = stop, used + count
     return text[:end]
+
+
+def load_sizes(spec: str, data_dir: Path = DATA_DIR) -> dict[int, str] | None:
+    """Corpus prefixes for a comma-separated list such as "200k,1M"; None (and a message on
+    stderr) when the corpus has not been built."""
+    try:
+        return {n: load(n, data_dir) for n in map(parse_size, spec.split(","))}
+    except CorpusMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def parse_size(value: str) -> int:
+    """'10k' -> 10_000, '1M' -> 1_000_000, '500' -> 500."""
+    scale = {"k": 1_000, "m": 1_000_000}.get(value[-1].lower(), 1)
+    return int(float(value[:-1] if scale > 1 else value) * scale)
+
+
+def human(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def table_row(*cells: object) -> None:
+    """Print one row of a markdown table."""
+    print("| " + " | ".join(map(str, cells)) + " |", flush=True)

@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_l
 
 import corpus
 from conftest import RunningServer, start_server, stop_server
+from corpus import human, table_row
 from fake_llm import FakeLLM, Recorded
 from mcp import Client
 
@@ -363,15 +364,6 @@ def phase_at(t: float, phases: list[tuple[str, float, float]]) -> str:
 # -- output ------------------------------------------------------------------------------------
 
 
-def parse_size(value: str) -> int:
-    scale = {"k": 1_000, "m": 1_000_000}.get(value[-1].lower(), 1)
-    return int(float(value[:-1] if scale > 1 else value) * scale)
-
-
-def human(n: int) -> str:
-    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
-
-
 def loadavg() -> str:
     try:
         return Path("/proc/loadavg").read_text().split()[0]
@@ -381,10 +373,6 @@ def loadavg() -> str:
 
 def _num(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value * scale:.{digits}f}"
-
-
-def _row(*cells: object) -> None:
-    print("| " + " | ".join(map(str, cells)) + " |", flush=True)
 
 
 def report(
@@ -401,7 +389,7 @@ def report(
         f"TCP_NODELAY {'set (--fake-nodelay)' if args.fake_nodelay else 'as shipped (off)'}\n"
     )
     print("Schedule and billing\n")
-    _row(
+    table_row(
         "size",
         "source tokens",
         "run",
@@ -417,7 +405,7 @@ def report(
     )
     print("|---|---:|---:|---|" + "---:|" * 8)
     for job, a in jobs:
-        _row(
+        table_row(
             human(job.size),
             f"{job.source_tokens:,}",
             job.repeat,
@@ -434,7 +422,7 @@ def report(
     idle = cpu.between("server", *baseline)
     idle_rate = None if idle is None else idle / (baseline[1] - baseline[0])
     print("\nWhere the wall time goes (seconds)\n")
-    _row(
+    table_row(
         "size",
         "run",
         "request in",
@@ -458,7 +446,7 @@ def report(
         net = "n/a"
         if c["server llm"] is not None and idle_rate is not None:
             net = f"{(c['server llm'] - idle_rate * a['llm_span']) * 1000 / calls:.0f}"
-        _row(
+        table_row(
             human(job.size),
             job.repeat,
             f"{a['request_in']:.2f}",
@@ -476,7 +464,7 @@ def report(
         print("\n/health was not polled (--no-health).")
         return
     print(f"\n/health latency (GET every {args.poll_ms:g} ms, new connection each, separate process)\n")
-    _row(
+    table_row(
         "window",
         "seconds",
         "samples",
@@ -499,7 +487,7 @@ def report(
         busy = None  # the server's CPU while the slowest request waited (20 ms samples, 10 ms ticks)
         if slowest:
             busy = cpu.between("server", slowest[0], slowest[0] + slowest[1] / 1000 + 0.02)
-        _row(
+        table_row(
             name,
             f"{t1 - t0:.1f}",
             len(inside),
@@ -513,7 +501,7 @@ def report(
         )
     print("\nSlowest /health request by job phase: max ms (samples that started in it)\n")
     kinds = ["request in", "tokenize+chunk", "map", "gaps between levels", "reduce", "tail"]
-    _row("job", *kinds)
+    table_row("job", *kinds)
     print("|---|" + "---:|" * len(kinds))
     for job, a in jobs:
         by_kind: dict[str, list[float]] = {k: [] for k in kinds}
@@ -521,7 +509,7 @@ def report(
             kind = "gaps between levels" if name.startswith("gap") else name.split(" level")[0]
             by_kind[kind] += [s[1] for s in samples if t0 <= s[0] < t1]
         cells = [f"{max(v):.1f} ({len(v)})" if v else "–" for v in by_kind.values()]
-        _row(f"{human(job.size)}, run {job.repeat}", *cells)
+        table_row(f"{human(job.size)}, run {job.repeat}", *cells)
     if idle is not None:
         polls = sum(baseline[0] <= s[0] < baseline[1] for s in samples)
         print(
@@ -665,11 +653,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.poll:
         poll(args.poll, args.poll_ms / 1000)
         return 0
-    sizes = [parse_size(s) for s in args.sizes.split(",")]
-    try:
-        texts = {n: corpus.load(n) for n in sizes}
-    except corpus.CorpusMissing as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    texts = corpus.load_sizes(args.sizes)
+    if texts is None:
         return 2
     args.load_before = loadavg()
     return asyncio.run(bench(args, texts))

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import date
 
 import corpus
+from corpus import human, parse_size, table_row
 
 from mcp_summarizer import tokens
 from mcp_summarizer.budget import trim_to_tokens
@@ -192,11 +193,11 @@ FIDELITY_COLUMNS += ["ours (page mean)", "trunc (page mean)"]
 
 
 def print_fidelity(tallies: dict[str, Tally]) -> None:
-    _row(*FIDELITY_COLUMNS)
+    table_row(*FIDELITY_COLUMNS)
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for key in sorted(k for k in tallies if k != "all"):
-        _row(*tallies[key].row(key))
-    _row(*[f"**{c}**" for c in tallies["all"].row("all")])
+        table_row(*tallies[key].row(key))
+    table_row(*[f"**{c}**" for c in tallies["all"].row("all")])
 
 
 def _share(t: Tally, ours: bool = True) -> float:
@@ -215,12 +216,12 @@ def run_fidelity(compression: int) -> None:
     )
     print_fidelity(general[None])
     print(f"\nAll pages at {c}:1, both kinds\n")
-    _row(*["kind", *FIDELITY_COLUMNS[1:], "largest overshoot"])
+    table_row(*["kind", *FIDELITY_COLUMNS[1:], "largest overshoot"])
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for kind, tallies, worst in (("general", general, worst_g), ("extraction", extraction, worst_e)):
-        _row(*[kind, *tallies[None]["all"].row("")[1:], f"{worst:+d} tokens"])
+        table_row(*[kind, *tallies[None]["all"].row("")[1:], f"{worst:+d} tokens"])
     print(f"\nOne category of salient entities at {c}:1, all pages: share that survives\n")
-    _row(
+    table_row(
         "category", "salient", "truncation", "general", "extraction", "extraction + hint", "hint",
         "hinted / trunc", "largest overshoot",
     )  # fmt: skip
@@ -231,7 +232,7 @@ def run_fidelity(compression: int) -> None:
         )
         h = hinted[category]["all"]
         t = _share(h, ours=False)
-        _row(
+        table_row(
             category.label,
             f"{h.salient:,}",
             f"{t:.1%}",
@@ -273,19 +274,6 @@ def speed(text: str, budget: int, repeats: int, kind: str) -> dict[str, float]:
     }
 
 
-def parse_size(value: str) -> int:
-    scale = {"k": 1_000, "m": 1_000_000}.get(value[-1].lower(), 1)
-    return int(float(value[:-1] if scale > 1 else value) * scale)
-
-
-def human(n: int) -> str:
-    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
-
-
-def _row(*cells: object) -> None:
-    print("| " + " | ".join(map(str, cells)) + " |", flush=True)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -311,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{date.today()}, {os.cpu_count()} cpus, python {sys.version.split()[0]}")
     if not args.skip_speed:
         print("\nSpeed: summarize() against one encode_ordinary pass over the same text\n")
-        _row("size", "exact tokens", "budget", "kind", "encode s", "summarize s", "ratio", "paired median")
+        table_row(
+            "size", "exact tokens", "budget", "kind", "encode s", "summarize s", "ratio", "paired median"
+        )
         print("|---|---:|---:|---|---:|---:|---:|---:|")
         for n in (parse_size(s) for s in args.sizes.split(",")):
             text = corpus.load(n)
@@ -320,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             for budget in (parse_size(b) for b in args.budgets.split(",")):
                 for kind in ("general", "extraction"):
                     r = speed(text, budget, repeats, kind)
-                    _row(
+                    table_row(
                         *head,
                         f"{budget:,}",
                         kind,

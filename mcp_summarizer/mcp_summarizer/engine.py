@@ -27,7 +27,7 @@ from mcp_summarizer.boilerplate import strip_boilerplate
 from mcp_summarizer.chunker import TokenOffsets, chunk
 from mcp_summarizer.config import Settings
 from mcp_summarizer.limiter import FairLimiter
-from mcp_summarizer.llm import Backend, LLMError
+from mcp_summarizer.llm import Backend, LLMError, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
 
 __all__ = ["Engine", "InputError", "Outcome", "Progress", "Request"]
@@ -105,6 +105,14 @@ class Engine:
             for name in ("map_general", "map_extraction", "reduce", "focus_instructions", "document")
         }
         self._document_overhead = tokens.count(render(self._templates["document"], content=""))
+
+    @classmethod
+    def from_settings(cls, settings: Settings, backend: Backend | None = None) -> Engine:
+        """An engine with its own concurrency limit.  ``backend`` defaults to the configured
+        one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
+        if backend is None and settings.backend == "openai":
+            backend = OpenAIBackend(settings)
+        return cls(settings, backend, FairLimiter(settings.max_concurrent_llm_calls))
 
     @property
     def model(self) -> str:

@@ -16,12 +16,11 @@ from functools import cache
 from typing import Any
 
 from mcp_summarizer import budget, tokens
-from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.config import load_settings
 from mcp_summarizer.engine import Engine, Request
-from mcp_summarizer.limiter import FairLimiter
-from mcp_summarizer.llm import LLMError, OpenAIBackend
+from mcp_summarizer.llm import LLMError
 
-__all__ = ["engine_for", "serialize_output", "summarize_if_needed"]
+__all__ = ["serialize_output", "summarize_if_needed"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,13 +37,7 @@ def serialize_output(output: Any) -> str:
 
 @cache
 def _default_engine() -> Engine:
-    return engine_for(load_settings())
-
-
-def engine_for(settings: Settings) -> Engine:
-    """An engine with its own concurrency limit, for the given settings."""
-    backend = OpenAIBackend(settings) if settings.backend == "openai" else None
-    return Engine(settings, backend, FairLimiter(settings.max_concurrent_llm_calls))
+    return Engine.from_settings(load_settings())
 
 
 async def summarize_if_needed(

@@ -31,8 +31,7 @@ from mcp_summarizer.boilerplate import strip_boilerplate
 from mcp_summarizer.chunker import STRATEGIES
 from mcp_summarizer.config import ConfigError, Settings, load_settings
 from mcp_summarizer.engine import Engine, InputError, Outcome, Request
-from mcp_summarizer.limiter import FairLimiter
-from mcp_summarizer.llm import Backend, LLMError, OpenAIBackend
+from mcp_summarizer.llm import Backend, LLMError
 from mcp_summarizer.logs import setup_logging
 
 __all__ = ["build_http_app", "build_server", "main"]
@@ -58,9 +57,7 @@ class Service:
 
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
-    if backend is None and settings.backend == "openai":
-        backend = OpenAIBackend(settings)
-    service = Service(settings, Engine(settings, backend, FairLimiter(settings.max_concurrent_llm_calls)))
+    service = Service(settings, Engine.from_settings(settings, backend))
     server = MCPServer(name="mcp-summarizer", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool(structured_output=False)
@@ -172,6 +169,8 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
             "strategy": request.strategy,
             "num_chunks": outcome.num_chunks,
             "llm_calls": outcome.llm_calls,
+            "llm_prompt_tokens": outcome.llm_prompt_tokens,
+            "length_stops": outcome.length_stops,
             "reduce_levels": outcome.reduce_levels,
             "model": service.engine.model,
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),

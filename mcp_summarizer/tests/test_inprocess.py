@@ -7,11 +7,12 @@ from fake_llm import FakeLLM, error
 
 from mcp_summarizer import tokens
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.inprocess import engine_for, serialize_output, summarize_if_needed
+from mcp_summarizer.engine import Engine
+from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
 
 
 def _engine(llm: FakeLLM):  # type: ignore[no-untyped-def]
-    return engine_for(
+    return Engine.from_settings(
         load_settings(
             {"OPENROUTER_BASE_URL": llm.base_url, "LLM_RETRY_BASE_SECONDS": "0", "LLM_MAX_ATTEMPTS": "2"}
         )
