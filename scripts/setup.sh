@@ -7,4 +7,4 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ./shared -e "./mcp_summarizer[test]"
+.venv/bin/python -m pip install --quiet -e ./shared -e "./mcp_summarizer[test]" -e "./a_world_lore_researcher[test]"

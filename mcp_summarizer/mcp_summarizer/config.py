@@ -12,9 +12,11 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-__all__ = ["DEFAULT_BASE_URL", "ConfigError", "Settings", "load_settings"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "ConfigError", "Settings", "load_settings"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+# The first word is the product token robots.txt groups are matched against.
+DEFAULT_USER_AGENT = "mcp-summarizer/0.1 (+https://pypi.org/project/mcp-summarizer/)"
 
 
 class ConfigError(ValueError):
@@ -50,6 +52,16 @@ class Settings(BaseSettings):
     max_input_tokens: int = Field(2_000_000, ge=1)
     on_llm_failure: Literal["original", "extractive", "truncate"] = "original"
 
+    # fetch_url
+    fetch_max_tokens: int = Field(4096, ge=64)
+    fetch_max_bytes: int = Field(5_000_000, ge=1024)
+    fetch_timeout_seconds: float = Field(30.0, gt=0)
+    fetch_max_redirects: int = Field(5, ge=0, le=20)
+    fetch_allow_private: bool = False
+    fetch_respect_robots: bool = True
+    fetch_user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
+    fetch_cache_seconds: float = Field(300.0, ge=0)
+
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     @model_validator(mode="after")
@@ -64,9 +76,16 @@ class Settings(BaseSettings):
                 "SUMMARIZER_BACKEND=openai needs OPENROUTER_API_KEY, or OPENROUTER_BASE_URL pointing at "
                 "a local OpenAI-compatible server"
             )
-        if self.default_max_output_tokens > self.max_output_limit:
+        for name in ("default_max_output_tokens", "fetch_max_tokens"):
+            if getattr(self, name) <= self.max_output_limit:
+                continue
+            if name not in self.model_fields_set:
+                # A default that a small model cannot produce shrinks to what it can; a value
+                # someone chose is an error they should hear about.
+                object.__setattr__(self, name, self.max_output_limit)
+                continue
             raise ValueError(
-                f"DEFAULT_MAX_OUTPUT_TOKENS={self.default_max_output_tokens} is over a quarter of "
+                f"{name.upper()}={getattr(self, name)} is over a quarter of "
                 f"LLM_CONTEXT_TOKENS={self.llm_context_tokens}: one call could not produce it"
             )
         return self

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,7 +169,7 @@ def _ip_literal(host: str) -> IPAddress | None:
 def _check_ip(host: str, ip: IPAddress, allow_private: bool) -> None:
     reason = blocked_reason(ip, allow_private)
     if reason is not None:
-        hint = "" if reason not in PRIVATE_CATEGORIES else " (allow_private=False)"
+        hint = "" if reason not in PRIVATE_CATEGORIES else "; FETCH_ALLOW_PRIVATE=true allows it"
         raise BlockedAddressError(f"refusing to connect to {host!r}: address {ip} is {reason}{hint}")
 
 
@@ -276,7 +277,7 @@ def _make_transport(limits: FetchLimits) -> httpx.AsyncHTTPTransport:
 # --------------------------------------------------------------------------------------------
 
 
-def _validate_url(url: httpx.URL | str, limits: FetchLimits) -> httpx.URL:
+def validate_url(url: httpx.URL | str, limits: FetchLimits) -> httpx.URL:
     try:
         parsed = httpx.URL(url) if isinstance(url, str) else url
     except (httpx.InvalidURL, TypeError) as exc:
@@ -303,31 +304,74 @@ def _media_type(response: httpx.Response) -> tuple[str, str | None]:
     return media_type, (charset.strip().lower() if charset else None)
 
 
+class _Inflater:
+    """Bounded Content-Encoding decoder: never produces more than the bytes still allowed.
+
+    httpx's own decoders inflate a whole network read at once (a 64 KiB gzip read can
+    become 64 MB before anyone counts it); zlib's ``max_length`` lets us stop at the cap.
+    """
+
+    def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
+        self._zlib: Any = None
+        if encoding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._zlib = zlib.decompressobj()  # zlib-wrapped; raw deflate is tried on the first error
+            self._first = True
+        elif encoding not in ("", "identity"):
+            raise FetchError(f"unsupported Content-Encoding {encoding!r} (we ask for gzip or deflate only)")
+
+    def feed(self, data: bytes, room: int) -> list[bytes]:
+        """Decoded pieces of ``data``, in total at most ``room + 1`` bytes (one over = too large)."""
+        if self._zlib is None:
+            return [data[: room + 1]]
+        out: list[bytes] = []
+        while data and room >= 0:
+            try:
+                piece = self._zlib.decompress(data, room + 1)
+            except zlib.error as exc:
+                if self.encoding == "deflate" and getattr(self, "_first", False):
+                    self._first = False
+                    self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # some servers send raw deflate
+                    continue
+                raise FetchError(f"corrupt {self.encoding} response body: {exc}") from exc
+            self._first = False
+            out.append(piece)
+            room -= len(piece)
+            data = self._zlib.unconsumed_tail
+        return out
+
+
 async def _read_body(response: httpx.Response, limits: FetchLimits) -> bytes:
     declared = response.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > limits.max_bytes:
         raise FetchError(
             f"response too large: Content-Length {int(declared)} exceeds max_bytes={limits.max_bytes}"
         )
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    inflater = _Inflater(encoding)
     chunks: list[bytes] = []
     total = 0
-    # aiter_bytes yields *decoded* bytes (after Content-Encoding), so compressed bombs count
-    # at their expanded size.
-    async for chunk in response.aiter_bytes():
-        total += len(chunk)
-        if total > limits.max_bytes:
-            raise FetchError(
-                f"response too large: more than max_bytes={limits.max_bytes} bytes (decoded) received"
-            )
-        chunks.append(chunk)
+    # Raw bytes, decoded here with a bound, so compressed bombs are stopped at the cap of
+    # *decoded* bytes without ever holding more than that in memory.
+    async for raw in response.aiter_raw():
+        for piece in inflater.feed(raw, limits.max_bytes - total):
+            total += len(piece)
+            if total > limits.max_bytes:
+                raise FetchError(
+                    f"response too large: more than max_bytes={limits.max_bytes} bytes (decoded) received"
+                )
+            chunks.append(piece)
     return b"".join(chunks)
 
 
 async def _fetch(url: str, limits: FetchLimits) -> Fetched:
-    current = _validate_url(url, limits)
+    current = validate_url(url, limits)
     redirects: list[str] = []
     timeout = httpx.Timeout(limits.timeout_seconds)
-    headers = {"User-Agent": limits.user_agent}
+    # Only encodings _Inflater decodes with a bound (httpx would also offer br/zstd).
+    headers = {"User-Agent": limits.user_agent, "Accept-Encoding": "gzip, deflate"}
     async with httpx.AsyncClient(
         transport=_make_transport(limits),
         follow_redirects=False,
@@ -350,7 +394,7 @@ async def _fetch(url: str, limits: FetchLimits) -> Fetched:
                         target = response.url.join(location)
                     except httpx.InvalidURL as exc:
                         raise FetchError(f"invalid redirect Location {location!r}: {exc}") from exc
-                    current = _validate_url(target, limits)
+                    current = validate_url(target, limits)
                     continue
                 if not 200 <= status < 300:
                     raise FetchError(

@@ -1,4 +1,4 @@
-"""The MCP server: two tools, /health, streamable HTTP or stdio.
+"""The MCP server: three tools, /health, streamable HTTP or stdio.
 
 Thin on purpose: validate the arguments, hand the work to the engine, shape the answer,
 log one completion event per request.  On a persistent LLM failure the caller gets the
@@ -22,6 +22,7 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
@@ -30,17 +31,21 @@ from mcp_summarizer import __version__, budget, tokens
 from mcp_summarizer.boilerplate import strip_boilerplate
 from mcp_summarizer.chunker import STRATEGIES
 from mcp_summarizer.config import ConfigError, Settings, load_settings
-from mcp_summarizer.engine import Engine, InputError, Outcome, Request
+from mcp_summarizer.convert import UnsupportedContent
+from mcp_summarizer.engine import Engine, InputError, Outcome, Progress, Request
+from mcp_summarizer.fetch import FetchError
 from mcp_summarizer.llm import Backend, LLMError
 from mcp_summarizer.logs import setup_logging
+from mcp_summarizer.webpage import Pages, read
 
 __all__ = ["build_http_app", "build_server", "main"]
 
 logger = logging.getLogger("mcp_summarizer")
 
 INSTRUCTIONS = (
-    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context. "
-    "Content already within the budget comes back unchanged."
+    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context, and "
+    "fetches web pages as markdown, summarized when long. Content already within the budget "
+    "comes back unchanged."
 )
 # A JSON-escaped token is rarely over 6 bytes (\\uXXXX-escaped CJK text reaches ~12).
 _BODY_BYTES_PER_TOKEN = 16
@@ -52,12 +57,13 @@ class Service:
 
     settings: Settings
     engine: Engine
+    pages: Pages
     counters: Counter[str] = field(default_factory=Counter)
 
 
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
-    service = Service(settings, Engine.from_settings(settings, backend))
+    service = Service(settings, Engine.from_settings(settings, backend), Pages(settings))
     server = MCPServer(name="mcp-summarizer", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool(structured_output=False)
@@ -110,11 +116,93 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         request = Request(content, 0, "extraction", schema_hint, "semantic")
         return await _serve(service, ctx, "summarize_for_extraction", request, max_output_tokens)
 
+    @server.tool(
+        structured_output=False,
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True),
+    )
+    async def fetch_url(
+        url: str,
+        ctx: Context,
+        context: str = "",
+        raw: bool = False,
+        start_index: int = 0,
+        max_length: int = 0,
+    ) -> str:
+        """Fetch a web page (HTML, text, markdown, JSON or PDF) and return its main content as
+        markdown; a page longer than FETCH_MAX_TOKENS (4096 tokens unless configured) is
+        summarized down to it, guided by `context`.
+
+        The answer starts with `URL:` (final, after redirects), `Title:` and `Status:` lines
+        saying whether the page is whole, summarized or a raw slice, then a blank line and
+        the text. Prefer this to fetching a page yourself and passing it to summarize: the
+        page never has to pass through your own output.
+
+        Args:
+            url: An http(s) URL.
+            context: What you want from the page, e.g. "NPC names, factions and quest
+                givers"; guides the summary of a long page. Empty = general summary.
+            raw: true returns the converted page itself, unsummarized, one window of tokens
+                at a time (see start_index and max_length); nothing is ever cut off.
+            start_index: With raw=true, the token to start at (the `next start_index` a
+                previous answer gave).
+            max_length: With raw=true, the window size in tokens; 0 = FETCH_MAX_TOKENS.
+        """
+        return await _fetch_url(service, ctx, url, context, raw, start_index, max_length)
+
     @server.custom_route("/health", methods=["GET"])
     async def health(_: HTTPRequest) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
     return server, service
+
+
+def _progress(ctx: Context) -> Progress:
+    async def progress(done: float, total: float | None, message: str) -> None:
+        await ctx.report_progress(done, total, message)
+
+    return progress
+
+
+async def _fetch_url(
+    service: Service, ctx: Context, url: str, context: str, raw: bool, start_index: int, max_length: int
+) -> str:
+    if start_index < 0 or max_length < 0:
+        raise ToolError(f"start_index and max_length must be 0 or positive, got {start_index}, {max_length}")
+    if not raw and (start_index or max_length):
+        raise ToolError("start_index and max_length page through the raw page: pass raw=true with them")
+    started = time.perf_counter()
+    try:
+        answer = await read(
+            service.pages, service.engine, url.strip(), context, raw, start_index, max_length, _progress(ctx)
+        )
+    except (FetchError, UnsupportedContent, InputError) as exc:
+        service.counters["fetch_failed"] += 1
+        logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
+        raise ToolError(str(exc)) from None
+    outcome = answer.outcome
+    if answer.degraded:
+        service.counters["degraded"] += 1
+        logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
+    service.counters["fetches"] += 1
+    logger.info(
+        "fetch_complete",
+        extra={
+            "tool": "fetch_url",
+            "url": url,
+            "final_url": answer.page.url,
+            "kind": answer.page.kind,
+            "page_tokens": answer.page.tokens,
+            "output_tokens": outcome.output_tokens if outcome else None,
+            "summarized": answer.summarized,
+            "degraded": answer.degraded,
+            "raw": raw,
+            "cached": answer.cached,
+            "llm_calls": outcome.llm_calls if outcome else 0,
+            "model": service.engine.model if answer.summarized else None,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
+    return answer.text
 
 
 async def _serve(service: Service, ctx: Context, tool: str, request: Request, max_output_tokens: int) -> str:
@@ -131,13 +219,10 @@ async def _serve(service: Service, ctx: Context, tool: str, request: Request, ma
     target = max_output_tokens or settings.default_max_output_tokens
     request = Request(request.content, target, request.kind, request.focus, request.strategy)
 
-    async def progress(done: float, total: float | None, message: str) -> None:
-        await ctx.report_progress(done, total, message)
-
     started = time.perf_counter()
     degraded, cause = False, ""
     try:
-        outcome = await service.engine.summarize(request, progress)
+        outcome = await service.engine.summarize(request, _progress(ctx))
     except InputError as exc:
         service.counters["rejected"] += 1
         logger.info("request_rejected", extra={"tool": tool, "reason": str(exc)})

@@ -100,7 +100,8 @@ def test_settings_are_frozen() -> None:
             "DEFAULT_CHUNK_OVERLAP_TOKENS",
         ),
         ({"DEFAULT_MAX_OUTPUT_TOKENS": "32001"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
-        ({"LLM_CONTEXT_TOKENS": "16000"}, "DEFAULT_MAX_OUTPUT_TOKENS"),  # 5000 > 16000 / 4
+        ({"LLM_CONTEXT_TOKENS": "16000", "DEFAULT_MAX_OUTPUT_TOKENS": "5000"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
+        ({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "4096"}, "FETCH_MAX_TOKENS"),  # 4096 > 8192 / 4
     ],
 )
 def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], name: str) -> None:
@@ -108,6 +109,12 @@ def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], 
         load_settings(env)
     assert isinstance(info.value, ValueError)
     assert name in str(info.value)
+
+
+def test_budget_defaults_shrink_to_what_a_small_model_can_produce() -> None:
+    small = load_settings({"LLM_CONTEXT_TOKENS": "8192"})
+    assert small.default_max_output_tokens == small.fetch_max_tokens == 2048
+    assert load_settings({}).fetch_max_tokens == 4096
 
 
 def test_bad_value_is_quoted_in_the_message() -> None:

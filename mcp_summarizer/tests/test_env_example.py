@@ -12,7 +12,11 @@ ENV_EXAMPLE = Path(__file__).resolve().parents[2] / ".env.example"
 
 def _documented() -> dict[str, str]:
     text = ENV_EXAMPLE.read_text(encoding="utf-8")
-    return dict(re.findall(r"^([A-Z][A-Z0-9_]*)=(.*)$", text, re.MULTILINE))
+    # Values may be double-quoted (the shell and docker compose both strip the quotes).
+    return {
+        name: value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
+        for name, value in re.findall(r"^([A-Z][A-Z0-9_]*)=(.*)$", text, re.MULTILINE)
+    }
 
 
 def test_every_setting_is_documented() -> None:
@@ -25,3 +29,17 @@ def test_documented_values_are_the_defaults() -> None:
     from_file = load_settings(_documented())
     defaults = load_settings({})
     assert from_file.model_dump() == defaults.model_dump()
+
+
+def test_the_shell_can_read_it(tmp_path) -> None:
+    """scripts/serve.sh sources .env with `set -a; . ./.env`: a copy of the example must parse."""
+    import subprocess
+
+    result = subprocess.run(
+        ["bash", "-c", f'set -a; . "{ENV_EXAMPLE}"; printf %s "$FETCH_USER_AGENT"'],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == load_settings({}).fetch_user_agent

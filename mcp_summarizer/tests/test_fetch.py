@@ -6,6 +6,7 @@ import asyncio
 import gzip
 import ipaddress
 import time
+import zlib
 
 import httpcore
 import pytest
@@ -371,7 +372,9 @@ async def test_redirect_to_loopback_refused_without_allow_private(monkeypatch, c
             return None if str(ip) == "127.0.0.2" else real_classify(ip)
 
         monkeypatch.setattr(fetch_mod, "classify_address", classify)
-        with pytest.raises(BlockedAddressError, match=r"127\.0\.0\.1 is loopback \(allow_private=False\)"):
+        with pytest.raises(
+            BlockedAddressError, match=r"127\.0\.0\.1 is loopback; FETCH_ALLOW_PRIVATE=true allows it"
+        ):
             await fetch(f"{srv.base}/to-loopback", FetchLimits())
         assert srv.paths == ["/to-loopback"]
         assert connects == [("127.0.0.2", srv.port)]
@@ -417,6 +420,37 @@ async def test_gzip_bomb_counts_decoded_bytes(server):
     assert len(BOMB) < 100_000  # small on the wire, so Content-Length passes the up-front check
     with pytest.raises(FetchError, match=r"max_bytes=1000000 bytes \(decoded\)"):
         await fetch(f"{server.base}/gzip-bomb", FetchLimits(allow_private=True, max_bytes=1_000_000))
+
+
+def test_inflater_never_inflates_past_the_room():
+    """The bomb is decoded a bounded piece at a time: memory never exceeds the cap."""
+    inflater = fetch_mod._Inflater("gzip")
+    pieces = inflater.feed(BOMB[:65536], 1000)
+    assert sum(len(p) for p in pieces) == 1001  # one byte over: the caller's "too large" signal
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda b: zlib.compress(b)[2:-4]),  # raw deflate, as some servers send it
+        ("identity", lambda b: b),
+    ],
+)
+def test_inflater_decodes_in_small_feeds(encoding, encode):
+    data = b"Stormwind " * 5000
+    wire = encode(data)
+    inflater = fetch_mod._Inflater(encoding)
+    out = b"".join(p for i in range(0, len(wire), 7) for p in inflater.feed(wire[i : i + 7], 10**9))
+    assert out == data
+
+
+def test_inflater_names_corruption_and_unknown_encodings():
+    with pytest.raises(FetchError, match="corrupt gzip"):
+        fetch_mod._Inflater("gzip").feed(b"not gzip at all", 1000)
+    with pytest.raises(FetchError, match="unsupported Content-Encoding 'br'"):
+        fetch_mod._Inflater("br")
 
 
 async def test_404_raises_with_status(server):

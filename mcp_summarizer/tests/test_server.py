@@ -72,7 +72,7 @@ def test_health(server: RunningServer) -> None:
 async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) -> None:
     async with Client(server.url) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"summarize", "summarize_for_extraction"}
+    assert set(tools) == {"summarize", "summarize_for_extraction", "fetch_url"}
     summarize = tools["summarize"]
     assert set(summarize.input_schema["properties"]) == {
         "content",
@@ -85,6 +85,10 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     extraction = tools["summarize_for_extraction"]
     assert set(extraction.input_schema["required"]) == {"content", "schema_hint"}
     assert summarize.output_schema is None, "str results are sent once, not also as structuredContent"
+    fetch_url = tools["fetch_url"]
+    assert set(fetch_url.input_schema["properties"]) == {"url", "context", "raw", "start_index", "max_length"}
+    assert fetch_url.input_schema["required"] == ["url"]
+    assert "FETCH_MAX_TOKENS" in fetch_url.description and fetch_url.output_schema is None
 
 
 async def test_small_content_comes_back_unchanged_without_llm(
@@ -404,7 +408,7 @@ async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
             "summarize_for_extraction",
             {"content": document(sections=6), "schema_hint": "NPCs", "max_output_tokens": 200},
         )
-    assert names == {"summarize", "summarize_for_extraction"}
+    assert names == {"summarize", "summarize_for_extraction", "fetch_url"}
     assert text_of(small) == "tiny"
     assert not large.is_error and 0 < tokens.count(text_of(large)) <= 200
     assert fresh_llm.calls > 0

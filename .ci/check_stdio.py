@@ -1,0 +1,57 @@
+"""A stdio round trip with an installed mcp-summarizer: `python check_stdio.py COMMAND [ARGS...]`.
+
+Starts COMMAND as an MCP stdio server (as a coding harness would), lists the tools, and calls
+each one: a small text comes back unchanged, a large one within its budget, and fetch_url
+converts a page served from a loopback http.server (FETCH_ALLOW_PRIVATE=true for this check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+PAGE = """<!doctype html><html><head><title>Elwynn Forest</title></head><body>
+<nav>Home | Zones | Log in</nav><main><h1>Elwynn Forest</h1>
+<p>Elwynn Forest is the peaceful province south of Stormwind City, home of Goldshire and its
+Lion's Pride Inn, where Marshal Dughan keeps watch over the roads.</p></main></body></html>"""
+
+
+async def main(command: list[str]) -> None:
+    site = Path(tempfile.mkdtemp())
+    (site / "elwynn.html").write_text(PAGE, encoding="utf-8")
+    handler = partial(SimpleHTTPRequestHandler, directory=str(site))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "FETCH_ALLOW_PRIVATE": "true",
+        "TIKTOKEN_CACHE_DIR": "",
+        **{k: v for k, v in os.environ.items() if k.startswith("UV_")},  # uvx's cache, if set
+    }
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    async with Client(params) as client:
+        tools = sorted(t.name for t in (await client.list_tools()).tools)
+        assert tools == ["fetch_url", "summarize", "summarize_for_extraction"], tools
+        small = await client.call_tool("summarize", {"content": "already small", "max_output_tokens": 50})
+        assert small.content[0].text == "already small", small
+        text = "\n\n".join(f"## Part {i}\n\nThe {i}th gate of Stormwind opens at dawn." for i in range(2000))
+        big = await client.call_tool("summarize_for_extraction", {"content": text, "schema_hint": "gates"})
+        assert not big.is_error and len(big.content[0].text) < len(text) // 5, big
+        page = await client.call_tool("fetch_url", {"url": f"http://127.0.0.1:{httpd.server_port}/elwynn.html"})
+        answer = page.content[0].text
+        assert not page.is_error and "Title: Elwynn Forest" in answer and "Marshal Dughan" in answer, answer
+    httpd.shutdown()
+    print(f"stdio round trip ok: {' '.join(command)}")
+
+
+if __name__ == "__main__":
+    asyncio.run(asyncio.wait_for(main(sys.argv[1:]), timeout=300))

@@ -1,0 +1,3 @@
+from world_lore_researcher.cli import main
+
+main()

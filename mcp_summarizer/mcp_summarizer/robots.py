@@ -1,0 +1,89 @@
+"""robots.txt, read the way RFC 9309 tells a crawler to read it.
+
+* The file is fetched through the same guarded `fetch` as pages (SSRF rules, limits, UA).
+* 2xx: parsed with protego (Scrapy's parser: wildcards, ``$``, longest match wins).
+* 4xx ("unavailable"): no rules, everything is allowed.
+* 5xx or no answer ("unreachable"): everything is disallowed, as the RFC asks; the error says
+  so and names FETCH_RESPECT_ROBOTS for people who want to override it.
+* Rules are cached per origin (scheme, host, port) for ``ttl`` seconds, failures included.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import httpx
+from protego import Protego
+
+from mcp_summarizer.fetch import BlockedAddressError, FetchError, FetchLimits, fetch
+
+__all__ = ["Robots", "RobotsDisallowed", "product_token"]
+
+# RFC 9309 §2.5: crawlers must parse at least the first 500 KiB.
+_MAX_ROBOTS_BYTES = 512 * 1024
+_MAX_ROBOTS_SECONDS = 10.0
+
+
+class RobotsDisallowed(FetchError):
+    """robots.txt forbids the URL for our user agent (or could not be read: RFC 9309 §2.3.1.4)."""
+
+
+def product_token(user_agent: str) -> str:
+    """The name robots.txt groups are matched against: the UA's first word, version dropped."""
+    first = user_agent.strip().split(" ", 1)[0]
+    return first.split("/", 1)[0] or "*"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    rules: Protego | None  # None: the file is unreachable, so everything is disallowed
+    reason: str
+    expires: float
+
+
+class Robots:
+    def __init__(self, limits: FetchLimits, ttl: float = 3600.0, max_origins: int = 512) -> None:
+        self._limits = replace(
+            limits,
+            max_bytes=_MAX_ROBOTS_BYTES,
+            timeout_seconds=min(limits.timeout_seconds, _MAX_ROBOTS_SECONDS),
+        )
+        self._token = product_token(limits.user_agent)
+        self._ttl = ttl
+        self._max_origins = max_origins
+        self._cache: dict[str, _Entry] = {}
+
+    async def check(self, url: str) -> None:
+        """Raise RobotsDisallowed unless robots.txt lets our user agent fetch ``url``."""
+        parsed = httpx.URL(url)
+        origin = f"{parsed.scheme}://{parsed.netloc.decode('ascii')}"
+        entry = self._cache.get(origin)
+        if entry is None or entry.expires < time.monotonic():
+            entry = await self._load(origin)
+            if len(self._cache) >= self._max_origins:
+                self._cache.pop(next(iter(self._cache)))  # oldest first: dicts keep insertion order
+            self._cache[origin] = entry
+        if entry.rules is None:
+            raise RobotsDisallowed(
+                f"robots.txt of {origin} could not be read ({entry.reason}); RFC 9309 treats that as "
+                "'disallow all'. Set FETCH_RESPECT_ROBOTS=false to fetch anyway."
+            )
+        if not entry.rules.can_fetch(url, self._token):
+            raise RobotsDisallowed(
+                f"robots.txt of {origin} disallows {url} for user agent {self._token!r}. "
+                "Set FETCH_RESPECT_ROBOTS=false to fetch anyway."
+            )
+
+    async def _load(self, origin: str) -> _Entry:
+        expires = time.monotonic() + self._ttl
+        try:
+            fetched = await fetch(f"{origin}/robots.txt", self._limits)
+        except BlockedAddressError:
+            raise  # the page itself would be refused too: say why, not "robots unreachable"
+        except FetchError as exc:
+            if exc.status is not None and 400 <= exc.status < 500:
+                return _Entry(Protego.parse(""), f"HTTP {exc.status}: no rules", expires)
+            return _Entry(None, str(exc), expires)
+        text = fetched.body.decode("utf-8", errors="replace")  # RFC 9309 §2.3: UTF-8
+        return _Entry(Protego.parse(text), "parsed", expires)

@@ -1,0 +1,222 @@
+"""fetch_url: a web page in; the page, a raw slice of it, or its summary out.
+
+The answer always starts with three header lines, so an agent (or a pipeline reading the
+tool's return) knows where the text came from and what was done to it::
+
+    URL: <final URL, after redirects>
+    Title: <page title>
+    Status: full page, 812 tokens
+            summarized from 23,456 to 3,990 tokens (FETCH_MAX_TOKENS 4096)
+            not summarized (<why>); raw tokens 0-4096 of 23,456, next start_index=4096
+            raw tokens 0-4096 of 23,456, next start_index=4096
+
+followed by a blank line and the markdown.  Nothing is lost to a cut: every cut says where
+the next slice starts, and ``raw=true`` pages through the converted page in token windows
+(the official MCP fetch server's ``start_index``/``max_length``, counted in tokens here).
+
+Converted pages are cached briefly (FETCH_CACHE_SECONDS) so paging does not re-download.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import httpx
+
+from mcp_summarizer.chunker import TokenOffsets
+from mcp_summarizer.config import Settings
+from mcp_summarizer.convert import convert
+from mcp_summarizer.engine import Engine, InputError, Outcome, Progress, Request
+from mcp_summarizer.fetch import FetchLimits, fetch, validate_url
+from mcp_summarizer.llm import LLMError
+from mcp_summarizer.robots import Robots
+
+__all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
+
+_CACHE_MAX_CHARS = 64_000_000  # converted text held at once, all pages together
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str  # final URL
+    title: str
+    kind: str  # what convert() saw: html, markdown, text, json, pdf
+    markdown: str
+    offsets: TokenOffsets  # one encoding, reused for the count, the windows and the summary check
+
+    @property
+    def tokens(self) -> int:
+        return self.offsets.n
+
+
+@dataclass
+class Answer:
+    """The tool's text and what the completion log line reports."""
+
+    text: str
+    page: Page
+    status: str
+    summarized: bool = False
+    degraded: bool = False
+    outcome: Outcome | None = None
+    cached: bool = False
+
+
+def limits_from(settings: Settings) -> FetchLimits:
+    return FetchLimits(
+        max_bytes=settings.fetch_max_bytes,
+        timeout_seconds=settings.fetch_timeout_seconds,
+        max_redirects=settings.fetch_max_redirects,
+        allow_private=settings.fetch_allow_private,
+        user_agent=settings.fetch_user_agent,
+    )
+
+
+class Pages:
+    """Fetch (robots.txt first), convert, tokenize once; keep recent pages for a while."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.limits = limits_from(settings)
+        self.robots = Robots(self.limits) if settings.fetch_respect_robots else None
+        self.ttl = settings.fetch_cache_seconds
+        self._cache: OrderedDict[str, tuple[float, Page]] = OrderedDict()
+
+    async def get(self, url: str) -> tuple[Page, bool]:
+        """The page at ``url`` and whether it came from the cache."""
+        hit = self._cache.get(url)
+        if hit is not None and hit[0] > time.monotonic():
+            self._cache.move_to_end(url)
+            return hit[1], True
+        validate_url(url, self.limits)  # a clear error for a bad URL before robots.txt is asked
+        if self.robots is not None:
+            await self.robots.check(url)
+        fetched = await fetch(url, self.limits)
+        if self.robots is not None and httpx.URL(fetched.url).netloc != httpx.URL(url).netloc:
+            await self.robots.check(fetched.url)  # redirected to another site: its rules apply
+        doc = await asyncio.to_thread(
+            convert, fetched.body, fetched.content_type, fetched.charset, fetched.url
+        )
+        offsets = await asyncio.to_thread(TokenOffsets, doc.markdown)
+        title = " ".join(doc.title.split())
+        page = Page(url=fetched.url, title=title, kind=doc.kind, markdown=doc.markdown, offsets=offsets)
+        self._remember(url, page)
+        return page, False
+
+    def _remember(self, url: str, page: Page) -> None:
+        if self.ttl <= 0 or len(page.markdown) > _CACHE_MAX_CHARS // 4:
+            return
+        self._cache[url] = (time.monotonic() + self.ttl, page)
+        self._cache.move_to_end(url)
+        held = sum(len(p.markdown) for _, p in self._cache.values())
+        while held > _CACHE_MAX_CHARS and self._cache:
+            _, (_, old) = self._cache.popitem(last=False)
+            held -= len(old.markdown)
+
+
+def window(page: Page, start: int, length: int) -> tuple[str, int, int]:
+    """Tokens ``[start, start + length)`` of the page as text, cut at character boundaries.
+
+    Returns the text and the token indices actually used.  Both ends move back to the nearest
+    character boundary, so consecutive windows (each starting where the last one ended) tile
+    the page with nothing lost or repeated; a window too short to hold one whole character
+    grows to the next boundary instead of coming back empty.
+    """
+    offsets, n = page.offsets, page.tokens
+    start, end = _boundary_before(offsets, min(start, n)), _boundary_before(offsets, min(start + length, n))
+    while end <= start and end < n:
+        end += 1
+        while end < n and not offsets.is_char_boundary(end):
+            end += 1
+    return page.markdown[int(offsets.char[start]) : int(offsets.char[end])], start, end
+
+
+def _boundary_before(offsets: TokenOffsets, i: int) -> int:
+    while i > 0 and not offsets.is_char_boundary(i):
+        i -= 1
+    return i
+
+
+def render_answer(page: Page, status: str, body: str) -> str:
+    return f"URL: {page.url}\nTitle: {page.title or '(none)'}\nStatus: {status}\n\n{body}"
+
+
+def _slice_status(start: int, end: int, n: int) -> str:
+    more = f", next start_index={end}" if end < n else ", end of page"
+    return f"raw tokens {start}-{end} of {n:,}{more}"
+
+
+async def read(
+    pages: Pages,
+    engine: Engine,
+    url: str,
+    context: str = "",
+    raw: bool = False,
+    start_index: int = 0,
+    max_length: int = 0,
+    progress: Progress | None = None,
+) -> Answer:
+    """Fetch ``url`` and answer as fetch_url does (see the module docstring).
+
+    Raises FetchError (and its kinds) when the page cannot be had, UnsupportedContent when it
+    is not text, InputError when the page is over MAX_INPUT_TOKENS; LLM failures degrade
+    (ON_LLM_FAILURE) and say so in the Status line.
+    """
+    page, cached = await pages.get(url)
+    answer = await _answer(engine, page, context, raw, start_index, max_length, progress)
+    answer.cached = cached
+    return answer
+
+
+async def _answer(
+    engine: Engine,
+    page: Page,
+    context: str,
+    raw: bool,
+    start_index: int,
+    max_length: int,
+    progress: Progress | None,
+) -> Answer:
+    budget = engine.settings.fetch_max_tokens
+    n = page.tokens
+    if raw:
+        if start_index > 0 and start_index >= n:
+            raise InputError(f"start_index={start_index} is past the end of the page ({n} tokens)")
+        text, start, end = window(page, start_index, max_length or budget)
+        status = _slice_status(start, end, n)
+        return Answer(render_answer(page, status, text), page, status)
+    if n <= budget:
+        status = f"full page, {n:,} tokens"
+        return Answer(render_answer(page, status, page.markdown), page, status)
+
+    kind = "extraction" if context.strip() else "general"
+    request = Request(page.markdown, budget, kind, context.strip(), "semantic")
+    try:
+        outcome = await engine.summarize(request, progress)
+    except InputError:
+        raise
+    except Exception as exc:  # MS-6: an LLM failure must not lose the page
+        return await _degrade(engine, page, request, exc)
+    how = (
+        "embedded extractive summary, no LLM configured"
+        if engine.backend is None
+        else ("site chrome removed" if outcome.llm_calls == 0 else engine.model)
+    )
+    status = f"summarized from {n:,} to {outcome.output_tokens:,} tokens ({how}; FETCH_MAX_TOKENS {budget})"
+    return Answer(render_answer(page, status, outcome.text), page, status, summarized=True, outcome=outcome)
+
+
+async def _degrade(engine: Engine, page: Page, request: Request, exc: Exception) -> Answer:
+    cause = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
+    if engine.settings.on_llm_failure == "extractive":
+        outcome = await engine.extractive(request, page.tokens)
+        status = (
+            f"summarized from {page.tokens:,} to {outcome.output_tokens:,} tokens (embedded extractive "
+            f"summary: the LLM failed: {cause})"
+        )
+        return Answer(render_answer(page, status, outcome.text), page, status, True, True, outcome)
+    text, start, end = window(page, 0, request.max_output_tokens)
+    status = f"not summarized (the LLM failed: {cause}); " + _slice_status(start, end, page.tokens)
+    return Answer(render_answer(page, status, text), page, status, degraded=True)

@@ -1,0 +1,322 @@
+"""fetch_url end to end: the real server as a subprocess, the MCP client over HTTP and stdio,
+a local web site (tests/site.py: real python-docs pages plus crafted misbehaviour) and the
+local test LLM behind the real openai client."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import urllib.parse
+from collections.abc import Iterator
+
+import pytest
+from conftest import RunningServer, start_server, stop_server
+from fake_llm import FakeLLM, error
+from local_site import DOCS, Site
+from mcp import Client, StdioServerParameters
+
+from mcp_summarizer import tokens
+
+CONTEXT = 16384
+BUDGET = 1024
+needs_docs = pytest.mark.skipif(
+    not DOCS.is_dir(), reason="python3.11-doc not installed (apt-get install python3.11-doc)"
+)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with Site() as s:
+        yield s
+
+
+def _env(llm: FakeLLM | None, **extra: str) -> dict[str, str]:
+    env = {
+        "FETCH_ALLOW_PRIVATE": "true",  # the test site is on 127.0.0.1
+        "FETCH_MAX_TOKENS": str(BUDGET),
+        "FETCH_TIMEOUT_SECONDS": "3",
+        "FETCH_MAX_BYTES": "3000000",
+        "FETCH_USER_AGENT": "lore-bot/2.0 (+https://example.invalid/bot)",
+        "LLM_CONTEXT_TOKENS": str(CONTEXT),
+        "DEFAULT_CHUNK_SIZE_TOKENS": "4000",
+        "DEFAULT_MAX_OUTPUT_TOKENS": "1000",
+        "LLM_MAX_ATTEMPTS": "2",
+        "LLM_RETRY_BASE_SECONDS": "0.01",
+        "LLM_TIMEOUT_SECONDS": "5",
+    }
+    if llm is not None:
+        env.update({"OPENROUTER_BASE_URL": llm.base_url, "LLM_MODEL": "test/fake-model"})
+    return {**env, **extra}
+
+
+@pytest.fixture(scope="module")
+def server(llm: FakeLLM) -> Iterator[RunningServer]:
+    srv = start_server(_env(llm))
+    yield srv
+    stop_server(srv)
+
+
+async def call(server: RunningServer, **args: object):  # type: ignore[no-untyped-def]
+    """One fetch_url call; the guard against a hang is the test's, not the server's."""
+    async with Client(server.url) as client:
+        return await asyncio.wait_for(client.call_tool("fetch_url", args), timeout=30)
+
+
+def parse(text: str) -> tuple[dict[str, str], str]:
+    head, _, body = text.partition("\n\n")
+    fields = dict(line.split(": ", 1) for line in head.splitlines())
+    assert list(fields) == ["URL", "Title", "Status"], head
+    return fields, body
+
+
+async def ok(server: RunningServer, **args: object) -> tuple[dict[str, str], str]:
+    result = await call(server, **args)
+    assert not result.is_error, result.content[0].text
+    return parse(result.content[0].text)
+
+
+async def refused(server: RunningServer, **args: object) -> str:
+    result = await call(server, **args)
+    assert result.is_error, result.content[0].text
+    return result.content[0].text
+
+
+# -- pages that fit come back whole -------------------------------------------------------------
+
+
+async def test_small_html_page_is_main_content_with_title(server, site, fresh_llm) -> None:
+    fields, body = await ok(server, url=f"{site.base}/page.html")
+    assert fields["URL"] == f"{site.base}/page.html"
+    assert fields["Title"] == "Goldshire Inn"
+    assert fields["Status"].startswith("full page, ")
+    assert "Marshal Dughan keeps the peace" in body and "Innkeeper Farley" in body
+    assert "Log in" not in body and "All rights reserved" not in body, "site chrome is dropped"
+    assert fresh_llm.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/small.txt", "Elwynn Forest is a zone in the Eastern Kingdoms.\n"),
+        ("/note.md", "# Notes\n\n- Hogger is a gnoll.\n"),
+    ],
+)
+async def test_text_and_markdown_pass_through(server, site, path, expected) -> None:
+    fields, body = await ok(server, url=site.base + path)
+    assert body.strip() == expected.strip()
+    assert fields["Status"] == f"full page, {tokens.count(body)} tokens"
+
+
+async def test_json_passes_through_even_when_invalid(server, site) -> None:
+    _, body = await ok(server, url=f"{site.base}/data.json")
+    assert '"zone": "Elwynn Forest"' in body
+    _, broken = await ok(server, url=f"{site.base}/bad.json")
+    assert '{"zone": "Elwynn' in broken
+
+
+async def test_unknown_charset_still_converts(server, site) -> None:
+    fields, body = await ok(server, url=f"{site.base}/bad-charset")
+    assert fields["Title"] == "Goldshire Inn" and "Innkeeper Farley" in body
+
+
+async def test_user_agent_is_sent_and_robots_txt_is_read_once(server, site) -> None:
+    await ok(server, url=f"{site.base}/small.txt?ua=1")
+    await ok(server, url=f"{site.base}/note.md?ua=2")
+    agents = {h.get("User-Agent") for p, h in site.requests if "ua=" in p}
+    assert agents == {"lore-bot/2.0 (+https://example.invalid/bot)"}
+    assert site.paths().count("/robots.txt") == 1, "robots.txt is cached per origin"
+
+
+# -- long pages are summarized within FETCH_MAX_TOKENS ------------------------------------------
+
+
+@needs_docs
+async def test_long_docs_page_is_summarized_within_budget_and_context(server, site, fresh_llm) -> None:
+    progress: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
+    url = f"{site.base}/docs/library/functions.html"
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "fetch_url",
+            {"url": url, "context": "built-in function names and signatures"},
+            progress_callback=on_progress,
+        )
+    fields, body = parse(result.content[0].text)
+    assert not result.is_error
+    assert fields["Title"].startswith("Built-in Functions")
+    assert fields["Status"].startswith("summarized from ") and "test/fake-model" in fields["Status"]
+    page_tokens = int(fields["Status"].split()[2].replace(",", ""))
+    assert page_tokens > 10 * BUDGET
+    assert 0 < tokens.count(body) <= BUDGET
+    seen = fresh_llm.requests
+    assert len(seen) > 2, "a page many times the chunk size is mapped in several calls"
+    for r in seen:
+        assert r.prompt_tokens + r.max_tokens <= CONTEXT, "every call fits LLM_CONTEXT_TOKENS"
+        assert "built-in function names and signatures" in r.system, "the context guides each call"
+    assert progress, "progress notifications arrived"
+    event = server.wait_for_event("fetch_complete")[-1]
+    assert event["summarized"] is True and event["final_url"] == url
+
+
+@needs_docs
+async def test_llm_failure_returns_a_raw_slice_that_says_so(server, site, fresh_llm) -> None:
+    fresh_llm.responder = lambda record: error(500, delay=0.0)
+    try:
+        fields, body = await ok(server, url=f"{site.base}/docs/library/stdtypes.html", context="x")
+    finally:
+        fresh_llm.responder = None
+    assert fields["Status"].startswith("not summarized (the LLM failed")
+    assert (
+        f"raw tokens 0-{BUDGET} of " in fields["Status"] and f"next start_index={BUDGET}" in fields["Status"]
+    )
+    assert tokens.count(body) <= BUDGET
+
+
+# -- raw pages: nothing lost to a cut -------------------------------------------------------------
+
+
+async def _pages(server: RunningServer, url: str, size: int) -> list[str]:
+    out, start = [], 0
+    async with Client(server.url) as client:
+        while True:
+            args = {"url": url, "raw": True, "start_index": start, "max_length": size}
+            result = await asyncio.wait_for(client.call_tool("fetch_url", args), timeout=30)
+            assert not result.is_error, result.content[0].text
+            fields, body = parse(result.content[0].text)
+            out.append(body)
+            if "next start_index=" not in fields["Status"]:
+                assert fields["Status"].endswith("end of page")
+                return out
+            start = int(fields["Status"].rsplit("=", 1)[1])
+
+
+@needs_docs
+async def test_raw_windows_tile_the_page(server, site) -> None:
+    url = f"{site.base}/docs/library/functions.html"
+    _, whole = await ok(server, url=url, raw=True, max_length=10**7)
+    windows = await _pages(server, url, 5000)
+    assert len(windows) > 3
+    assert "".join(windows) == whole
+    assert all(tokens.count(w) <= 5000 for w in windows)
+
+
+async def test_raw_windows_never_split_a_character(server, site) -> None:
+    url = f"{site.base}/cjk.txt"
+    windows = await _pages(server, url, 7)
+    joined = "".join(windows)
+    assert joined.strip() == ("艾尔文森林是暴风城南边的区域。" * 12).strip()
+    assert all("\ufffd" not in w and w for w in windows)
+
+
+async def test_bad_paging_arguments_are_named(server, site) -> None:
+    url = f"{site.base}/small.txt"
+    assert "pass raw=true" in await refused(server, url=url, start_index=10)
+    assert "must be 0 or positive" in await refused(server, url=url, raw=True, max_length=-1)
+    assert "past the end of the page" in await refused(server, url=url, raw=True, start_index=10**6)
+
+
+# -- limits and refusals: a clear error for each, never a hang ---------------------------------------
+
+
+async def test_redirect_chain_is_followed_and_reported(server, site) -> None:
+    fields, body = await ok(server, url=f"{site.base}/redirect/3")
+    assert fields["URL"] == f"{site.base}/small.txt"
+    assert "Eastern Kingdoms" in body
+    assert "too many redirects" in await refused(server, url=f"{site.base}/redirect/9")
+
+
+@pytest.mark.parametrize("target", ["http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/"])
+async def test_redirect_to_cloud_metadata_is_refused_even_with_private_allowed(server, site, target) -> None:
+    message = await refused(server, url=f"{site.base}/to/{urllib.parse.quote(target, safe='')}")
+    assert "refusing to connect" in message and ("metadata" in message or "link-local" in message)
+    assert "FETCH_ALLOW_PRIVATE" not in message, "no setting allows these"
+
+
+async def test_slow_drip_hits_the_total_deadline(server, site) -> None:
+    message = await refused(server, url=f"{site.base}/slow")
+    assert "timed out" in message and "3" in message
+
+
+@pytest.mark.parametrize("path", ["/huge", "/bomb"])
+async def test_oversized_and_bomb_bodies_are_cut_off(server, site, path) -> None:
+    message = await refused(server, url=site.base + path)
+    assert "too large" in message and "max_bytes=3000000" in message
+
+
+async def test_binary_content_is_refused_by_type(server, site) -> None:
+    assert "image/png" in await refused(server, url=f"{site.base}/image.png")
+    assert "binary" in await refused(server, url=f"{site.base}/png-as-html")
+
+
+async def test_robots_disallow_is_honoured(server, site) -> None:
+    message = await refused(server, url=f"{site.base}/private/plans.txt")
+    assert "robots.txt" in message and "disallows" in message and "FETCH_RESPECT_ROBOTS" in message
+    assert "/private/plans.txt" not in site.paths(), "the disallowed page is never requested"
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/file", "not a url", "http://"])
+async def test_bad_urls_are_named(server, url) -> None:
+    message = await refused(server, url=url)
+    assert "URL" in message or "scheme" in message
+
+
+async def test_404_is_reported_with_its_status(server, site) -> None:
+    assert "HTTP 404" in await refused(server, url=f"{site.base}/nowhere")
+
+
+# -- other settings: the guard on, robots ignored or unreachable, no LLM ------------------------------
+
+
+async def test_guard_on_refuses_loopback_by_address_and_by_name(site) -> None:
+    srv = start_server({"FETCH_TIMEOUT_SECONDS": "3"})
+    try:
+        port = site.base.rsplit(":", 1)[1]
+        for url in (f"{site.base}/small.txt", f"http://localhost:{port}/small.txt"):
+            message = await refused(srv, url=url)
+            assert "refusing to connect" in message and "is loopback" in message
+            assert "FETCH_ALLOW_PRIVATE=true allows it" in message
+    finally:
+        stop_server(srv)
+
+
+@needs_docs
+async def test_robots_ignored_and_embedded_summary_without_llm(site) -> None:
+    srv = start_server(_env(None, FETCH_RESPECT_ROBOTS="false"))
+    try:
+        _, body = await ok(srv, url=f"{site.base}/private/plans.txt")
+        assert body.strip() == "secret"
+        fields, summary = await ok(srv, url=f"{site.base}/docs/library/functions.html", context="exceptions")
+        assert "embedded extractive summary, no LLM configured" in fields["Status"]
+        assert 0 < tokens.count(summary) <= BUDGET
+    finally:
+        stop_server(srv)
+
+
+@pytest.mark.parametrize(("status", "allowed"), [(404, True), (503, False)])
+async def test_robots_unavailable_allows_unreachable_disallows(status, allowed) -> None:
+    with Site(robots="", robots_status=status) as other:
+        srv = start_server(_env(None))
+        try:
+            result = await call(srv, url=f"{other.base}/small.txt")
+        finally:
+            stop_server(srv)
+    assert result.is_error is not allowed
+    if not allowed:
+        assert "could not be read" in result.content[0].text and "HTTP 503" in result.content[0].text
+
+
+async def test_stdio_round_trip(site) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_summarizer.server", "--transport", "stdio"],
+        env=_env(None),
+    )
+    async with Client(params) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("fetch_url", {"url": f"{site.base}/page.html"})
+    assert tools["fetch_url"].annotations is not None and tools["fetch_url"].annotations.read_only_hint
+    fields, body = parse(result.content[0].text)
+    assert fields["Title"] == "Goldshire Inn" and "Marshal Dughan" in body

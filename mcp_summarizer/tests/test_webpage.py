@@ -1,0 +1,102 @@
+"""Unit tests for fetch_url's parts: raw windows, robots.txt rules, the answer's header."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from local_site import Site
+
+from mcp_summarizer.chunker import TokenOffsets
+from mcp_summarizer.fetch import BlockedAddressError, FetchLimits
+from mcp_summarizer.robots import Robots, RobotsDisallowed, product_token
+from mcp_summarizer.webpage import Page, render_answer, window
+
+
+def page_of(text: str) -> Page:
+    return Page(url="http://x/", title="T", kind="text", markdown=text, offsets=TokenOffsets(text))
+
+
+def tile(page: Page, size: int) -> list[str]:
+    out, start = [], 0
+    while start < page.tokens:
+        text, s, end = window(page, start, size)
+        assert s == start, "each window starts where the last one ended"
+        assert end > start, "every window makes progress"
+        if end - start > size:  # only to hold one whole character: no boundary inside
+            assert not any(page.offsets.is_char_boundary(i) for i in range(start + 1, end))
+        out.append(text)
+        start = end
+    return out
+
+
+text_with_multibyte = st.lists(
+    st.sampled_from([*list("ab \n.#é中文🙂́"), "艾尔文", "```", "Elwynn "]), max_size=150
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=text_with_multibyte, size=st.integers(min_value=1, max_value=40))
+def test_windows_tile_the_text_losslessly(text: str, size: int) -> None:
+    page = page_of(text)
+    windows = tile(page, size)
+    assert "".join(windows) == text
+    assert not any("\ufffd" in w for w in windows)
+
+
+def test_window_past_the_end_is_empty_and_at_the_end() -> None:
+    page = page_of("Elwynn Forest")
+    assert window(page, 10**6, 5) == ("", page.tokens, page.tokens)
+
+
+def test_render_answer_puts_the_three_header_lines_first() -> None:
+    page = Page(url="https://w/e", title="", kind="html", markdown="x", offsets=TokenOffsets("x"))
+    assert render_answer(page, "full page, 1 tokens", "x") == (
+        "URL: https://w/e\nTitle: (none)\nStatus: full page, 1 tokens\n\nx"
+    )
+
+
+@pytest.mark.parametrize(
+    ("agent", "token"),
+    [("lore-bot/2.0 (+https://x)", "lore-bot"), ("mcp-summarizer", "mcp-summarizer"), ("  ", "*")],
+)
+def test_product_token(agent: str, token: str) -> None:
+    assert product_token(agent) == token
+
+
+LOCAL = FetchLimits(allow_private=True, user_agent="lore-bot/2.0", timeout_seconds=3)
+
+
+async def test_robots_rules_apply_to_our_token_and_are_cached() -> None:
+    rules = "User-agent: lore-bot\nDisallow: /secret\n\nUser-agent: *\nDisallow: /\n"
+    with Site(robots=rules) as site:
+        robots = Robots(LOCAL)
+        await robots.check(f"{site.base}/page.html")  # the * group's "Disallow: /" is not ours
+        with pytest.raises(RobotsDisallowed, match=r"disallows .*/secret/x for user agent 'lore-bot'"):
+            await robots.check(f"{site.base}/secret/x")
+        await robots.check(f"{site.base}/other")
+        assert site.paths().count("/robots.txt") == 1
+
+
+@pytest.mark.parametrize(("status", "allowed"), [(401, True), (404, True), (500, False), (503, False)])
+async def test_robots_status_codes_follow_rfc_9309(status: int, allowed: bool) -> None:
+    with Site(robots="User-agent: *\nDisallow: /\n", robots_status=status) as site:
+        robots = Robots(LOCAL)
+        if allowed:
+            await robots.check(f"{site.base}/page.html")
+        else:
+            with pytest.raises(RobotsDisallowed, match=f"could not be read .*HTTP {status}"):
+                await robots.check(f"{site.base}/page.html")
+
+
+async def test_robots_of_a_refused_address_says_refused() -> None:
+    with pytest.raises(BlockedAddressError, match=r"is (link-local|metadata)"):
+        await Robots(LOCAL).check("http://169.254.169.254/latest/")
+
+
+async def test_robots_expire_after_the_ttl() -> None:
+    with Site() as site:
+        robots = Robots(LOCAL, ttl=0)
+        await robots.check(f"{site.base}/a")
+        await robots.check(f"{site.base}/b")
+        assert site.paths().count("/robots.txt") == 2
