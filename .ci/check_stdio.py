@@ -27,16 +27,19 @@ Lion's Pride Inn, where Marshal Dughan keeps watch over the roads.</p></main></b
 async def main(command: list[str]) -> None:
     site = Path(tempfile.mkdtemp())
     (site / "elwynn.html").write_text(PAGE, encoding="utf-8")
-    handler = partial(SimpleHTTPRequestHandler, directory=str(site))
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = partial(Quiet, directory=str(site))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": os.environ.get("HOME", "/tmp"),
-        "FETCH_ALLOW_PRIVATE": "true",
-        "TIKTOKEN_CACHE_DIR": "",
-        **{k: v for k, v in os.environ.items() if k.startswith("UV_")},  # uvx's cache, if set
-    }
+    # The caller's environment (uvx needs its certificates, proxies and cache settings) minus
+    # anything that would configure the service; then this check's own settings.
+    ours = ("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_", "FETCH_", "SUMMARIZER_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    env.update({"FETCH_ALLOW_PRIVATE": "true", "TIKTOKEN_CACHE_DIR": ""})
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     async with Client(params) as client:
         tools = sorted(t.name for t in (await client.list_tools()).tools)
@@ -46,7 +49,9 @@ async def main(command: list[str]) -> None:
         text = "\n\n".join(f"## Part {i}\n\nThe {i}th gate of Stormwind opens at dawn." for i in range(2000))
         big = await client.call_tool("summarize_for_extraction", {"content": text, "schema_hint": "gates"})
         assert not big.is_error and len(big.content[0].text) < len(text) // 5, big
-        page = await client.call_tool("fetch_url", {"url": f"http://127.0.0.1:{httpd.server_port}/elwynn.html"})
+        page = await client.call_tool(
+            "fetch_url", {"url": f"http://127.0.0.1:{httpd.server_port}/elwynn.html"}
+        )
         answer = page.content[0].text
         assert not page.is_error and "Title: Elwynn Forest" in answer and "Marshal Dughan" in answer, answer
     httpd.shutdown()
