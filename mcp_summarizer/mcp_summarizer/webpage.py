@@ -6,9 +6,9 @@ tool's return) knows where the text came from and what was done to it::
     URL: <final URL, after redirects>
     Title: <page title>
     Status: full page, 812 tokens
-            summarized from 23,456 to 3,990 tokens (FETCH_MAX_TOKENS 4096)
+            summarized from 23,456 to 3,990 tokens (<model, or how>; FETCH_MAX_TOKENS 4096)
             not summarized (<why>); raw tokens 0-4096 of 23,456, next start_index=4096
-            raw tokens 0-4096 of 23,456, next start_index=4096
+            raw tokens 0-4096 of 23,456, next start_index=4096   (or: ..., end of page)
 
 followed by a blank line and the markdown.  Nothing is lost to a cut: every cut says where
 the next slice starts, and ``raw=true`` pages through the converted page in token windows
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from mcp_summarizer import tokens
 from mcp_summarizer.chunker import TokenOffsets
 from mcp_summarizer.config import Settings
 from mcp_summarizer.convert import convert
@@ -164,6 +165,13 @@ async def read(
     is not text, InputError when the page is over MAX_INPUT_TOKENS; LLM failures degrade
     (ON_LLM_FAILURE) and say so in the Status line.
     """
+    limit = engine.settings.llm_context_tokens // 16
+    if context and (size := tokens.count(context)) > limit:
+        # Checked before downloading: the context goes into every summarization prompt.
+        raise InputError(
+            f"context is too long: {size} tokens, over {limit} (LLM_CONTEXT_TOKENS="
+            f"{engine.settings.llm_context_tokens} / 16); say briefly what you want from the page"
+        )
     page, cached = await pages.get(url)
     answer = await _answer(engine, page, context, raw, start_index, max_length, progress)
     answer.cached = cached

@@ -211,6 +211,12 @@ async def test_raw_windows_never_split_a_character(server, site) -> None:
     assert all("\ufffd" not in w and w for w in windows)
 
 
+async def test_an_overlong_context_is_refused_before_fetching(server, site) -> None:
+    message = await refused(server, url=f"{site.base}/page.html?long-context", context="NPC names " * 800)
+    assert "context is too long" in message and "LLM_CONTEXT_TOKENS=16384" in message
+    assert not any("long-context" in p for p in site.paths())
+
+
 async def test_bad_paging_arguments_are_named(server, site) -> None:
     url = f"{site.base}/small.txt"
     assert "pass raw=true" in await refused(server, url=url, start_index=10)
