@@ -357,6 +357,7 @@ CHROME_ROLES = frozenset(
 )
 SLUG = re.compile(r"[\W_]+")
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+MIN_SLUG_INSIDE = 12  # an id this long found inside its heading's slug was made from it
 # Elements whose class/id is looked at (not inline ones: Prism's <span class="token comment">).
 CONTAINER_TAGS = frozenset(
     {"div", "section", "aside", "nav", "header", "footer", "ul", "ol", "form", "table", "dialog", "menu"}
@@ -452,6 +453,14 @@ def _slug(text: str) -> str:
     return SLUG.sub("-", text.lower()).strip("-")
 
 
+def _slug_of_heading(slug: str, heading: str) -> bool:
+    """Whether an id slug was made from a heading: equal, the heading's slug with a suffix
+    ("cookie-objects-1"), or a long slug inside it ("8-9-raising-and-handling-multiple-...")."""
+    if not slug or not heading:
+        return False
+    return slug == heading or slug.startswith(heading) or (len(slug) >= MIN_SLUG_INSIDE and slug in heading)
+
+
 def _chrome_name(element: lxml.html.HtmlElement, in_landmark: bool) -> bool:
     """Whether the element's class or id names it as chrome."""
     for attribute in ("class", "id"):
@@ -464,8 +473,7 @@ def _chrome_name(element: lxml.html.HtmlElement, in_landmark: bool) -> bool:
             # Sphinx, Pandoc and MkDocs give a section the id of its heading: <section
             # id="cookie-objects"><h2>Cookie Objects</h2> is content, not a cookie banner.
             heading = element.xpath("(.//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6)[1]")
-            slug = _slug(heading[0].text_content()) if heading else ""
-            if slug and _slug(name).startswith(slug):
+            if heading and _slug_of_heading(_slug(name), _slug(heading[0].text_content())):
                 continue
         return True
     return False
@@ -525,7 +533,10 @@ def _strip_chrome(root: lxml.html.HtmlElement, in_landmark: bool) -> None:
 
 def _to_markdown(element: lxml.html.HtmlElement) -> str:
     fragment = lxml.html.tostring(element, encoding="unicode", method="html")
-    markdown = html_to_markdown.convert(fragment, H2M_OPTIONS).content or ""
+    try:
+        markdown = html_to_markdown.convert(fragment, H2M_OPTIONS).content or ""
+    except html_to_markdown.ConversionError:  # never seen; if the converter gives up, keep the text
+        markdown = element.text_content()
     return BLANK_LINES.sub("\n\n", markdown).strip()
 
 

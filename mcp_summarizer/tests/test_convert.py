@@ -207,10 +207,13 @@ def test_section_named_like_chrome_is_kept() -> None:
       <div class="content-sidebar-wrap">
         <section id="cookie-objects"><h2>Cookie Objects</h2><p>Morsels hold one cookie each.</p></section>
         <section id="sharing-state"><h2>Sharing state</h2><p>Use a manager to share objects.</p></section>
+        <section id="handling-unrelated-exceptions"><h2>8.9. Handling Unrelated Exceptions</h2>
+          <p>Use an exception group.</p></section>
       </div><div class="footer">Copyright 2024</div></body></html>"""
     md = convert(html.encode(), "text/html", None, "").markdown
     assert "## Cookie Objects" in md and "Morsels hold one cookie each." in md
     assert "## Sharing state" in md and "Use a manager to share objects." in md
+    assert "## 8.9. Handling Unrelated Exceptions" in md and "Use an exception group." in md
     assert "Quick search" not in md and "Copyright 2024" not in md
 
 
@@ -448,6 +451,14 @@ def test_undeclared_legacy_encoding_is_detected(text: str, encoding: str) -> Non
     assert doc.markdown == text
 
 
+def test_undeclared_cyrillic_html_page() -> None:
+    text = "Новости дня: в городе открылась новая библиотека и парк для детей."
+    head = "<head><title>Новости</title><link rel='stylesheet' href='/s.css'></head>"
+    html = f"<html>{head}<body><p>{text}</p></body></html>"
+    doc = convert(html.encode("cp1251"), "text/html", None, "")
+    assert (doc.title, doc.markdown) == ("Новости", text)
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig", "utf-32"])
 def test_byte_order_mark(encoding: str) -> None:
     html = "<html><head><title>BOM ✓</title></head><body><p>Zoë</p></body></html>"
@@ -514,3 +525,16 @@ def test_never_raises_anything_but_unsupported_content(
     else:
         assert isinstance(doc.markdown, str) and isinstance(doc.title, str)
         assert doc.kind in {"html", "markdown", "text", "json", "pdf"}
+
+
+def test_converter_error_keeps_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    import html_to_markdown
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise html_to_markdown.PanicError("boom")
+
+    monkeypatch.setattr(html_to_markdown, "convert", fail)
+    doc = convert(
+        b"<html><body><main><h1>T</h1><p>Still here.</p></main></body></html>", "text/html", None, ""
+    )
+    assert "Still here." in doc.markdown and doc.kind == "html"
