@@ -26,14 +26,16 @@ class Probe:
         self.most = 0
         self.started: list[Hashable] = []
 
-    async def call(self, owner: Hashable, hold: float = 0.0, tag: object = None) -> None:
+    async def call(
+        self, owner: Hashable, hold: float = 0.0, tag: object = None, gate: asyncio.Event | None = None
+    ) -> None:
         async with self.limiter.slot(owner):
             self.current += 1
             self.most = max(self.most, self.current)
             self.started.append(owner if tag is None else tag)
             assert self.limiter.active <= self.limiter.limit
             try:
-                await asyncio.sleep(hold)
+                await (gate.wait() if gate is not None else asyncio.sleep(hold))
             finally:
                 self.current -= 1
 
@@ -70,13 +72,16 @@ async def test_a_small_request_does_not_wait_behind_a_big_one() -> None:
     limit = 3
     limiter = FairLimiter(limit)
     probe = Probe(limiter)
-    big = [asyncio.create_task(probe.call("A", hold=0.002)) for _ in range(50)]
+    # A gate, not a timed hold: on a loaded machine a 2 ms hold can end before B is queued.
+    gate = asyncio.Event()
+    big = [asyncio.create_task(probe.call("A", gate=gate)) for _ in range(50)]
     await settle()
     assert limiter.active == limit
     assert limiter.waiting == 50 - limit
-    small = asyncio.create_task(probe.call("B", hold=0.002))
+    small = asyncio.create_task(probe.call("B", gate=gate))
     await settle()
     assert limiter.waiting == 50 - limit + 1
+    gate.set()
     await asyncio.gather(*big, small)
 
     a_before_b = probe.started.index("B")
