@@ -10,6 +10,7 @@ Runs a stdlib ThreadingHTTPServer on 127.0.0.1 in a thread.  Routes:
     /huge                 more bytes than any test's FETCH_MAX_BYTES, chunked (no Content-Length)
     /bomb                 a gzip bomb: 60 KB on the wire, 50 MB decoded
     /image.png            a PNG; /png-as-html the same bytes labelled text/html
+    /hogger.pdf           a two-page PDF with a text layer and a title
     /bad-charset          text/html; charset=bogus-xyz
     /private/...          disallowed by robots.txt for every user agent
     /robots.txt           see ``robots_status``/``robots``
@@ -37,6 +38,42 @@ PAGE_HTML = """<!doctype html><html><head><title>Goldshire Inn</title></head><bo
 is run by Innkeeper Farley, and Marshal Dughan keeps the peace for the Stormwind Army.</p>
 <h2>Notable NPCs</h2><ul><li>Marshal Dughan</li><li>Innkeeper Farley</li><li>Remy "Two Times"</li></ul>
 </main><footer>Copyright 2026 Example Wiki. All rights reserved.</footer></body></html>"""
+
+
+def make_pdf(pages: list[str], title: str | None = None) -> bytes:
+    """A minimal valid PDF with one Helvetica text line per page (and a correct xref table)."""
+    n_pages = len(pages)
+    font = 3 + 2 * n_pages
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids ["
+        + b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(n_pages))
+        + b"] /Count %d >>" % n_pages,
+    ]
+    for i, text in enumerate(pages):
+        stream = b"BT /F1 18 Tf 72 720 Td (" + text.encode("latin-1") + b") Tj ET"
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (4 + 2 * i, font)
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    if title is not None:
+        objects.append(b"<< /Title (" + title.encode("latin-1") + b") >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    info = b" /Info %d 0 R" % len(objects) if title is not None else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
+    return bytes(out)
+
+
+PDF = make_pdf(["Hogger is a gnoll chieftain in Elwynn Forest", "He camps near the Edge"], title="Hogger")
 
 
 class Site:
@@ -108,6 +145,7 @@ class Site:
             "/page.html": (PAGE_HTML.encode(), "text/html; charset=utf-8"),
             "/cjk.txt": (("艾尔文森林是暴风城南边的区域。" * 12).encode(), "text/plain; charset=utf-8"),
             "/image.png": (PNG, "image/png"),
+            "/hogger.pdf": (PDF, "application/pdf"),
             "/png-as-html": (PNG, "text/html"),
             "/bad-charset": (PAGE_HTML.encode(), "text/html; charset=bogus-xyz"),
         }

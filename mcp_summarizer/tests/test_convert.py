@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from local_site import make_pdf
 
 from mcp_summarizer.convert import Document, UnsupportedContent, convert
 
@@ -34,39 +35,6 @@ SIDEBAR_CHROME = (
 def fenced_blocks(markdown: str) -> list[str]:
     """The contents of every ``` fenced block."""
     return re.findall(r"^\s*```[^\n]*\n(.*?)^\s*```\s*$", markdown, re.M | re.S)
-
-
-def make_pdf(pages: list[str], title: str | None = None) -> bytes:
-    """A minimal valid PDF with one Helvetica text line per page (and a correct xref table)."""
-    n_pages = len(pages)
-    font = 3 + 2 * n_pages
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids ["
-        + b" ".join(b"%d 0 R" % (3 + 2 * i) for i in range(n_pages))
-        + b"] /Count %d >>" % n_pages,
-    ]
-    for i, text in enumerate(pages):
-        stream = b"BT /F1 18 Tf 72 720 Td (" + text.encode("latin-1") + b") Tj ET"
-        objects.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (4 + 2 * i, font)
-        )
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    if title is not None:
-        objects.append(b"<< /Title (" + title.encode("latin-1") + b") >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    info = b" /Info %d 0 R" % len(objects) if title is not None else b""
-    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
-    return bytes(out)
 
 
 # --------------------------------------------------------------------------------------------

@@ -114,6 +114,12 @@ async def test_json_passes_through_even_when_invalid(server, site) -> None:
     assert '{"zone": "Elwynn' in broken
 
 
+async def test_pdf_gives_its_text_layer(server, site) -> None:
+    fields, body = await ok(server, url=f"{site.base}/hogger.pdf")
+    assert fields["Title"] == "Hogger"
+    assert "Hogger is a gnoll chieftain in Elwynn Forest" in body and "He camps near the Edge" in body
+
+
 async def test_unknown_charset_still_converts(server, site) -> None:
     fields, body = await ok(server, url=f"{site.base}/bad-charset")
     assert fields["Title"] == "Goldshire Inn" and "Innkeeper Farley" in body
