@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from shared import settings as shared_settings
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "ConfigError", "Settings", "load_settings"]
 
@@ -118,32 +120,6 @@ class Settings(BaseSettings):
         return self.summarizer_backend
 
 
-class _FromMapping(Settings):
-    """Settings from an explicit mapping only (tests, overrides): the process environment
-    must not leak in."""
-
-    @classmethod
-    def settings_customise_sources(  # type: ignore[override]
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        **_: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)
-
-
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read the settings from `env` (default: the process environment), naming any bad variable."""
-    try:
-        if env is None:
-            return Settings()
-        lowered = {k.lower(): v for k, v in env.items() if k.lower() in Settings.model_fields}
-        return _FromMapping(**lowered)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            name = "_".join(str(p) for p in err["loc"]).upper()
-            value = f" (got {err['input']!r})" if name and not isinstance(err["input"], dict) else ""
-            message = err["msg"].removeprefix("Value error, ")
-            problems.append(f"{name}: {message}{value}" if name else message)
-        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None
+    return shared_settings.load(Settings, env, ConfigError)

