@@ -118,8 +118,13 @@ class Engine:
     def model(self) -> str:
         return self.backend.model if self.backend else "extractive"
 
-    async def summarize(self, request: Request, progress: Progress | None = None) -> Outcome:
+    async def summarize(
+        self, request: Request, progress: Progress | None = None, offsets: TokenOffsets | None = None
+    ) -> Outcome:
         """Summarize ``request.content`` to at most ``request.max_output_tokens`` tokens.
+
+        ``offsets``: the caller's encoding of ``request.content`` (fetch_url has one), reused
+        when no boilerplate is removed instead of encoding the content again.
 
         Raises InputError for requests that cannot be served, LLMError when the LLM fails
         for good (after the other calls were cancelled).
@@ -128,7 +133,8 @@ class Engine:
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
         # the count, the bypass check and the chunker.
         cleaned = await asyncio.to_thread(strip_boilerplate, content)
-        offsets = await asyncio.to_thread(TokenOffsets, cleaned.text)
+        if offsets is None or cleaned.text is not content:
+            offsets = await asyncio.to_thread(TokenOffsets, cleaned.text)
         removed = 0
         if not cleaned.removed_chars:
             input_tokens = offsets.n

@@ -84,6 +84,7 @@ class Pages:
         self.robots = Robots(self.limits) if settings.fetch_respect_robots else None
         self.ttl = settings.fetch_cache_seconds
         self._cache: OrderedDict[str, tuple[float, Page]] = OrderedDict()
+        self._held = 0  # characters of markdown in the cache
 
     async def get(self, url: str) -> tuple[Page, bool]:
         """The page at ``url`` and whether it came from the cache."""
@@ -109,12 +110,14 @@ class Pages:
     def _remember(self, url: str, page: Page) -> None:
         if self.ttl <= 0 or len(page.markdown) > _CACHE_MAX_CHARS // 4:
             return
+        replaced = self._cache.pop(url, None)
+        if replaced is not None:
+            self._held -= len(replaced[1].markdown)
         self._cache[url] = (time.monotonic() + self.ttl, page)
-        self._cache.move_to_end(url)
-        held = sum(len(p.markdown) for _, p in self._cache.values())
-        while held > _CACHE_MAX_CHARS and self._cache:
+        self._held += len(page.markdown)
+        while self._held > _CACHE_MAX_CHARS:
             _, (_, old) = self._cache.popitem(last=False)
-            held -= len(old.markdown)
+            self._held -= len(old.markdown)
 
 
 def window(page: Page, start: int, length: int) -> tuple[str, int, int]:
@@ -202,7 +205,7 @@ async def _answer(
     kind = "extraction" if context.strip() else "general"
     request = Request(page.markdown, budget, kind, context.strip(), "semantic")
     try:
-        outcome = await engine.summarize(request, progress)
+        outcome = await engine.summarize(request, progress, page.offsets)
     except InputError:
         raise
     except Exception as exc:  # MS-6: an LLM failure must not lose the page

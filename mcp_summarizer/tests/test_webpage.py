@@ -100,3 +100,19 @@ async def test_robots_expire_after_the_ttl() -> None:
         await robots.check(f"{site.base}/a")
         await robots.check(f"{site.base}/b")
         assert site.paths().count("/robots.txt") == 2
+
+
+def test_page_cache_holds_a_bounded_amount_of_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_summarizer import webpage
+    from mcp_summarizer.config import load_settings
+
+    monkeypatch.setattr(webpage, "_CACHE_MAX_CHARS", 100)
+    pages = webpage.Pages(load_settings({}))
+    for name in "abcd":
+        pages._remember(name, page_of(name * 20))
+    pages._remember("b", page_of("B" * 20))  # replacing an entry does not count it twice
+    assert list(pages._cache) == ["a", "c", "d", "b"] and pages._held == 80
+    pages._remember("e", page_of("e" * 40))
+    assert list(pages._cache) == ["c", "d", "b", "e"] and pages._held == 100  # oldest out first
+    pages._remember("huge", page_of("x" * 26))  # over a quarter of the cap: never cached
+    assert "huge" not in pages._cache
