@@ -33,8 +33,8 @@ from pathlib import Path
 
 import corpus
 
-from mcp_summarizer import tokens
-from mcp_summarizer.boilerplate import RULES, _line_kind, find_boilerplate, strip_boilerplate
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.boilerplate import RULES, _line_kind, find_boilerplate, strip_boilerplate
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 EXAMPLES = ("library/json", "tutorial/controlflow", "index")

@@ -22,7 +22,7 @@ from pathlib import Path
 import build_corpus
 import html_to_markdown
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 BODY = re.compile(r"<body\b[^>]*>.*</body>", re.S | re.I)
 

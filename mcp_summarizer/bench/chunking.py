@@ -30,7 +30,7 @@ import corpus
 import semchunk
 from corpus import human, table_row
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 CHUNK_SIZE = 8000
 OVERLAP = 500
@@ -64,7 +64,7 @@ class Candidate:
 
 
 def _ours(strategy: str) -> Candidate:
-    from mcp_summarizer.chunker import chunk
+    from mcp_summarizer.summarize.chunker import chunk
 
     def make() -> Callable[[str], Any]:
         return lambda text: chunk(text, strategy=strategy, chunk_size=CHUNK_SIZE, overlap=OVERLAP)

@@ -56,7 +56,7 @@ import readability
 import trafilatura
 from corpus import table_row
 
-from mcp_summarizer import convert as ours
+from mcp_summarizer.web import convert as ours
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 BASE_URL = "https://docs.python.org/3.11/"

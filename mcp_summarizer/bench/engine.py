@@ -62,7 +62,7 @@ from corpus import human, table_row
 from fake_llm import FakeLLM, Recorded
 from mcp import Client
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 TARGET = 5000  # max_output_tokens of every call (also the service default)
 MAP_MARK = "Summarize that section concisely"  # prompts/map_general.md

@@ -32,9 +32,9 @@ from datetime import date
 import corpus
 from corpus import human, parse_size, table_row
 
-from mcp_summarizer import tokens
-from mcp_summarizer.budget import trim_to_tokens
-from mcp_summarizer.extractive import summarize
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.budget import trim_to_tokens
+from mcp_summarizer.summarize.extractive import summarize
 
 PAGES = corpus.DATA_DIR / "pages"
 MIN_PAGE_TOKENS = 3000

@@ -15,10 +15,10 @@ import logging
 from functools import cache
 from typing import Any
 
-from mcp_summarizer import budget, tokens
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine import Engine, Request
-from mcp_summarizer.llm import LLMError
+from mcp_summarizer.summarize import budget, tokens
+from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.llm import LLMError
 
 __all__ = ["serialize_output", "summarize_if_needed"]
 

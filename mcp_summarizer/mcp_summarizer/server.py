@@ -27,16 +27,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 
-from mcp_summarizer import __version__, budget, tokens
-from mcp_summarizer.boilerplate import strip_boilerplate
-from mcp_summarizer.chunker import STRATEGIES
+from mcp_summarizer import __version__
 from mcp_summarizer.config import ConfigError, Settings, load_settings
-from mcp_summarizer.convert import UnsupportedContent
-from mcp_summarizer.engine import Engine, InputError, Outcome, Progress, Request
-from mcp_summarizer.fetch import FetchError
-from mcp_summarizer.llm import Backend, LLMError
 from mcp_summarizer.logs import setup_logging
-from mcp_summarizer.webpage import Pages, read
+from mcp_summarizer.summarize import budget, tokens
+from mcp_summarizer.summarize.boilerplate import strip_boilerplate
+from mcp_summarizer.summarize.chunker import STRATEGIES
+from mcp_summarizer.summarize.engine import Engine, InputError, Outcome, Progress, Request
+from mcp_summarizer.summarize.llm import Backend, LLMError
+from mcp_summarizer.web.convert import UnsupportedContent
+from mcp_summarizer.web.fetch import FetchError
+from mcp_summarizer.web.pages import Pages, read
 
 __all__ = ["build_http_app", "build_server", "main"]
 

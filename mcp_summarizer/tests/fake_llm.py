@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 __all__ = [
     "FakeLLM",

@@ -10,7 +10,7 @@ import pytest
 from conftest import RunningServer, start_server, stop_server
 from mcp import Client
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 BUDGET = 4000
 CREATURES = ["wolves", "kobolds", "murlocs", "gnolls", "bandits", "spiders"]

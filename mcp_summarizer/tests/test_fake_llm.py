@@ -13,7 +13,7 @@ import openai
 import pytest
 from fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 TEXT = " ".join(
     f"Paragraph {i}: the quick brown fox jumps over the lazy dog near river {i}." for i in range(40)

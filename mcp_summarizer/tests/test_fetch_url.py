@@ -15,7 +15,7 @@ from fake_llm import FakeLLM, error
 from local_site import DOCS, Site
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 CONTEXT = 16384
 BUDGET = 1024

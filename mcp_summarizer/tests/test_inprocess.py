@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from fake_llm import FakeLLM, error
 
-from mcp_summarizer import tokens
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine import Engine
 from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.engine import Engine
 
 
 def _engine(llm: FakeLLM):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from conftest import RunningServer, start_server, stop_server
 from fake_llm import FakeLLM, error, hang, length
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 CONTEXT = 12_000
 LIMIT = 3

@@ -22,12 +22,12 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from mcp_summarizer import budget, extractive, tokens
-from mcp_summarizer.boilerplate import strip_boilerplate
-from mcp_summarizer.chunker import TokenOffsets, chunk
 from mcp_summarizer.config import Settings
-from mcp_summarizer.limiter import FairLimiter
-from mcp_summarizer.llm import Backend, LLMError, OpenAIBackend
+from mcp_summarizer.summarize import budget, extractive, tokens
+from mcp_summarizer.summarize.boilerplate import strip_boilerplate
+from mcp_summarizer.summarize.chunker import TokenOffsets, chunk
+from mcp_summarizer.summarize.limiter import FairLimiter
+from mcp_summarizer.summarize.llm import Backend, LLMError, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
 
 __all__ = ["Engine", "InputError", "Outcome", "Progress", "Request"]

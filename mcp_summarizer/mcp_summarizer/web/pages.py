@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 import httpx
 
-from mcp_summarizer import tokens
-from mcp_summarizer.chunker import TokenOffsets
 from mcp_summarizer.config import Settings
-from mcp_summarizer.convert import convert
-from mcp_summarizer.engine import Engine, InputError, Outcome, Progress, Request
-from mcp_summarizer.fetch import FetchLimits, fetch, validate_url
-from mcp_summarizer.llm import LLMError
-from mcp_summarizer.robots import Robots
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.chunker import TokenOffsets
+from mcp_summarizer.summarize.engine import Engine, InputError, Outcome, Progress, Request
+from mcp_summarizer.summarize.llm import LLMError
+from mcp_summarizer.web.convert import convert
+from mcp_summarizer.web.fetch import FetchLimits, fetch, validate_url
+from mcp_summarizer.web.robots import Robots
 
 __all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
 

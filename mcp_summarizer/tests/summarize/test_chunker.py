@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer import tokens
-from mcp_summarizer.chunker import MIN_CHUNK_SIZE, Chunk, TokenOffsets, chunk, is_safe_boundary
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.chunker import MIN_CHUNK_SIZE, Chunk, TokenOffsets, chunk, is_safe_boundary
 
 HEADER_LINE = re.compile(r"^#{1,6} Heading \d+ ")
 

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from local_site import Site
 
-from mcp_summarizer.chunker import TokenOffsets
-from mcp_summarizer.fetch import BlockedAddressError, FetchLimits
-from mcp_summarizer.robots import Robots, RobotsDisallowed, product_token
-from mcp_summarizer.webpage import Page, render_answer, window
+from mcp_summarizer.summarize.chunker import TokenOffsets
+from mcp_summarizer.web.fetch import BlockedAddressError, FetchLimits
+from mcp_summarizer.web.pages import Page, render_answer, window
+from mcp_summarizer.web.robots import Robots, RobotsDisallowed, product_token
 
 
 def page_of(text: str) -> Page:
@@ -103,11 +103,11 @@ async def test_robots_expire_after_the_ttl() -> None:
 
 
 def test_page_cache_holds_a_bounded_amount_of_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_summarizer import webpage
     from mcp_summarizer.config import load_settings
+    from mcp_summarizer.web import pages as pages_module
 
-    monkeypatch.setattr(webpage, "_CACHE_MAX_CHARS", 100)
-    pages = webpage.Pages(load_settings({}))
+    monkeypatch.setattr(pages_module, "_CACHE_MAX_CHARS", 100)
+    pages = pages_module.Pages(load_settings({}))
     for name in "abcd":
         pages._remember(name, page_of(name * 20))
     pages._remember("b", page_of("B" * 20))  # replacing an entry does not count it twice

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 __all__ = ["STRATEGIES", "Chunk", "TokenOffsets", "chunk"]
 

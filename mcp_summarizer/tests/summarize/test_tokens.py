@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 # -- known ids -------------------------------------------------------------------------------
 
@@ -221,7 +221,7 @@ sys.addaudithook(hook)
 CHILD = (
     HOOK
     + r"""
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 result = {
     "ids": tokens.encode("hello world"),

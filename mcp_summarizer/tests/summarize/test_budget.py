@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer import tokens
-from mcp_summarizer.budget import (
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.budget import (
     MAP_OUTPUT_FLOOR,
     map_output_tokens,
     plan_groups,

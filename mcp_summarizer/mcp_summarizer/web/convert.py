@@ -1,6 +1,6 @@
 """Turn a fetched body into markdown: the content half of the ``fetch_url`` tool.
 
-``convert(body, content_type, charset, url)`` takes what :mod:`mcp_summarizer.fetch` returns
+``convert(body, content_type, charset, url)`` takes what :mod:`mcp_summarizer.web.fetch` returns
 and gives a :class:`Document`, or raises :class:`UnsupportedContent` for images, archives and
 other binary bodies.  Pure and synchronous: no network, no state beyond module constants.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcp_summarizer import tokens
+from mcp_summarizer.summarize import tokens
 
 __all__ = [
     "MAP_OUTPUT_FLOOR",

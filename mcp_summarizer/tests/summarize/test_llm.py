@@ -15,9 +15,15 @@ import openai
 import pytest
 from fake_llm import FakeLLM, error, hang, length, ok
 
-from mcp_summarizer import tokens
 from mcp_summarizer.config import Settings, load_settings
-from mcp_summarizer.llm import Completion, LLMError, OpenAIBackend, is_transient, retry_after_seconds
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.llm import (
+    Completion,
+    LLMError,
+    OpenAIBackend,
+    is_transient,
+    retry_after_seconds,
+)
 
 SYSTEM = "You summarize documents. Keep names."
 USER = (
@@ -167,7 +173,7 @@ async def test_retry_is_logged(
     llm: FakeLLM, backend: OpenAIBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
     llm.script(error(429, headers={"Retry-After": "0.05"}), ok("fine"))
-    with caplog.at_level(logging.WARNING, logger="mcp_summarizer.llm"):
+    with caplog.at_level(logging.WARNING, logger="mcp_summarizer.summarize.llm"):
         await backend.complete(SYSTEM, USER, 64)
     [record] = [r for r in caplog.records if r.getMessage() == "llm_call_retry"]
     assert record.attempt == 1

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer import tokens
-from mcp_summarizer.extractive import _fits, _named_things, _parse, _sentences, summarize
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.extractive import _fits, _named_things, _parse, _sentences, summarize
 
 # -- generators ------------------------------------------------------------------------------
 
@@ -183,7 +183,7 @@ STORY = textwrap.dedent(
 
 def test_deterministic_across_hash_seeds() -> None:
     code = (
-        "import sys; from mcp_summarizer.extractive import summarize; "
+        "import sys; from mcp_summarizer.summarize.extractive import summarize; "
         "text = sys.stdin.read(); "
         "print(repr([summarize(text, b, kind=k) for b in (30, 60, 120) for k in ('general', 'extraction')]))"
     )

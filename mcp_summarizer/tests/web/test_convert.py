@@ -1,4 +1,4 @@
-"""Tests for mcp_summarizer.convert: fetched bytes -> markdown Document."""
+"""Tests for mcp_summarizer.web.convert: fetched bytes -> markdown Document."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from local_site import make_pdf
 
-from mcp_summarizer.convert import Document, UnsupportedContent, convert
+from mcp_summarizer.web.convert import Document, UnsupportedContent, convert
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 PNG = (

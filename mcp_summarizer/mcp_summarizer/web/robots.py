@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import httpx
 from protego import Protego
 
-from mcp_summarizer.fetch import BlockedAddressError, FetchError, FetchLimits, fetch
+from mcp_summarizer.web.fetch import BlockedAddressError, FetchError, FetchLimits, fetch
 
 __all__ = ["Robots", "RobotsDisallowed", "product_token"]
 

@@ -8,7 +8,7 @@ from collections.abc import Hashable
 
 import pytest
 
-from mcp_summarizer.limiter import FairLimiter
+from mcp_summarizer.summarize.limiter import FairLimiter
 
 
 async def settle() -> None:

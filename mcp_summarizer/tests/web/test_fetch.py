@@ -1,4 +1,4 @@
-"""Tests for mcp_summarizer.fetch against a raw asyncio HTTP server on loopback only."""
+"""Tests for mcp_summarizer.web.fetch against a raw asyncio HTTP server on loopback only."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import zlib
 import httpcore
 import pytest
 
-from mcp_summarizer import fetch as fetch_mod
-from mcp_summarizer.fetch import (
+from mcp_summarizer.web import fetch as fetch_mod
+from mcp_summarizer.web.fetch import (
     BlockedAddressError,
     FetchError,
     FetchLimits,

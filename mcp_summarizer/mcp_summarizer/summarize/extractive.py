@@ -73,8 +73,8 @@ from functools import cache
 from itertools import chain
 from typing import Literal
 
-from mcp_summarizer import tokens
-from mcp_summarizer.budget import trim_to_tokens
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.budget import trim_to_tokens
 
 __all__ = ["summarize"]
 
