@@ -443,7 +443,7 @@ def start_real_summarizer(llm_base_url: str, **env: str) -> RealSummarizer:
     """`mcp-summarizer` (the console script of this venv) over streamable HTTP on a free port."""
     port = free_port()
     script = shutil.which("mcp-summarizer", path=str(Path(sys.executable).parent))
-    command = [script] if script else [sys.executable, "-m", "mcp_summarizer.server"]
+    command = [script] if script else [sys.executable, "-m", "mcp_summarizer"]
     full_env = {
         k: v
         for k, v in os.environ.items()

@@ -1,6 +1,6 @@
 """Engine benchmark: schedule efficiency, LLM billing and /health latency under load.
 
-End to end, as a user runs it: the real server (`python -m mcp_summarizer.server`, started
+End to end, as a user runs it: the real server (`python -m mcp_summarizer`, started
 by `tests/conftest.start_server`) is called with the real MCP client over streamable HTTP,
 and its LLM is `tests/fake_llm.FakeLLM`, which answers every call after a FIXED latency.
 Settings are the defaults except OPENROUTER_BASE_URL (the FakeLLM) and

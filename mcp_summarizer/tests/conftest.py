@@ -68,7 +68,7 @@ def start_server(env: dict[str, str], args: list[str] | None = None) -> RunningS
     }
     full_env.update({"MCP_SUMMARIZER_PORT": str(port), "PYTHONUNBUFFERED": "1", **env})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcp_summarizer.server", *(args or [])],
+        [sys.executable, "-m", "mcp_summarizer", *(args or [])],
         env=full_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

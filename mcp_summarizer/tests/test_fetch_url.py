@@ -323,7 +323,7 @@ async def test_robots_unavailable_allows_unreachable_disallows(status, allowed) 
 async def test_stdio_round_trip(site) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcp_summarizer.server", "--transport", "stdio"],
+        args=["-m", "mcp_summarizer", "--transport", "stdio"],
         env=_env(None),
     )
     async with Client(params) as client:

@@ -1,4 +1,4 @@
-"""The real server, started as `python -m mcp_summarizer.server`, called with the MCP client
+"""The real server, started as `python -m mcp_summarizer`, called with the MCP client
 over HTTP (and stdio), summarizing through the real openai client against the local test LLM."""
 
 from __future__ import annotations
@@ -385,7 +385,7 @@ def test_invalid_setting_stops_startup_naming_the_variable() -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "mcp_summarizer.server"],
+        [sys.executable, "-m", "mcp_summarizer"],
         env={"MAX_CONCURRENT_LLM_CALLS": "many", "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
@@ -398,7 +398,7 @@ def test_invalid_setting_stops_startup_naming_the_variable() -> None:
 async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcp_summarizer.server", "--transport", "stdio"],
+        args=["-m", "mcp_summarizer", "--transport", "stdio"],
         env={"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_RETRY_BASE_SECONDS": "0"},
     )
     async with Client(params) as client:
@@ -421,7 +421,7 @@ def test_summarize_command_prints_a_summary_of_a_file(tmp_path) -> None:  # type
     page.write_text(document(sections=10), encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     proc = subprocess.run(
-        [sys.executable, "-m", "mcp_summarizer.server", "summarize", str(page), "--max-output-tokens", "120"],
+        [sys.executable, "-m", "mcp_summarizer", "summarize", str(page), "--max-output-tokens", "120"],
         env=env,
         capture_output=True,
         text=True,
@@ -431,7 +431,7 @@ def test_summarize_command_prints_a_summary_of_a_file(tmp_path) -> None:  # type
     assert 0 < tokens.count(proc.stdout.strip()) <= 120
     assert "extractive" in proc.stderr and "-> " in proc.stderr
     missing = subprocess.run(
-        [sys.executable, "-m", "mcp_summarizer.server", "summarize", str(tmp_path / "nope.md")],
+        [sys.executable, "-m", "mcp_summarizer", "summarize", str(tmp_path / "nope.md")],
         env=env,
         capture_output=True,
         text=True,

@@ -1,0 +1,5 @@
+"""`python -m mcp_summarizer`: the console script."""
+
+from mcp_summarizer.cli import main
+
+main()
