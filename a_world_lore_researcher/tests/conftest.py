@@ -39,9 +39,10 @@ import uvicorn
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from world_lore_researcher import tokens
 from world_lore_researcher.mcp_config import MCPServerSpec
 from world_lore_researcher.settings import Settings, load_settings
+
+from shared import tokens
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/ is not a package: make helpers importable
 
@@ -325,13 +326,13 @@ class FakeSummarizer(ThreadedApp):
             if n <= self.budget:
                 status, content = f"full page, {n} tokens", text
             elif self.mode == "degraded":
-                content, _ = tokens.truncate(text, self.budget)
+                content = tokens.truncate(text, self.budget)
                 status = (
                     f"not summarized (LLM unavailable: 503); raw tokens 0-{self.budget} of {n:,}, "
                     f"next start_index={self.budget}"
                 )
             else:
-                content, _ = tokens.truncate(" ".join(text.split()[: self.budget // 2]), self.budget)
+                content = tokens.truncate(" ".join(text.split()[: self.budget // 2]), self.budget)
                 size = tokens.count(content)
                 status = f"summarized from {n:,} to {size:,} tokens (FETCH_MAX_TOKENS {self.budget})"
             self.answers[url] = content

@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
 
-from world_lore_researcher import tokens, tools
+from shared import tokens
+from world_lore_researcher import tools
 from world_lore_researcher.agent import LoreResearcher, ResearchResult
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint, Source, TopicResearch
 from world_lore_researcher.topics import Topic
@@ -180,7 +181,8 @@ def _accumulate_research(
     for item in pending:
         content, truncated, original = item.content, item.partial, item.original_tokens
         if not item.summarized and item.status != "full":
-            content, size = tokens.truncate(item.content, unsummarized_max_tokens)
+            size = tokens.count(item.content)
+            content = tokens.truncate(item.content, unsummarized_max_tokens)
             truncated = truncated or size > unsummarized_max_tokens
             original = original or size
         sources.append(

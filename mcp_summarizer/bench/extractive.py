@@ -4,7 +4,7 @@
    timed interleaved with one `tokens.encoding().encode_ordinary(text)` pass (order flipped
    every repeat); the ratio of best-of-N times and the median of paired ratios are shown.
 2. Fidelity at 5:1: every page of at least 3,000 tokens is summarized to tokens // 5 and
-   truncated to the same budget (`budget.trim_to_tokens`, the first N tokens).  The share of
+   truncated to the same budget (`tokens.truncate`, the first N tokens).  The share of
    the page's salient entities (see `salient`) found in each output is reported, overall
    (micro: surviving / total) and as a mean of per-page shares (macro), by corpus section.
 3. Category fidelity: only the salient entities of one category (exceptions and dotted
@@ -33,7 +33,6 @@ import corpus
 from corpus import human, parse_size, table_row
 
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.budget import trim_to_tokens
 from mcp_summarizer.summarize.extractive import summarize
 
 PAGES = corpus.DATA_DIR / "pages"
@@ -176,7 +175,7 @@ def fidelity(
     for rel, text, n in docs:
         budget = n // compression
         ours = summarize(text, budget, focus=focus, kind=kind)  # type: ignore[arg-type]
-        trunc = trim_to_tokens(text, budget)
+        trunc = tokens.truncate(text, budget)
         worst = max(worst, tokens.count(ours) - budget)
         every = salient(text)
         got_o, got_t = set(entities(ours)), set(entities(trunc))

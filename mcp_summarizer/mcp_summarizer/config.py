@@ -1,28 +1,32 @@
-"""Settings, read once from the environment into one typed object.
+"""Settings, read once from the environment (and a `.env` file, if given) into one typed object.
 
 Every variable is documented in the repository's `.env.example`.  A bad value stops
 start-up with a message naming the variable, rather than failing on the first request.
+Token budgets derived from these values live in `summarize.budget`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.summarize.budget import DEFAULT_FETCH_TOKENS, DEFAULT_OUTPUT_TOKENS, max_output_tokens
 from shared import settings as shared_settings
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "ConfigError", "Settings", "load_settings"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "FailurePolicy", "Settings", "load_settings"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 # The first word is the product token robots.txt groups are matched against.
 DEFAULT_USER_AGENT = "mcp-summarizer/0.1 (+https://pypi.org/project/mcp-summarizer/)"
 
 
-class ConfigError(ValueError):
-    """The environment holds an invalid setting; the message names it."""
+# What a request answers when the LLM fails for good (summarize.engine applies it).
+FailurePolicy = Literal["original", "extractive", "truncate"]
 
 
 class Settings(BaseSettings):
@@ -50,12 +54,13 @@ class Settings(BaseSettings):
     # Summarization
     default_chunk_size_tokens: int = Field(8000, ge=256)
     default_chunk_overlap_tokens: int = Field(500, ge=0)
-    default_max_output_tokens: int = Field(5000, ge=1)
+    # Left unset, a default over what the model can give shrinks to it (summarize.budget).
+    default_max_output_tokens: int = Field(DEFAULT_OUTPUT_TOKENS, ge=1)
     max_input_tokens: int = Field(2_000_000, ge=1)
-    on_llm_failure: Literal["original", "extractive", "truncate"] = "original"
+    on_llm_failure: FailurePolicy = "original"
 
     # fetch_url
-    fetch_max_tokens: int = Field(4096, ge=64)
+    fetch_max_tokens: int = Field(DEFAULT_FETCH_TOKENS, ge=64)  # shrinks likewise
     fetch_max_bytes: int = Field(5_000_000, ge=1024)
     fetch_timeout_seconds: float = Field(30.0, gt=0)
     fetch_max_redirects: int = Field(5, ge=0, le=20)
@@ -78,24 +83,17 @@ class Settings(BaseSettings):
                 "SUMMARIZER_BACKEND=openai needs OPENROUTER_API_KEY, or OPENROUTER_BASE_URL pointing at "
                 "a local OpenAI-compatible server"
             )
+        ceiling = max_output_tokens(self.llm_context_tokens)
         for name in ("default_max_output_tokens", "fetch_max_tokens"):
-            if getattr(self, name) <= self.max_output_limit:
-                continue
-            if name not in self.model_fields_set:
-                # A default that a small model cannot produce shrinks to what it can; a value
-                # someone chose is an error they should hear about.
-                object.__setattr__(self, name, self.max_output_limit)
-                continue
-            raise ValueError(
-                f"{name.upper()}={getattr(self, name)} is over a quarter of "
-                f"LLM_CONTEXT_TOKENS={self.llm_context_tokens}: one call could not produce it"
-            )
+            value = getattr(self, name)
+            if value > ceiling and name in self.model_fields_set:
+                # A value someone chose is an error they should hear about; a default shrinks
+                # to what a small model can give (summarize.budget).
+                raise ValueError(
+                    f"{name.upper()}={value} is over a quarter of "
+                    f"LLM_CONTEXT_TOKENS={self.llm_context_tokens}: one call could not produce it"
+                )
         return self
-
-    @property
-    def max_output_limit(self) -> int:
-        """Largest summary one LLM call may be asked for, leaving room for its input."""
-        return self.llm_context_tokens // 4
 
     @property
     def allowed_hosts(self) -> list[str] | None:
@@ -120,6 +118,7 @@ class Settings(BaseSettings):
         return self.summarizer_backend
 
 
-def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Read the settings from `env` (default: the process environment), naming any bad variable."""
-    return shared_settings.load(Settings, env, ConfigError)
+def load_settings(env: Mapping[str, str] | None = None, *, env_file: Path | None = None) -> Settings:
+    """Read the settings from `env` (default: the process environment, over ``env_file`` if
+    that file exists), naming any bad variable."""
+    return shared_settings.load(Settings, env, ConfigError, env_file=env_file)

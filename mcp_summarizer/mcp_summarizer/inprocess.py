@@ -1,28 +1,26 @@
-"""The engine for Python callers in the same process (the seed ticket's tool-output case).
+"""The engine for Python callers in the same process (tool outputs that flood an agent's context).
 
     text, summarized = await summarize_if_needed(tool_output, max_tokens=1000, focus="the error")
 
 Tool outputs may be dicts or lists: they are serialized to JSON first.  Output within
-``max_tokens`` comes back as is; otherwise it is summarized, and if the LLM fails for good
-it is truncated at a sentence or line end with a marker, so the caller always gets text
-within the budget.
+``max_tokens`` comes back as is; otherwise it is summarized.  If the LLM fails for good the
+engine's failure policy answers: here ``truncate`` by default (cut at a sentence or line end,
+with a marker), so the caller always gets text within the budget; pass ``on_llm_failure=None``
+to follow the service's ON_LLM_FAILURE instead.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from functools import cache
 from typing import Any
 
-from mcp_summarizer.config import load_settings
-from mcp_summarizer.summarize import budget, tokens
+from mcp_summarizer.config import FailurePolicy, load_settings
+from mcp_summarizer.errors import InputError
+from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Request
-from mcp_summarizer.summarize.llm import LLMError
 
 __all__ = ["serialize_output", "summarize_if_needed"]
-
-logger = logging.getLogger(__name__)
 
 
 def serialize_output(output: Any) -> str:
@@ -41,20 +39,29 @@ def _default_engine() -> Engine:
 
 
 async def summarize_if_needed(
-    output: Any, max_tokens: int, *, focus: str = "", engine: Engine | None = None
+    output: Any,
+    max_tokens: int,
+    *,
+    focus: str = "",
+    engine: Engine | None = None,
+    on_llm_failure: FailurePolicy | None = "truncate",
 ) -> tuple[str, bool]:
-    """``(text, was_summarized)`` with ``text`` at most ``max_tokens`` tokens."""
+    """``(text, was_summarized)`` with ``text`` at most ``max_tokens`` tokens (unless
+    ``on_llm_failure`` is "original", or None with ON_LLM_FAILURE=original, and the LLM failed).
+
+    Raises ValueError (InputError) for a budget out of bounds or an output over MAX_INPUT_TOKENS.
+    """
     if max_tokens < 1:
-        raise ValueError(f"max_tokens must be positive, got {max_tokens}")
+        raise InputError(f"max_tokens must be positive, got {max_tokens}")
     text = serialize_output(output)
     engine = engine or _default_engine()
     if tokens.count(text) <= max_tokens:
         return text, False
-    try:
-        outcome = await engine.summarize(Request(text, max_tokens, "general", focus))
-        return outcome.text, True
-    except LLMError as exc:
-        logger.warning("summarization_degraded", extra={"cause": str(exc), "on_llm_failure": "truncate"})
-        marker = "\n\n[output truncated: summarization failed]"
-        kept = budget.trim_to_tokens(text, max(max_tokens - tokens.count(marker), 0))
-        return budget.trim_to_tokens(kept + marker, max_tokens), True
+    request = Request(
+        content=text,
+        max_output_tokens=engine.budget.output_tokens(max_tokens, name="max_tokens"),
+        focus=focus,
+        on_failure=on_llm_failure,
+    )
+    outcome = await engine.summarize(request)
+    return outcome.text, True

@@ -1,36 +1,36 @@
-"""The MCP server: three tools, /health, streamable HTTP or stdio.
+"""The MCP surface: three tools and /health, over streamable HTTP or stdio.
 
-Thin on purpose: validate the arguments, hand the work to the engine, shape the answer,
-log one completion event per request.  On a persistent LLM failure the caller gets the
-original content back (MS-6; ON_LLM_FAILURE=truncate cuts it to the budget instead) and a
-warning is logged and counted: a summarization failure must not fail a research pipeline.
+Thin on purpose: check the arguments, hand the work to the engine (or `web.pages` for
+`fetch_url`), log one completion event per request, return the text.  Every error raised on
+purpose is a `SummarizerError` and reaches the caller as a tool error with its message; the
+failure policy (ON_LLM_FAILURE) is the engine's, so a degraded answer arrives here already
+made and is only counted and logged.
 """
 
-from __future__ import annotations
-
-import asyncio
+# No `from __future__ import annotations`: the tools' annotations hold values of this
+# configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
+import inspect
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
+from pydantic import Field
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings
-from mcp_summarizer.summarize import budget, tokens
-from mcp_summarizer.summarize.boilerplate import strip_boilerplate
-from mcp_summarizer.summarize.chunker import STRATEGIES
-from mcp_summarizer.summarize.engine import Engine, InputError, Outcome, Progress, Request
-from mcp_summarizer.summarize.llm import Backend, LLMError
-from mcp_summarizer.web.convert import UnsupportedContent
-from mcp_summarizer.web.fetch import FetchError
+from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.summarize.engine import Engine, Kind, Outcome, Progress, Request, Strategy
+from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.web.pages import Pages, read
 
 __all__ = ["INSTRUCTIONS", "Service", "build_http_app", "build_server"]
@@ -45,10 +45,18 @@ INSTRUCTIONS = (
 # A JSON-escaped token is rarely over 6 bytes (\\uXXXX-escaped CJK text reaches ~12).
 _BODY_BYTES_PER_TOKEN = 16
 
+# Summarizing reads nothing but its arguments and changes nothing.
+_SUMMARIZE_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+# fetch_url reads the web: an open world.
+_FETCH_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 
 @dataclass
 class Service:
-    """What the tools share: settings, the engine, and counters an operator can read."""
+    """What the tools share: settings, the engine, the page reader, and counters an operator
+    can read."""
 
     settings: Settings
     engine: Engine
@@ -58,89 +66,114 @@ class Service:
 
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
-    service = Service(settings, Engine.from_settings(settings, backend), Pages(settings))
+    engine = Engine.from_settings(settings, backend)
+    service = Service(settings, engine, Pages(settings))
     server = MCPServer(name="mcp-summarizer", version=__version__, instructions=INSTRUCTIONS)
+    ceiling = engine.budget.max_output
+    default, fetch_default = engine.budget.default_output, engine.budget.fetch_output
 
-    @server.tool(structured_output=False)
-    async def summarize(
-        content: str,
-        ctx: Context,
-        max_output_tokens: int = 0,
-        focus_areas: str = "",
-        strategy: str = "semantic",
-    ) -> str:
-        """Summarize large text (map-reduce over chunks) to at most max_output_tokens tokens.
+    def tool(annotations: ToolAnnotations) -> Callable[[_F], _F]:
+        """Register a tool whose description is its docstring, dedented; text results only
+        (a structured copy would send the text twice)."""
 
-        Returns the content unchanged when it already fits. Use it for long documents, pages
-        or tool outputs that would not fit your context.
+        def register(fn: _F) -> _F:
+            description = inspect.cleandoc(fn.__doc__ or "")
+            return server.tool(description=description, annotations=annotations, structured_output=False)(fn)
 
-        Args:
-            content: The text to summarize (markdown is understood: headers, code blocks).
-            max_output_tokens: Upper bound for the summary in cl100k tokens; 0 = the service
-                default (DEFAULT_MAX_OUTPUT_TOKENS, 5000 unless configured).
-            focus_areas: Comma-separated topics to emphasize, e.g. "NPCs, factions, lore".
-                Empty = general summary.
-            strategy: How to split the content: "semantic" (markdown structure, the default)
-                or "token" (fixed token windows with overlap, for unstructured text).
-        """
-        if strategy not in STRATEGIES:
-            logger.warning("unknown_strategy_fallback", extra={"requested": strategy, "used": "semantic"})
-            strategy = "semantic"
-        request = Request(content, 0, "general", focus_areas, strategy)
-        return await _serve(service, ctx, "summarize", request, max_output_tokens)
+        return register
 
-    @server.tool(structured_output=False)
-    async def summarize_for_extraction(
-        content: str,
-        schema_hint: str,
-        ctx: Context,
-        max_output_tokens: int = 0,
-    ) -> str:
-        """Summarize text for downstream structured extraction, keeping every detail the
-        schema needs (names, relationships, numbers, dates) and dropping boilerplate.
-
-        Returns the content unchanged when it already fits.
-
-        Args:
-            content: The text to summarize (markdown is understood: headers, code blocks).
-            schema_hint: What will be extracted, e.g. "zone metadata, NPCs with faction
-                allegiances, faction hierarchy, lore events".
-            max_output_tokens: Upper bound for the summary in cl100k tokens; 0 = the service
-                default (DEFAULT_MAX_OUTPUT_TOKENS, 5000 unless configured).
-        """
-        request = Request(content, 0, "extraction", schema_hint, "semantic")
-        return await _serve(service, ctx, "summarize_for_extraction", request, max_output_tokens)
-
-    @server.tool(
-        structured_output=False,
-        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True),
+    budget_description = (
+        f"Largest answer wanted, in tokens (cl100k). 0 = the default, {default}. At most {ceiling}."
     )
-    async def fetch_url(
-        url: str,
+
+    @tool(_SUMMARIZE_ANNOTATIONS)
+    async def summarize(
+        content: Annotated[str, Field(description="The text to summarize. Markdown structure is used.")],
         ctx: Context,
-        context: str = "",
-        raw: bool = False,
-        start_index: int = 0,
-        max_length: int = 0,
+        max_output_tokens: Annotated[int, _bounded(budget_description, ceiling)] = 0,
+        focus_areas: Annotated[
+            str,
+            Field(description='Topics to keep, comma-separated, e.g. "NPCs, factions, lore". Empty = all.'),
+        ] = "",
+        strategy: Annotated[
+            Strategy,
+            Field(
+                description='How to cut long text: "semantic" follows headings, code blocks and '
+                'paragraphs; "token" uses fixed windows, for text with no structure.'
+            ),
+        ] = "semantic",
     ) -> str:
-        """Fetch a web page (HTML, text, markdown, JSON or PDF) and return its main content as
-        markdown; a page longer than FETCH_MAX_TOKENS (4096 tokens unless configured) is
-        summarized down to it, guided by `context`.
+        """Shorten a long text (a document, a page, a tool output) so it fits your context.
 
-        The answer starts with `URL:` (final, after redirects), `Title:` and `Status:` lines
-        saying whether the page is whole, summarized or a raw slice, then a blank line and
-        the text. Prefer this to fetching a page yourself and passing it to summarize: the
-        page never has to pass through your own output.
+        Returns a summary of at most max_output_tokens tokens that keeps the key facts, names,
+        numbers and relationships, steered towards focus_areas if given. Text that already fits
+        comes back unchanged. To keep what a specific schema needs, use
+        summarize_for_extraction; to read a web page, use fetch_url (the page then never has to
+        pass through your own output).
+        """
+        return await _summarize(
+            service, ctx, "summarize", content, max_output_tokens, "general", focus_areas, strategy
+        )
 
-        Args:
-            url: An http(s) URL.
-            context: What you want from the page, e.g. "NPC names, factions and quest
-                givers"; guides the summary of a long page. Empty = general summary.
-            raw: true returns the converted page itself, unsummarized, one window of tokens
-                at a time (see start_index and max_length); nothing is ever cut off.
-            start_index: With raw=true, the token to start at (the `next start_index` a
-                previous answer gave).
-            max_length: With raw=true, the window size in tokens; 0 = FETCH_MAX_TOKENS.
+    @tool(_SUMMARIZE_ANNOTATIONS)
+    async def summarize_for_extraction(
+        content: Annotated[str, Field(description="The text to condense. Markdown structure is used.")],
+        schema_hint: Annotated[
+            str,
+            Field(
+                description="What you will extract afterwards, e.g. "
+                '"zone metadata, NPCs with faction allegiances, lore events".'
+            ),
+        ],
+        ctx: Context,
+        max_output_tokens: Annotated[int, _bounded(budget_description, ceiling)] = 0,
+    ) -> str:
+        """Condense a long text before you extract structured data from it.
+
+        Keeps every detail that the schema hint asks for (names, relationships, numbers, dates,
+        hierarchies) and drops navigation, boilerplate and unrelated content. Text that already
+        fits comes back unchanged.
+        """
+        return await _summarize(
+            service, ctx, "summarize_for_extraction", content, max_output_tokens, "extraction", schema_hint
+        )
+
+    @tool(_FETCH_ANNOTATIONS)
+    async def fetch_url(
+        url: Annotated[str, Field(description="An http(s) URL.")],
+        ctx: Context,
+        context: Annotated[
+            str,
+            Field(
+                description='What you want from the page, e.g. "NPC names, factions and quest givers". '
+                "Guides the summary of a long page. Empty = a general summary."
+            ),
+        ] = "",
+        raw: Annotated[
+            bool,
+            Field(
+                description="true: the page itself, unsummarized, one window of tokens at a time "
+                "(see start_index and max_length)."
+            ),
+        ] = False,
+        start_index: Annotated[
+            int, _bounded("With raw=true: the token to start at (a previous answer's next start_index).")
+        ] = 0,
+        max_length: Annotated[
+            int,
+            _bounded(
+                f"With raw=true: the window in tokens. 0 = {fetch_default}; at most {ceiling}.", ceiling
+            ),
+        ] = 0,
+    ) -> str:
+        """Fetch a web page (HTML, text, markdown, JSON or PDF) and read it as markdown.
+
+        A short page comes back whole; a longer one is summarized, guided by context. The answer
+        starts with URL: (after redirects), Title: and Status: lines (whole, summarized, or a raw
+        window with the next start_index), then a blank line and the text. Prefer this to
+        fetching a page yourself and passing it to summarize: the page never has to pass through
+        your own output. With raw=true, page through the unsummarized text instead; nothing is
+        ever cut off.
         """
         return await _fetch_url(service, ctx, url, context, raw, start_index, max_length)
 
@@ -151,6 +184,14 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     return server, service
 
 
+def _bounded(description: str, maximum: int | None = None) -> Any:
+    """A whole-number argument's schema: its bounds are published for the model, and checked
+    by the service itself (`Budget.output_tokens`, `pages.read`), whose errors name the limit
+    and where it comes from."""
+    bounds = {"minimum": 0} if maximum is None else {"minimum": 0, "maximum": maximum}
+    return Field(description=description, json_schema_extra=bounds)
+
+
 def _progress(ctx: Context) -> Progress:
     async def progress(done: float, total: float | None, message: str) -> None:
         await ctx.report_progress(done, total, message)
@@ -158,19 +199,81 @@ def _progress(ctx: Context) -> Progress:
     return progress
 
 
+async def _summarize(
+    service: Service,
+    ctx: Context,
+    tool: str,
+    content: str,
+    max_output_tokens: int,
+    kind: Kind,
+    focus: str,
+    strategy: Strategy = "semantic",
+) -> str:
+    started = time.perf_counter()
+    try:
+        request = Request(
+            content=content,
+            max_output_tokens=service.engine.budget.output_tokens(max_output_tokens),
+            kind=kind,
+            focus=focus,
+            strategy=strategy,
+        )
+        outcome = await service.engine.summarize(request, _progress(ctx))
+    except SummarizerError as exc:
+        service.counters["rejected"] += 1
+        logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
+        raise ToolError(str(exc)) from None
+    service.counters["requests"] += 1
+    _log_completion(service, tool, request, outcome, started)
+    return outcome.text
+
+
+def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
+    if outcome.degraded:
+        service.counters["degraded"] += 1
+    logger.info(
+        "summarization_complete",
+        extra={
+            "tool": tool,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "compression_ratio": round(outcome.input_tokens / max(outcome.output_tokens, 1), 2),
+            "strategy": request.strategy,
+            "num_chunks": outcome.num_chunks,
+            "llm_calls": outcome.llm_calls,
+            "llm_prompt_tokens": outcome.llm_prompt_tokens,
+            "length_stops": outcome.length_stops,
+            "reduce_levels": outcome.reduce_levels,
+            "model": service.engine.model,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "degraded": outcome.degraded,
+            "degraded_total": service.counters["degraded"],
+            "cause": outcome.cause or None,
+            "on_llm_failure": outcome.policy,
+            "bypassed": outcome.bypassed,
+            "boilerplate_tokens": outcome.boilerplate_tokens,
+            "trimmed": outcome.trimmed,
+            "max_output_tokens": request.max_output_tokens,
+        },
+    )
+
+
 async def _fetch_url(
     service: Service, ctx: Context, url: str, context: str, raw: bool, start_index: int, max_length: int
 ) -> str:
-    if start_index < 0 or max_length < 0:
-        raise ToolError(f"start_index and max_length must be 0 or positive, got {start_index}, {max_length}")
-    if not raw and (start_index or max_length):
-        raise ToolError("start_index and max_length page through the raw page: pass raw=true with them")
     started = time.perf_counter()
     try:
         answer = await read(
-            service.pages, service.engine, url.strip(), context, raw, start_index, max_length, _progress(ctx)
+            service.pages,
+            service.engine,
+            url.strip(),
+            context=context,
+            raw=raw,
+            start_index=start_index,
+            max_length=max_length,
+            progress=_progress(ctx),
         )
-    except (FetchError, UnsupportedContent, InputError) as exc:
+    except SummarizerError as exc:
         service.counters["fetch_failed"] += 1
         logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
@@ -198,87 +301,6 @@ async def _fetch_url(
         },
     )
     return answer.text
-
-
-async def _serve(service: Service, ctx: Context, tool: str, request: Request, max_output_tokens: int) -> str:
-    settings = service.settings
-    if max_output_tokens < 0:
-        raise ToolError(f"max_output_tokens must be 0 (the default) or positive, got {max_output_tokens}")
-    if max_output_tokens > settings.max_output_limit:
-        raise ToolError(
-            f"max_output_tokens={max_output_tokens} is over the limit of {settings.max_output_limit} "
-            f"(a quarter of LLM_CONTEXT_TOKENS={settings.llm_context_tokens})"
-        )
-    if not request.content.strip():
-        return ""
-    target = max_output_tokens or settings.default_max_output_tokens
-    request = Request(request.content, target, request.kind, request.focus, request.strategy)
-
-    started = time.perf_counter()
-    degraded, cause = False, ""
-    try:
-        outcome = await service.engine.summarize(request, _progress(ctx))
-    except InputError as exc:
-        service.counters["rejected"] += 1
-        logger.info("request_rejected", extra={"tool": tool, "reason": str(exc)})
-        raise ToolError(str(exc)) from None
-    except Exception as exc:  # MS-6: a summarization failure must not lose the caller's content
-        degraded = True
-        cause = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
-        outcome = await _degrade(service, request)
-        service.counters["degraded"] += 1
-        logger.warning(
-            "summarization_degraded",
-            exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
-            extra={
-                "tool": tool,
-                "cause": cause,
-                "attempts": getattr(exc, "attempts", None),
-                "on_llm_failure": settings.on_llm_failure,
-                "degraded_total": service.counters["degraded"],
-            },
-        )
-    service.counters["requests"] += 1
-    logger.info(
-        "summarization_complete",
-        extra={
-            "tool": tool,
-            "input_tokens": outcome.input_tokens,
-            "output_tokens": outcome.output_tokens,
-            "compression_ratio": round(outcome.input_tokens / max(outcome.output_tokens, 1), 2),
-            "strategy": request.strategy,
-            "num_chunks": outcome.num_chunks,
-            "llm_calls": outcome.llm_calls,
-            "llm_prompt_tokens": outcome.llm_prompt_tokens,
-            "length_stops": outcome.length_stops,
-            "reduce_levels": outcome.reduce_levels,
-            "model": service.engine.model,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-            "degraded": degraded,
-            "bypassed": outcome.bypassed,
-            "boilerplate_tokens": outcome.boilerplate_tokens,
-            "trimmed": outcome.trimmed,
-            "max_output_tokens": target,
-        },
-    )
-    return outcome.text
-
-
-async def _degrade(service: Service, request: Request) -> Outcome:
-    """What the caller gets when the LLM failed for good (ON_LLM_FAILURE)."""
-    policy = service.settings.on_llm_failure
-    if policy == "extractive":
-        cleaned = await asyncio.to_thread(strip_boilerplate, request.content)
-        return await service.engine.extractive(replace(request, content=cleaned.text))
-    content = request.content
-    n = await asyncio.to_thread(tokens.count, content)
-    if policy == "truncate":
-        marker = f"\n\n[truncated: summarization failed; {n} tokens cut to {request.max_output_tokens}]"
-        room = max(request.max_output_tokens - tokens.count(marker), 0)
-        kept = await asyncio.to_thread(budget.trim_to_tokens, content, room)
-        text = budget.trim_to_tokens(kept + marker, request.max_output_tokens)
-        return Outcome(text=text, input_tokens=n, output_tokens=tokens.count(text))
-    return Outcome(text=content, input_tokens=n, output_tokens=n)
 
 
 def build_http_app(server: MCPServer, settings: Settings) -> Starlette:

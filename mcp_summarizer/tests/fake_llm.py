@@ -156,9 +156,9 @@ def default_summary(user: str, max_tokens: int | None) -> str:
         return " ".join(words[:lo])
     # Not even the first word fits: cut it at token level instead of answering nothing.
     ids = tokens.encode(words[0])[:budget]
-    while ids and tokens.count(tokens.decode(ids)) > budget:
+    while ids and tokens.count(tokens.encoding().decode(ids)) > budget:
         ids = ids[:-1]
-    return tokens.decode(ids)
+    return tokens.encoding().decode(ids)
 
 
 @dataclass

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from mcp_summarizer.config import DEFAULT_BASE_URL, ConfigError, Settings, load_settings
+from mcp_summarizer.config import DEFAULT_BASE_URL, Settings, load_settings
+from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.summarize.budget import Budget
 
 ENV_NAMES = [name.upper() for name in Settings.model_fields]
 
@@ -35,7 +37,7 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.on_llm_failure == "original"
     assert s.summarizer_backend == "auto"
     assert s.log_level == "INFO"
-    assert s.max_output_limit == 32_000
+    assert Budget.from_settings(s).max_output == 32_000
     assert s.openrouter_api_key.get_secret_value() == ""
 
 
@@ -112,9 +114,12 @@ def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], 
 
 
 def test_budget_defaults_shrink_to_what_a_small_model_can_produce() -> None:
-    small = load_settings({"LLM_CONTEXT_TOKENS": "8192"})
-    assert small.default_max_output_tokens == small.fetch_max_tokens == 2048
-    assert load_settings({}).fetch_max_tokens == 4096
+    small = Budget.from_settings(load_settings({"LLM_CONTEXT_TOKENS": "8192"}))
+    assert small.default_output == small.fetch_output == small.max_output == 2048
+    usual = Budget.from_settings(load_settings({}))
+    assert (usual.default_output, usual.fetch_output) == (5000, 4096)
+    chosen = Budget.from_settings(load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}))
+    assert chosen.fetch_output == 1000
 
 
 def test_bad_value_is_quoted_in_the_message() -> None:

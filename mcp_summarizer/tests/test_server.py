@@ -4,6 +4,8 @@ over HTTP (and stdio), summarizing through the real openai client against the lo
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -81,14 +83,32 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
         "strategy",
     }
     assert summarize.input_schema["required"] == ["content"]
-    assert "unchanged" in summarize.description and "semantic" in summarize.description
+    assert "unchanged" in summarize.description
+    properties = summarize.input_schema["properties"]
+    assert properties["strategy"]["enum"] == ["semantic", "token"]
+    # The ceiling is published: a quarter of LLM_CONTEXT_TOKENS=12000 on this server.
+    assert (properties["max_output_tokens"]["minimum"], properties["max_output_tokens"]["maximum"]) == (
+        0,
+        3000,
+    )
+    assert "3000" in properties["max_output_tokens"]["description"]
     extraction = tools["summarize_for_extraction"]
     assert set(extraction.input_schema["required"]) == {"content", "schema_hint"}
     assert summarize.output_schema is None, "str results are sent once, not also as structuredContent"
     fetch_url = tools["fetch_url"]
     assert set(fetch_url.input_schema["properties"]) == {"url", "context", "raw", "start_index", "max_length"}
     assert fetch_url.input_schema["required"] == ["url"]
-    assert "FETCH_MAX_TOKENS" in fetch_url.description and fetch_url.output_schema is None
+    assert fetch_url.output_schema is None
+    assert fetch_url.input_schema["properties"]["max_length"]["maximum"] == 3000
+    for tool in tools.values():
+        # Written for a model: every argument explained, no operator jargon, no indentation.
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), f"{tool.name}.{name} has no description"
+        words = tool.description + json.dumps(tool.input_schema)
+        assert not re.search(r"\b[A-Z]+_[A-Z_]+\b", words), f"{tool.name} names a setting"
+        assert "map-reduce" not in words and "\n    " not in tool.description
+        assert tool.annotations is not None and tool.annotations.read_only_hint
+        assert tool.annotations.open_world_hint is (tool.name == "fetch_url")
 
 
 async def test_small_content_comes_back_unchanged_without_llm(
@@ -191,13 +211,15 @@ async def test_extraction_puts_the_schema_in_instructions_and_content_in_data(
     assert "Elwynn Forest" in first.user and "Elwynn Forest" not in first.system
 
 
-async def test_unknown_strategy_falls_back_to_semantic(server: RunningServer, fresh_llm: FakeLLM) -> None:
+async def test_unknown_strategy_is_refused_naming_the_choices(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
     async with Client(server.url) as client:
         result = await client.call_tool(
             "summarize", {"content": document(sections=6), "max_output_tokens": 300, "strategy": "fancy"}
         )
-    assert not result.is_error
-    assert server.wait_for_event("unknown_strategy_fallback")[-1]["requested"] == "fancy"
+    assert result.is_error and "'semantic' or 'token'" in text_of(result)
+    assert fresh_llm.calls == 0
 
 
 async def test_token_strategy(server: RunningServer, fresh_llm: FakeLLM) -> None:

@@ -1,7 +1,8 @@
 """Settings read once from the environment, with errors that name the variable.
 
-Every service has a pydantic-settings class; `load` reads it from the process environment or,
-for tests and overrides, from an explicit mapping only (the process environment must not leak
+Every service has a pydantic-settings class; `load` reads it from the process environment
+(over a `.env` file when one is given and exists: the process environment wins) or, for
+tests and overrides, from an explicit mapping only (the process environment must not leak
 in), and turns a validation failure into one message listing each bad variable by its
 environment name, with the value it got (never for secrets).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -34,11 +36,15 @@ def _mapping_only(cls: type[S]) -> type[S]:
     return type(f"{cls.__name__}FromMapping", (cls,), {"settings_customise_sources": classmethod(sources)})
 
 
-def load(cls: type[S], env: Mapping[str, str] | None, error: type[Exception]) -> S:
-    """``cls`` from ``env`` (default: the process environment); raise ``error`` naming every
-    bad variable."""
+def load(
+    cls: type[S], env: Mapping[str, str] | None, error: type[Exception], *, env_file: Path | None = None
+) -> S:
+    """``cls`` from ``env`` (default: the process environment, over ``env_file`` if it exists);
+    raise ``error`` naming every bad variable."""
     try:
         if env is None:
+            if env_file is not None and env_file.is_file():
+                return cls(_env_file=env_file)  # type: ignore[call-arg]
             return cls()
         lowered = {k.lower(): v for k, v in env.items() if k.lower() in cls.model_fields}
         return _mapping_only(cls)(**lowered)

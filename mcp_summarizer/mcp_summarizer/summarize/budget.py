@@ -1,30 +1,154 @@
-"""Token budgets for map-reduce: pure arithmetic, kept apart so it can be tested alone.
+"""Token budgets: every share of the model's context named once, and the arithmetic that keeps
+each LLM call of a map-reduce within it.  Pure functions and one frozen object, no I/O.
 
-The rule every function serves: each LLM call satisfies
+The rule everything here serves: each call satisfies
 ``system + content + MESSAGE_OVERHEAD + max_tokens <= LLM_CONTEXT_TOKENS``, and the final
-answer is at most the caller's ``max_output_tokens`` as counted by cl100k.
+answer is at most the caller's budget as counted by cl100k.
+
+How the context (``LLM_CONTEXT_TOKENS``) is shared out, and why:
+
+* ``OUTPUT_SHARE`` (1/4): the largest answer one call may be asked for, so at least three
+  quarters stay for its input: a merge reads at least twice what it writes.
+* ``INSTRUCTIONS_SHARE`` (1/8): a system prompt built from a caller's focus or schema hint;
+  past that the instructions crowd out the text they are about.
+* ``FETCH_CONTEXT_SHARE`` (1/16): `fetch_url`'s ``context``, checked before the download.
+  It goes into the map and the reduce prompts beside their own wording, so it gets half
+  of what a prompt may take.
+* ``REDUCE_OUTPUT_SHARE`` (1/3 of what a merge has left): an intermediate merge's output,
+  so a group's input is at least twice its output and each reduce level at least halves the
+  number of summaries (the tree is logarithmically deep and always ends).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.errors import InputError
+
+if TYPE_CHECKING:
+    from mcp_summarizer.config import Settings
 
 __all__ = [
+    "DEFAULT_FETCH_TOKENS",
+    "DEFAULT_OUTPUT_TOKENS",
     "MAP_OUTPUT_FLOOR",
     "MESSAGE_OVERHEAD",
+    "Budget",
     "map_output_tokens",
+    "max_output_tokens",
     "plan_groups",
     "reduce_output_tokens",
-    "trim_to_tokens",
 ]
+
+OUTPUT_SHARE = 4
+INSTRUCTIONS_SHARE = 8
+FETCH_CONTEXT_SHARE = 16
+REDUCE_OUTPUT_SHARE = 3
 
 # Chat framing (role markers, priming) plus the <document> wrapper: measured at 7 + 9
 # tokens for cl100k chat models; rounded up because other models' framing differs.
 MESSAGE_OVERHEAD = 32
 # A chunk summary shorter than this loses too much to be worth merging.
 MAP_OUTPUT_FLOOR = 500
+# A chunk smaller than this is mostly prompt: shrinking chunks further would not help.
+MIN_CHUNK_TOKENS = 256
+# The budgets used when a caller asks for none (0), unless a small model cannot give them.
+DEFAULT_OUTPUT_TOKENS = 5000
+DEFAULT_FETCH_TOKENS = 4096
+# The smallest answer a call is asked for, whatever the shares say (tiny targets excepted).
+_MIN_ANSWER = 16
+
+
+def max_output_tokens(context_tokens: int) -> int:
+    """Largest summary one LLM call may be asked for, leaving room for its input."""
+    return context_tokens // OUTPUT_SHARE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Budget:
+    """The token limits of one configured service, built once from its settings."""
+
+    context_tokens: int  # LLM_CONTEXT_TOKENS
+    chunk_tokens: int  # DEFAULT_CHUNK_SIZE_TOKENS: shrunk per request if the prompt needs room
+    overlap_tokens: int  # DEFAULT_CHUNK_OVERLAP_TOKENS
+    default_output: int  # a summary's budget when the caller gives 0
+    fetch_output: int  # fetch_url's budget for a page (FETCH_MAX_TOKENS)
+    max_input: int  # MAX_INPUT_TOKENS
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Budget:
+        ceiling = max_output_tokens(settings.llm_context_tokens)
+        chosen = settings.model_fields_set  # a value someone set was checked against the ceiling
+        return cls(
+            context_tokens=settings.llm_context_tokens,
+            chunk_tokens=settings.default_chunk_size_tokens,
+            overlap_tokens=settings.default_chunk_overlap_tokens,
+            # A default that a small model cannot produce shrinks to what it can.
+            default_output=settings.default_max_output_tokens
+            if "default_max_output_tokens" in chosen
+            else min(settings.default_max_output_tokens, ceiling),
+            fetch_output=settings.fetch_max_tokens
+            if "fetch_max_tokens" in chosen
+            else min(settings.fetch_max_tokens, ceiling),
+            max_input=settings.max_input_tokens,
+        )
+
+    @property
+    def max_output(self) -> int:
+        """The ceiling of any answer: a quarter of the context."""
+        return max_output_tokens(self.context_tokens)
+
+    @property
+    def max_instructions(self) -> int:
+        """The largest system prompt a focus or schema hint may make."""
+        return self.context_tokens // INSTRUCTIONS_SHARE
+
+    @property
+    def max_fetch_context(self) -> int:
+        """The largest `context` fetch_url accepts."""
+        return self.context_tokens // FETCH_CONTEXT_SHARE
+
+    def output_tokens(self, asked: int, *, name: str = "max_output_tokens") -> int:
+        """The budget of a request: ``asked``, or the default for 0; an error names the limit."""
+        if asked < 0:
+            raise InputError(f"{name} must be 0 (the default) or positive, got {asked}")
+        if asked > self.max_output:
+            raise InputError(
+                f"{name}={asked} is over the limit of {self.max_output} "
+                f"(a quarter of LLM_CONTEXT_TOKENS={self.context_tokens})"
+            )
+        return asked or self.default_output
+
+    def check_input(self, input_tokens: int) -> None:
+        if input_tokens > self.max_input:
+            raise InputError(
+                f"content is {input_tokens} tokens, over the limit of MAX_INPUT_TOKENS="
+                f"{self.max_input}; split it and summarize the parts"
+            )
+
+    # -- map ------------------------------------------------------------------------------
+
+    def chunk_size(self, system_tokens: int, wrapper_tokens: int, target: int) -> int:
+        """The configured chunk size, shrunk if needed so that a chunk, its prompt and the
+        largest map answer fit the model's context."""
+        room = self.context_tokens - MESSAGE_OVERHEAD - wrapper_tokens - system_tokens - target
+        return max(MIN_CHUNK_TOKENS, min(self.chunk_tokens, room))
+
+    def overlap(self, chunk_size: int) -> int:
+        """Token-window overlap: at most a quarter of a chunk, so windows always advance."""
+        return min(self.overlap_tokens, chunk_size // 4)
+
+    # -- reduce ---------------------------------------------------------------------------
+
+    def merge_room(self, system_tokens: int, out_tokens: int) -> int:
+        """Tokens of summaries one merge call can read, given its prompt and answer sizes."""
+        return self.context_tokens - MESSAGE_OVERHEAD - system_tokens - out_tokens
+
+    def reduce_output(self, target: int, system_tokens: int) -> int:
+        """max_tokens for an intermediate merge (see REDUCE_OUTPUT_SHARE)."""
+        return reduce_output_tokens(target, self.context_tokens - MESSAGE_OVERHEAD - system_tokens)
 
 
 def map_output_tokens(target: int, num_chunks: int, chunk_tokens: int) -> int:
@@ -35,15 +159,13 @@ def map_output_tokens(target: int, num_chunks: int, chunk_tokens: int) -> int:
     chunk itself: a summary should compress.
     """
     share = max(target // max(num_chunks, 1), min(MAP_OUTPUT_FLOOR, target))
-    return max(min(16, target), min(share, target, max(chunk_tokens // 2, 16)))
+    return max(min(_MIN_ANSWER, target), min(share, target, max(chunk_tokens // 2, _MIN_ANSWER)))
 
 
 def reduce_output_tokens(target: int, room: int) -> int:
     """max_tokens for an intermediate merge, where ``room`` is the context left after the
-    system prompt and framing.  A third of the room at most, so that a group's input is
-    always at least twice its output and each level at least halves the number of
-    summaries."""
-    return max(min(16, target), min(target, room // 3))
+    system prompt and framing: at most ``room / REDUCE_OUTPUT_SHARE``."""
+    return max(min(_MIN_ANSWER, target), min(target, room // REDUCE_OUTPUT_SHARE))
 
 
 def plan_groups(sizes: Sequence[int], capacity: int) -> list[tuple[int, int]]:
@@ -65,34 +187,3 @@ def plan_groups(sizes: Sequence[int], capacity: int) -> list[tuple[int, int]]:
     if sizes:
         groups.append((start, len(sizes)))
     return groups
-
-
-def trim_to_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of ``text`` within ``max_tokens``, ending at a sentence or line end
-    when one is in the last third; never a broken character."""
-    if max_tokens <= 0:
-        return ""
-    ids = tokens.encode(text)
-    if len(ids) <= max_tokens:
-        return text
-    n = max_tokens
-    while n > 0:
-        # Dropping an incomplete trailing character is what errors="ignore" does here.
-        prefix = tokens.encoding().decode_bytes(ids[:n]).decode("utf-8", errors="ignore")
-        cut = _last_break(prefix, len(prefix) * 2 // 3)
-        candidate = prefix[:cut].rstrip() if cut else prefix
-        excess = tokens.count(candidate) - max_tokens
-        if excess <= 0:
-            return candidate
-        n -= excess
-    return ""
-
-
-def _last_break(text: str, floor: int) -> int:
-    """Index just after the last line or sentence end at or after ``floor`` (0 if none)."""
-    cuts = [text.rfind("\n", floor) + 1]  # 0 when there is none
-    for mark in (". ", "! ", "? ", "。"):
-        i = text.rfind(mark, floor)
-        if i >= 0:
-            cuts.append(i + len(mark.rstrip()))
-    return max(cuts)

@@ -74,10 +74,6 @@ class Chunk:
     context: str
     tokens: int
 
-    @property
-    def body(self) -> str:
-        return self.text[len(self.context) :]
-
 
 def chunk(
     text: str,

@@ -4,12 +4,16 @@
 * Reduce: while the summaries do not fit the caller's budget, they are grouped so that each
   merge call fits the model's context (system + content + max_tokens <= LLM_CONTEXT_TOKENS)
   and the groups are merged concurrently, level after level.  Each level at least halves
-  the number of summaries, so the tree is logarithmically deep and always ends.
+  the number of summaries, so the tree is logarithmically deep and always ends.  The
+  arithmetic is in `budget`.
 * The result is at most ``max_output_tokens`` cl100k tokens: a summary that overshoots
   (``finish_reason == "length"``, or a model whose tokenizer counts differently) is trimmed
   at a sentence or line end, and that is logged.
 * When the request is cancelled, or one call fails for good, the other calls are cancelled
-  with it (a TaskGroup); the caller decides how to degrade.
+  with it (a TaskGroup).
+* The failure policy lives here, once, for every surface: when the LLM path fails the answer
+  is what ``ON_LLM_FAILURE`` says (the original content, the embedded extractive summary,
+  or the content truncated with a marker), and the outcome says ``degraded`` and why.
 
 Nothing here knows about MCP; prompts come from the markdown files in ``prompts/``.
 """
@@ -18,41 +22,45 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
-from mcp_summarizer.config import Settings
-from mcp_summarizer.summarize import budget, extractive, tokens
+from mcp_summarizer.config import FailurePolicy, Settings
+from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
+from mcp_summarizer.summarize.budget import Budget, map_output_tokens, plan_groups
 from mcp_summarizer.summarize.chunker import TokenOffsets, chunk
 from mcp_summarizer.summarize.limiter import FairLimiter
-from mcp_summarizer.summarize.llm import Backend, LLMError, OpenAIBackend
+from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["Engine", "InputError", "Outcome", "Progress", "Request"]
+__all__ = ["Engine", "Kind", "Outcome", "Progress", "Request", "Strategy", "describe_failure"]
 
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
+Kind = Literal["general", "extraction"]
+Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
 
 
-class InputError(ValueError):
-    """The request cannot be served as asked; the message says why and what the limit is."""
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
+    """One summary to make, resolved: ``max_output_tokens`` is the budget itself
+    (``Budget.output_tokens`` turns a caller's 0 into the default and checks the bounds)."""
+
     content: str
     max_output_tokens: int
-    kind: Literal["general", "extraction"] = "general"
+    kind: Kind = "general"
     focus: str = ""  # focus areas (general) or the schema hint (extraction)
-    strategy: str = "semantic"
+    strategy: Strategy = "semantic"
+    on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Outcome:
     text: str
     input_tokens: int
@@ -65,6 +73,15 @@ class Outcome:
     bypassed: bool = False
     trimmed: bool = False
     length_stops: int = 0
+    degraded: bool = False  # the LLM path failed: ``text`` is what the failure policy gave
+    cause: str = ""  # why it degraded, one line
+    policy: FailurePolicy | None = None  # the failure policy applied, when degraded
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Why a summary degraded, in one line: the LLM's error as it is, or (a bug of ours)
+    the exception's type and message."""
+    return str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
 
 
 def _measure(summaries: list[str], joined: str) -> tuple[list[int], int]:
@@ -92,12 +109,12 @@ class _Run:
     outcome: Outcome
     done: int = 0
     planned: int = 0
-    messages: list[str] = field(default_factory=list)
 
 
 class Engine:
     def __init__(self, settings: Settings, backend: Backend | None, limiter: FairLimiter) -> None:
         self.settings = settings
+        self.budget = Budget.from_settings(settings)
         self.backend = backend
         self.limiter = limiter
         self._templates = {
@@ -118,6 +135,10 @@ class Engine:
     def model(self) -> str:
         return self.backend.model if self.backend else "extractive"
 
+    async def aclose(self) -> None:
+        if self.backend is not None:
+            await self.backend.aclose()
+
     async def summarize(
         self, request: Request, progress: Progress | None = None, offsets: TokenOffsets | None = None
     ) -> Outcome:
@@ -126,10 +147,13 @@ class Engine:
         ``offsets``: the caller's encoding of ``request.content`` (fetch_url has one), reused
         when no boilerplate is removed instead of encoding the content again.
 
-        Raises InputError for requests that cannot be served, LLMError when the LLM fails
-        for good (after the other calls were cancelled).
+        Raises InputError for requests that cannot be served.  When the LLM path fails (the
+        LLM for good, after retries; or a bug of ours) the failure policy answers and the
+        outcome is ``degraded``; cancellation is never caught.
         """
         content, target = request.content, request.max_output_tokens
+        if not content.strip():
+            return Outcome(text="", input_tokens=0, bypassed=True)
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
         # the count, the bypass check and the chunker.
         cleaned = await asyncio.to_thread(strip_boilerplate, content)
@@ -148,11 +172,7 @@ class Engine:
             input_tokens = offsets.n + removed
         if input_tokens <= target:
             return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
-        if input_tokens > self.settings.max_input_tokens:
-            raise InputError(
-                f"content is {input_tokens} tokens, over the limit of MAX_INPUT_TOKENS="
-                f"{self.settings.max_input_tokens}; split it and summarize the parts"
-            )
+        self.budget.check_input(input_tokens)
         if cleaned.removed_chars:
             logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
             if offsets.n <= target:  # the page's chrome was all that made it too long
@@ -162,41 +182,55 @@ class Engine:
                     output_tokens=offsets.n,
                     boilerplate_tokens=removed,
                 )
-        request = replace(request, content=cleaned.text)
+        stripped = replace(request, content=cleaned.text)
         if self.backend is None:
-            outcome = await self.extractive(request, input_tokens)
+            outcome = await self._extractive(stripped, input_tokens)
             outcome.boilerplate_tokens = removed
             return outcome
-        map_system, reduce_system = self._systems(request)
-        chunk_size = self._chunk_size(map_system, target)
-        chunks = await asyncio.to_thread(
-            chunk,
-            request.content,
-            strategy=request.strategy,
-            chunk_size=chunk_size,
-            overlap=min(self.settings.default_chunk_overlap_tokens, chunk_size // 4),
-            offsets=offsets,
-        )
+        map_system, reduce_system = self._systems(request)  # InputError: not a failure to degrade
         run = _Run(
             owner=object(),
             progress=progress,
             outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed),
         )
-        run.outcome.num_chunks = len(chunks)
-        run.planned = len(chunks)
+        try:
+            return await self._map_reduce(run, stripped, offsets, map_system, reduce_system)
+        except Exception as exc:  # a summary that failed must not lose the caller's content
+            return await self._fail(request, stripped, run.outcome, exc)
 
-        async def map_one(text: str, chunk_tokens: int) -> str:
-            max_tokens = budget.map_output_tokens(target, len(chunks), chunk_tokens)
-            return await self._call(run, map_system(max_tokens), text, max_tokens, "map")
+    # -- the failure policy ---------------------------------------------------------------
 
-        summaries = await self._gather(map_one(c.text, c.tokens) for c in chunks)
-        text = await self._reduce(run, summaries, reduce_system, target)
-        out = run.outcome
-        out.text = text
-        out.output_tokens = tokens.count(text)
-        return out
+    async def _fail(self, request: Request, stripped: Request, spent: Outcome, exc: Exception) -> Outcome:
+        """The answer when the LLM path failed, as the request's (or the service's) policy says."""
+        policy = request.on_failure or self.settings.on_llm_failure
+        cause = describe_failure(exc)
+        logger.warning(
+            "summarization_degraded",
+            exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
+            extra={
+                "cause": cause,
+                "attempts": exc.attempts if isinstance(exc, LLMError) else None,
+                "on_llm_failure": policy,
+            },
+        )
+        if policy == "extractive":
+            outcome = await self._extractive(stripped, spent.input_tokens)
+        elif policy == "truncate":
+            text = await asyncio.to_thread(_truncate_with_marker, request.content, request.max_output_tokens)
+            outcome = Outcome(text=text, input_tokens=spent.input_tokens, output_tokens=tokens.count(text))
+        else:
+            outcome = Outcome(
+                text=request.content, input_tokens=spent.input_tokens, output_tokens=spent.input_tokens
+            )
+        outcome.num_chunks, outcome.llm_calls = spent.num_chunks, spent.llm_calls
+        outcome.llm_prompt_tokens, outcome.boilerplate_tokens = (
+            spent.llm_prompt_tokens,
+            spent.boilerplate_tokens,
+        )
+        outcome.degraded, outcome.cause, outcome.policy = True, cause, policy
+        return outcome
 
-    async def extractive(self, request: Request, input_tokens: int | None = None) -> Outcome:
+    async def _extractive(self, request: Request, input_tokens: int) -> Outcome:
         """The embedded summary: no LLM, deterministic, within the budget (see extractive.py)."""
         text = await asyncio.to_thread(
             extractive.summarize,
@@ -205,14 +239,36 @@ class Engine:
             focus=request.focus,
             kind=request.kind,
         )
-        if input_tokens is None:
-            input_tokens = await asyncio.to_thread(tokens.count, request.content)
         return Outcome(text=text, input_tokens=input_tokens, output_tokens=tokens.count(text))
 
     # -- phases ---------------------------------------------------------------------------
 
+    async def _map_reduce(
+        self, run: _Run, request: Request, offsets: TokenOffsets, map_system: _Prompt, reduce_system: _Prompt
+    ) -> Outcome:
+        target = request.max_output_tokens
+        chunk_size = self.budget.chunk_size(tokens.count(map_system(target)), self._document_overhead, target)
+        chunks = await asyncio.to_thread(
+            chunk,
+            request.content,
+            strategy=request.strategy,
+            chunk_size=chunk_size,
+            overlap=self.budget.overlap(chunk_size),
+            offsets=offsets,
+        )
+        run.outcome.num_chunks = run.planned = len(chunks)
+
+        async def map_one(text: str, chunk_tokens: int) -> str:
+            max_tokens = map_output_tokens(target, len(chunks), chunk_tokens)
+            return await self._call(run, map_system(max_tokens), text, max_tokens, "map")
+
+        summaries = await self._gather(map_one(c.text, c.tokens) for c in chunks)
+        out = run.outcome
+        out.text = await self._reduce(run, summaries, reduce_system, target)
+        out.output_tokens = tokens.count(out.text)
+        return out
+
     async def _reduce(self, run: _Run, summaries: list[str], system_prompt: _Prompt, target: int) -> str:
-        room = self.settings.llm_context_tokens - budget.MESSAGE_OVERHEAD
         for level in range(1, _MAX_LEVELS + 1):
             joined = SEPARATOR.join(summaries)
             # Counting a level's summaries is ~100k tokens at 1M input: off the event loop.
@@ -220,16 +276,15 @@ class Engine:
             if (len(summaries) == 1 or sum(sizes) <= target) and joined_tokens <= target:
                 return joined
             system_final = system_prompt(target)
-            final_room = room - tokens.count(system_final) - target
-            if sum(sizes) <= final_room or len(summaries) == 1:
+            final_system_tokens = tokens.count(system_final)
+            if sum(sizes) <= self.budget.merge_room(final_system_tokens, target) or len(summaries) == 1:
                 run.outcome.reduce_levels = level
                 run.planned += 1
                 merged = await self._call(run, system_final, joined, target, "reduce")
                 return self._fit(run, merged, target)
-            out_tokens = budget.reduce_output_tokens(target, room - tokens.count(system_final))
+            out_tokens = self.budget.reduce_output(target, final_system_tokens)
             system = system_prompt(out_tokens)
-            capacity = room - tokens.count(system) - out_tokens
-            groups = budget.plan_groups(sizes, capacity)
+            groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
             run.planned += len(groups)
             run.outcome.reduce_levels = level
             summaries = await self._gather(
@@ -258,7 +313,7 @@ class Engine:
 
     def _fit(self, run: _Run, text: str, max_tokens: int) -> str:
         """Hold a model's answer to its budget, whatever tokenizer the model counts with."""
-        trimmed = budget.trim_to_tokens(text, max_tokens)
+        trimmed = tokens.truncate(text, max_tokens)
         if trimmed != text:
             run.outcome.trimmed = True
             logger.info(
@@ -268,22 +323,19 @@ class Engine:
         return trimmed
 
     @staticmethod
-    async def _gather(calls: object) -> list[str]:
-        """Run calls concurrently; the first failure cancels the rest and is raised as is."""
+    async def _gather(calls: Iterable[Coroutine[Any, Any, str]]) -> list[str]:
+        """Run calls concurrently; the first failure cancels the rest and is raised as is
+        (an LLMError in preference to the cancellations it caused)."""
         tasks: list[asyncio.Task[str]] = []
         try:
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(c) for c in calls]  # type: ignore[attr-defined]
+                tasks = [group.create_task(c) for c in calls]
         except BaseExceptionGroup as eg:
-            first = eg.exceptions[0]
-            for exc in eg.exceptions:
-                if isinstance(exc, LLMError):
-                    first = exc
-                    break
+            first = next((e for e in eg.exceptions if isinstance(e, LLMError)), eg.exceptions[0])
             raise first from None
         return [t.result() for t in tasks]
 
-    # -- prompts and sizes ---------------------------------------------------------------
+    # -- prompts --------------------------------------------------------------------------
 
     def _systems(self, request: Request) -> tuple[_Prompt, _Prompt]:
         """The map and reduce system prompts, waiting for their ``max_tokens``.
@@ -298,7 +350,7 @@ class Engine:
         else:
             map_system = _Prompt(t["map_general"], {"focus_instructions": focus})
         reduce_system = _Prompt(t["reduce"], {"focus_instructions": focus})
-        limit = self.settings.llm_context_tokens // 8
+        limit = self.budget.max_instructions
         for system in (map_system, reduce_system):
             size = tokens.count(system(0))
             if size > limit:
@@ -309,14 +361,10 @@ class Engine:
                 )
         return map_system, reduce_system
 
-    def _chunk_size(self, map_system: _Prompt, target: int) -> int:
-        """The configured chunk size, shrunk if needed so a chunk, its prompt and the largest
-        map output fit the model's context."""
-        room = (
-            self.settings.llm_context_tokens
-            - budget.MESSAGE_OVERHEAD
-            - self._document_overhead
-            - tokens.count(map_system(target))
-            - target
-        )
-        return max(256, min(self.settings.default_chunk_size_tokens, room))
+
+def _truncate_with_marker(content: str, max_tokens: int) -> str:
+    """The content cut to the budget at a sentence or line end, with a marker saying so,
+    the marker counted inside the budget."""
+    marker = f"\n\n[truncated: summarization failed; {tokens.count(content)} tokens cut to {max_tokens}]"
+    kept = tokens.truncate(content, max(max_tokens - tokens.count(marker), 0))
+    return tokens.truncate(kept + marker, max_tokens)

@@ -74,7 +74,6 @@ from itertools import chain
 from typing import Literal
 
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.budget import trim_to_tokens
 
 __all__ = ["summarize"]
 
@@ -822,7 +821,7 @@ class _Selector:
         if not candidates:
             return ""
         best = max(candidates, key=lambda i: (self._score(i), -i))
-        return trim_to_tokens(self._text(best), self.budget)
+        return tokens.truncate(self._text(best), self.budget)
 
 
 def _estimate(text: str) -> float:

@@ -21,8 +21,9 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from mcp_summarizer.config import Settings
+from mcp_summarizer.errors import LLMError
 
-__all__ = ["Backend", "Completion", "LLMError", "OpenAIBackend"]
+__all__ = ["Backend", "Completion", "OpenAIBackend"]
 
 logger = logging.getLogger(__name__)
 _TRANSIENT_STATUS = {408, 409, 429}
@@ -32,17 +33,8 @@ _TRANSIENT_STATUS = {408, 409, 429}
 class Completion:
     text: str
     finish_reason: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    prompt_tokens: int | None = None  # as billed, when the server reports usage
     attempts: int = 1
-
-
-class LLMError(RuntimeError):
-    """The LLM failed for good (after retries, or at once for a non-transient error)."""
-
-    def __init__(self, message: str, *, attempts: int = 1) -> None:
-        super().__init__(message)
-        self.attempts = attempts
 
 
 class Backend(Protocol):
@@ -159,7 +151,6 @@ class OpenAIBackend:
             text=text,
             finish_reason=choice.finish_reason or "stop",
             prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
             attempts=attempts,
         )
 

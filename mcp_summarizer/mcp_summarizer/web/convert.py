@@ -46,11 +46,9 @@ import html_to_markdown
 import lxml.etree
 import lxml.html
 
-__all__ = ["Document", "UnsupportedContent", "convert"]
+from mcp_summarizer.errors import UnsupportedContent
 
-
-class UnsupportedContent(ValueError):
-    """The body is not something we can turn into text (image, archive, binary...). Message names the type."""
+__all__ = ["Document", "convert", "decode_text"]
 
 
 @dataclass(frozen=True)
@@ -302,6 +300,12 @@ def _decode(body: bytes, charset: str | None, *, html: bool = False) -> str:
     except UnicodeDecodeError:
         pass
     return body.decode(_guess_legacy(body[:DETECT_BYTES]), errors="replace")
+
+
+def decode_text(body: bytes) -> str:
+    """Text of an undeclared body, as a page's would be read: BOM, UTF-8, else the detected
+    legacy charset (the command line reads files this way)."""
+    return _decode(body, None)
 
 
 def _guess_legacy(sample: bytes) -> str:

@@ -1,4 +1,4 @@
-"""Guarded HTTP fetching: the network half of the future ``fetch_url`` tool.
+"""Guarded HTTP fetching: the network half of ``fetch_url``.
 
 ``fetch(url, limits)`` downloads one http(s) URL with:
 
@@ -17,12 +17,14 @@ import ipaddress
 import socket
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import httpcore
 import httpx
+
+from mcp_summarizer.errors import BlockedAddressError, FetchError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -46,20 +48,6 @@ class Fetched:
     content_type: str  # lowercased media type without parameters, "" when absent
     charset: str | None
     body: bytes
-    # URLs that answered with a redirect, in order (the requested URL first); empty if none.
-    redirects: list[str] = field(default_factory=list)
-
-
-class FetchError(Exception):
-    """Any refused or failed fetch. ``status`` is set when the server answered with a non-2xx."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class BlockedAddressError(FetchError):
-    """The SSRF guard refused a target address (raised before any connection is attempted)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,7 +356,7 @@ async def _read_body(response: httpx.Response, limits: FetchLimits) -> bytes:
 
 async def _fetch(url: str, limits: FetchLimits) -> Fetched:
     current = validate_url(url, limits)
-    redirects: list[str] = []
+    hops = 0
     timeout = httpx.Timeout(limits.timeout_seconds)
     # Only encodings _Inflater decodes with a bound (httpx would also offer br/zstd).
     headers = {"User-Agent": limits.user_agent, "Accept-Encoding": "gzip, deflate"}
@@ -384,12 +372,12 @@ async def _fetch(url: str, limits: FetchLimits) -> Fetched:
                 status = response.status_code
                 location = response.headers.get("location")
                 if status in REDIRECT_STATUSES and location:
-                    if len(redirects) >= limits.max_redirects:
+                    if hops >= limits.max_redirects:
                         raise FetchError(
                             f"too many redirects: more than max_redirects={limits.max_redirects} "
                             f"(last hop {str(current)!r} -> {location!r})"
                         )
-                    redirects.append(str(current))
+                    hops += 1
                     try:
                         target = response.url.join(location)
                     except httpx.InvalidURL as exc:
@@ -408,7 +396,6 @@ async def _fetch(url: str, limits: FetchLimits) -> Fetched:
                     content_type=content_type,
                     charset=charset,
                     body=body,
-                    redirects=redirects,
                 )
 
 

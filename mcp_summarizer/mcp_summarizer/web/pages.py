@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import httpx
 
 from mcp_summarizer.config import Settings
+from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import TokenOffsets
-from mcp_summarizer.summarize.engine import Engine, InputError, Outcome, Progress, Request
-from mcp_summarizer.summarize.llm import LLMError
+from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.web.convert import convert
 from mcp_summarizer.web.fetch import FetchLimits, fetch, validate_url
 from mcp_summarizer.web.robots import Robots
@@ -53,7 +53,7 @@ class Page:
         return self.offsets.n
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Answer:
     """The tool's text and what the completion log line reports."""
 
@@ -156,6 +156,7 @@ async def read(
     pages: Pages,
     engine: Engine,
     url: str,
+    *,
     context: str = "",
     raw: bool = False,
     start_index: int = 0,
@@ -164,70 +165,73 @@ async def read(
 ) -> Answer:
     """Fetch ``url`` and answer as fetch_url does (see the module docstring).
 
-    Raises FetchError (and its kinds) when the page cannot be had, UnsupportedContent when it
-    is not text, InputError when the page is over MAX_INPUT_TOKENS; LLM failures degrade
-    (ON_LLM_FAILURE) and say so in the Status line.
+    Raises FetchError (and its kinds) when the page cannot be had or is not text, InputError
+    for arguments out of bounds or a page over MAX_INPUT_TOKENS.  An LLM failure degrades as
+    ON_LLM_FAILURE says and the Status line tells.
     """
-    limit = engine.settings.llm_context_tokens // 16
-    if context and (size := tokens.count(context)) > limit:
+    budget = engine.budget
+    if start_index < 0 or max_length < 0:
+        raise InputError(f"start_index and max_length must be 0 or positive, got {start_index}, {max_length}")
+    if not raw and (start_index or max_length):
+        raise InputError("start_index and max_length page through the raw page: pass raw=true with them")
+    window_tokens = budget.output_tokens(max_length, name="max_length") if max_length else budget.fetch_output
+    if context and (size := tokens.count(context)) > budget.max_fetch_context:
         # Checked before downloading: the context goes into every summarization prompt.
         raise InputError(
-            f"context is too long: {size} tokens, over {limit} (LLM_CONTEXT_TOKENS="
-            f"{engine.settings.llm_context_tokens} / 16); say briefly what you want from the page"
+            f"context is too long: {size} tokens, over {budget.max_fetch_context} (LLM_CONTEXT_TOKENS="
+            f"{budget.context_tokens} / 16); say briefly what you want from the page"
         )
     page, cached = await pages.get(url)
-    answer = await _answer(engine, page, context, raw, start_index, max_length, progress)
+    if raw:
+        answer = _raw(page, start_index, window_tokens)
+    else:
+        answer = await _summary(engine, page, context.strip(), progress)
     answer.cached = cached
     return answer
 
 
-async def _answer(
-    engine: Engine,
-    page: Page,
-    context: str,
-    raw: bool,
-    start_index: int,
-    max_length: int,
-    progress: Progress | None,
-) -> Answer:
-    budget = engine.settings.fetch_max_tokens
+def _raw(page: Page, start_index: int, length: int) -> Answer:
+    if start_index > 0 and start_index >= page.tokens:
+        raise InputError(f"start_index={start_index} is past the end of the page ({page.tokens} tokens)")
+    text, start, end = window(page, start_index, length)
+    status = _slice_status(start, end, page.tokens)
+    return Answer(text=render_answer(page, status, text), page=page, status=status)
+
+
+async def _summary(engine: Engine, page: Page, context: str, progress: Progress | None) -> Answer:
+    budget = engine.budget.fetch_output
     n = page.tokens
-    if raw:
-        if start_index > 0 and start_index >= n:
-            raise InputError(f"start_index={start_index} is past the end of the page ({n} tokens)")
-        text, start, end = window(page, start_index, max_length or budget)
-        status = _slice_status(start, end, n)
-        return Answer(render_answer(page, status, text), page, status)
     if n <= budget:
         status = f"full page, {n:,} tokens"
-        return Answer(render_answer(page, status, page.markdown), page, status)
-
-    kind = "extraction" if context.strip() else "general"
-    request = Request(page.markdown, budget, kind, context.strip(), "semantic")
-    try:
-        outcome = await engine.summarize(request, progress, page.offsets)
-    except InputError:
-        raise
-    except Exception as exc:  # MS-6: an LLM failure must not lose the page
-        return await _degrade(engine, page, request, exc)
-    how = (
-        "embedded extractive summary, no LLM configured"
-        if engine.backend is None
-        else ("site chrome removed" if outcome.llm_calls == 0 else engine.model)
+        return Answer(text=render_answer(page, status, page.markdown), page=page, status=status)
+    request = Request(
+        content=page.markdown,
+        max_output_tokens=budget,
+        kind="extraction" if context else "general",
+        focus=context,
     )
-    status = f"summarized from {n:,} to {outcome.output_tokens:,} tokens ({how}; FETCH_MAX_TOKENS {budget})"
-    return Answer(render_answer(page, status, outcome.text), page, status, summarized=True, outcome=outcome)
-
-
-async def _degrade(engine: Engine, page: Page, request: Request, exc: Exception) -> Answer:
-    cause = str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
-    if engine.settings.on_llm_failure == "extractive":
-        outcome = await engine.extractive(request, page.tokens)
-        status = (
-            f"summarized from {page.tokens:,} to {outcome.output_tokens:,} tokens (embedded extractive "
-            f"summary: the LLM failed: {cause})"
+    outcome = await engine.summarize(request, progress, page.offsets)
+    if outcome.degraded and outcome.policy != "extractive":
+        # A page is never handed back over the budget: its first window, and where the rest starts.
+        text, start, end = window(page, 0, budget)
+        status = f"not summarized (the LLM failed: {outcome.cause}); " + _slice_status(start, end, n)
+        return Answer(
+            text=render_answer(page, status, text), page=page, status=status, degraded=True, outcome=outcome
         )
-        return Answer(render_answer(page, status, outcome.text), page, status, True, True, outcome)
-    text, start, end = window(page, 0, request.max_output_tokens)
-    status = f"not summarized (the LLM failed: {cause}); " + _slice_status(start, end, page.tokens)
-    return Answer(render_answer(page, status, text), page, status, degraded=True)
+    if outcome.degraded:
+        how = f"embedded extractive summary: the LLM failed: {outcome.cause}"
+    else:
+        if engine.backend is None:
+            how = "embedded extractive summary, no LLM configured"
+        else:
+            how = "site chrome removed" if outcome.llm_calls == 0 else engine.model
+        how += f"; FETCH_MAX_TOKENS {budget}"
+    status = f"summarized from {n:,} to {outcome.output_tokens:,} tokens ({how})"
+    return Answer(
+        text=render_answer(page, status, outcome.text),
+        page=page,
+        status=status,
+        summarized=True,
+        degraded=outcome.degraded,
+        outcome=outcome,
+    )

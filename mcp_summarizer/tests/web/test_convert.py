@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from local_site import make_pdf
 
-from mcp_summarizer.web.convert import Document, UnsupportedContent, convert
+from mcp_summarizer.errors import UnsupportedContent
+from mcp_summarizer.web.convert import Document, convert
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 PNG = (

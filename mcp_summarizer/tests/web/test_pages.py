@@ -7,10 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from local_site import Site
 
+from mcp_summarizer.errors import BlockedAddressError, RobotsDisallowed
 from mcp_summarizer.summarize.chunker import TokenOffsets
-from mcp_summarizer.web.fetch import BlockedAddressError, FetchLimits
+from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.pages import Page, render_answer, window
-from mcp_summarizer.web.robots import Robots, RobotsDisallowed, product_token
+from mcp_summarizer.web.robots import Robots, product_token
 
 
 def page_of(text: str) -> Page:

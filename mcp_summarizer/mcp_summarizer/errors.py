@@ -1,0 +1,69 @@
+"""Every error the service raises on purpose, in one hierarchy (as httpx does).
+
+The MCP surface catches `SummarizerError` and shows its message to the caller as a tool
+error, so each message says what was wrong and what to do.  Anything else reaching the
+surface is a bug: it is logged with its traceback.
+
+    SummarizerError
+    ├── ConfigError          an invalid setting (names the variable); stops start-up
+    ├── InputError           a request that cannot be served as asked (names the limit)
+    ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
+    └── FetchError           a page that cannot be had (status: the HTTP status, if any)
+        ├── BlockedAddressError   the SSRF guard refused the address, before connecting
+        ├── RobotsDisallowed      robots.txt forbids the URL, or could not be read
+        └── UnsupportedContent    the body is not text (image, archive, binary)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BlockedAddressError",
+    "ConfigError",
+    "FetchError",
+    "InputError",
+    "LLMError",
+    "RobotsDisallowed",
+    "SummarizerError",
+    "UnsupportedContent",
+]
+
+
+class SummarizerError(Exception):
+    """Base of every error raised on purpose; its message is meant for the caller."""
+
+
+class ConfigError(SummarizerError, ValueError):
+    """The environment holds an invalid setting; the message names it."""
+
+
+class InputError(SummarizerError, ValueError):
+    """The request cannot be served as asked; the message says why and what the limit is."""
+
+
+class LLMError(SummarizerError):
+    """The LLM failed for good (after retries, or at once for a non-transient error)."""
+
+    def __init__(self, message: str, *, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class FetchError(SummarizerError):
+    """A refused or failed fetch; ``status`` is set when the server answered with a non-2xx."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BlockedAddressError(FetchError):
+    """The SSRF guard refused a target address (raised before any connection is attempted)."""
+
+
+class RobotsDisallowed(FetchError):
+    """robots.txt forbids the URL for our user agent (or could not be read: RFC 9309 §2.3.1.4)."""
+
+
+class UnsupportedContent(FetchError):
+    """The body is not something we can turn into text (image, archive, binary...); the
+    message names the type."""
