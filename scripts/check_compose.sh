@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Validate docker-compose.yml with the real Compose v2 parser (the `docker compose` binary,
 # which needs no Docker engine for `config`), then check the stack's wiring in the model it
-# renders. Fails, naming the problem, on any parser error or warning and on any broken check.
+# renders. Fails, naming the problem, on any parser error or warning and on any broken check:
+# among them, a setting of the summarizer or the researcher (every field of its Settings class,
+# read with .venv/bin/python: run scripts/setup.sh first) that would not reach its container
+# when set in .env.
 #
 #   scripts/check_compose.sh [COMPOSE_FILE]      # default: docker-compose.yml
 #
@@ -79,28 +82,53 @@ case "$VERSION_LINE" in
 *) die "$COMPOSE is not Docker Compose v2: $VERSION_LINE" ;;
 esac
 
-# Compose in a clean environment: only .env.example and the variables given here, so the
-# caller's shell (API keys, COMPOSE_* settings, ~/.docker) changes nothing.
+# The services' Settings classes, from this checkout whatever the virtualenv has installed: their
+# fields are the variables each container must be able to get from .env.
+PYTHON="$ROOT/.venv/bin/python"
+[ -x "$PYTHON" ] || die "no $PYTHON (the checks read the services' Settings classes): run scripts/setup.sh"
+export PYTHONPATH="$ROOT/mcp_summarizer:$ROOT/a_world_lore_researcher:$ROOT/shared"
+"$PYTHON" - "$ENV_FILE" "$WORK" <<'PY' || die "cannot read the Settings classes of mcp_summarizer and world_lore_researcher"
+"""Each service's variables (settings.json), and .env.example with every one of them set to a
+value of its own (every.env)."""
+
+import json
+import sys
+from pathlib import Path
+
+from mcp_summarizer.config import Settings as SummarizerSettings
+from world_lore_researcher.settings import Settings as ResearcherSettings
+
+env_example, work = Path(sys.argv[1]), Path(sys.argv[2])
+variables = {}
+for service, cls in (("mcp-summarizer", SummarizerSettings), ("world-lore-researcher", ResearcherSettings)):
+    renamed = sorted(name for name, field in cls.model_fields.items() if field.alias or field.validation_alias)
+    if cls.model_config.get("env_prefix") or renamed:
+        sys.exit(f"check_compose: FAILED: {cls.__module__}.Settings has an env_prefix or aliases {renamed}")
+    variables[service] = sorted(name.upper() for name in cls.model_fields)
+# Numbers: valid even where docker-compose.yml substitutes one into a port.
+values = {name: str(47001 + i) for i, name in enumerate(sorted(set().union(*variables.values())))}
+lines = []
+for line in env_example.read_text().splitlines():
+    name = line.partition("=")[0]
+    lines.append(f"{name}={values[name]}" if name in values else line)
+documented = {line.partition("=")[0] for line in lines}
+lines += [f"{name}={value}" for name, value in values.items() if name not in documented]
+(work / "every.env").write_text("\n".join(lines) + "\n")
+(work / "settings.json").write_text(json.dumps({"variables": variables, "values": values}))
+PY
+
+# Compose in a clean environment, in a project directory of its own that holds only the .env
+# under test (or none): the caller's shell (API keys, COMPOSE_* settings, ~/.docker) and a .env
+# in the checkout change nothing. Paths in a rendered model are under that directory.
 compose() {
     env -i PATH="/usr/bin:/bin" HOME="$WORK/home" "$@"
 }
-render() { # $1: output file; then extra KEY=VALUE settings, "--", compose arguments
-    local out="$1" envs=() env_file="$ENV_FILE"
-    shift
-    if [ "$1" = --no-env-file ]; then
-        env_file="$WORK/empty.env"
-        : >"$env_file"
-        shift
-    fi
-    while [ "$1" != "--" ]; do
-        envs+=("$1")
-        shift
-    done
-    shift
-    if ! compose "${envs[@]}" "$COMPOSE" --project-directory "$ROOT" -f "$COMPOSE_FILE" \
-        --env-file "$env_file" "$@" >"$out" 2>"$out.err"; then
+render() { # $1: output file, $2: project directory; then compose arguments
+    local out="$1" dir="$2"
+    shift 2
+    if ! compose "$COMPOSE" --project-directory "$dir" -f "$COMPOSE_FILE" "$@" >"$out" 2>"$out.err"; then
         cat "$out.err" >&2
-        die "docker compose rejects $COMPOSE_FILE (compose $*)"
+        die "docker compose rejects $COMPOSE_FILE (compose $*, .env: $(ls "$dir/.env" 2>/dev/null || echo none))"
     fi
     if [ -s "$out.err" ]; then
         cat "$out.err" >&2
@@ -114,16 +142,40 @@ if compose "$COMPOSE" -f "$WORK/broken.yml" config --quiet >/dev/null 2>&1; then
     die "$COMPOSE exits 0 on an invalid compose file: it cannot be trusted as a validator"
 fi
 
-render "$WORK/default.txt" -- config --services
-render "$WORK/full.json" -- --profile research config --format json
-render "$WORK/bare.json" --no-env-file -- --profile research config --format json
-render "$WORK/keyed.json" OPENROUTER_API_KEY=sk-or-ci-placeholder SEARXNG_SECRET=ci-placeholder \
-    -- --profile research config --format json
+mkdir "$WORK/full" "$WORK/bare" "$WORK/keyed" "$WORK/every" "$WORK/dotenv"
+cp "$ENV_FILE" "$WORK/full/.env" # a first .env: a copy of the example
+{
+    grep -vE '^(OPENROUTER_API_KEY|SEARXNG_SECRET|SUMMARIZER_LLM_MODEL)=' "$ENV_FILE"
+    printf '%s\n' OPENROUTER_API_KEY=sk-or-ci-placeholder SEARXNG_SECRET=ci-placeholder \
+        SUMMARIZER_LLM_MODEL=ci/summarizer-model
+} >"$WORK/keyed/.env"
+cp "$WORK/every.env" "$WORK/every/.env"
+render "$WORK/default.txt" "$WORK/full" config --services
+render "$WORK/full.json" "$WORK/full" --profile research config --format json
+# No .env at all (env_file has required: false, so this renders).
+render "$WORK/bare.json" "$WORK/bare" --profile research config --format json
+# .env.example for docker-compose.yml's own ${VAR} substitutions only, not as the env_file.
+render "$WORK/substituted.json" "$WORK/bare" --env-file "$ENV_FILE" --profile research config --format json
+render "$WORK/keyed.json" "$WORK/keyed" --profile research config --format json
+render "$WORK/every.json" "$WORK/every" --profile research config --format json
 
-PYTHON="$ROOT/.venv/bin/python"
-[ -x "$PYTHON" ] || PYTHON=python3
+# .env.example as docker compose reads it (a one-service file whose env_file it is) and as bash
+# does (scripts/serve.sh: set -a; . ./.env).
+cp "$ENV_FILE" "$WORK/dotenv/.env"
+printf 'services:\n  probe:\n    image: busybox\n    env_file: [.env]\n' >"$WORK/dotenv/compose.yml"
+if ! compose "$COMPOSE" --project-directory "$WORK/dotenv" -f "$WORK/dotenv/compose.yml" config --format json \
+    >"$WORK/dotenv.json" 2>"$WORK/dotenv.err" || [ -s "$WORK/dotenv.err" ]; then
+    cat "$WORK/dotenv.err" >&2
+    die "docker compose cannot read $ENV_FILE as an env_file"
+fi
+bash_rc=0
+env -i PATH="/usr/bin:/bin" bash -c 'set -a; . "$1" && env -0' bash "$ENV_FILE" \
+    >"$WORK/bash.env" 2>"$WORK/bash.err" || bash_rc=$?
+echo "$bash_rc" >"$WORK/bash.rc"
+
 "$PYTHON" - "$ROOT" "$COMPOSE_FILE" "$ENV_FILE" "$WORK" "$VERSION_LINE" "$START" <<'PY'
-"""Structural checks on the rendered compose model (standard library only)."""
+"""Structural checks on the rendered compose models; the services' settings are read with their
+own loaders, as their containers would read the rendered environment."""
 
 import json
 import re
@@ -132,15 +184,27 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mcp_summarizer.config import load_settings as load_summarizer
+from world_lore_researcher.settings import load_settings as load_researcher
+
 root, compose_file, env_file, work = (Path(p) for p in sys.argv[1:5])
 version_line, start = sys.argv[5], float(sys.argv[6])
-full = json.loads((work / "full.json").read_text())
-keyed = json.loads((work / "keyed.json").read_text())
+full, bare, substituted, keyed, every = (
+    json.loads((work / f"{name}.json").read_text()) for name in ("full", "bare", "substituted", "keyed", "every")
+)
 default_services = set((work / "default.txt").read_text().split())
 services = full["services"]
+settings_json = json.loads((work / "settings.json").read_text())
+variables, values = settings_json["variables"], settings_json["values"]
 
 RESEARCHER = "world-lore-researcher"
 SERVERS = {"mcp-summarizer", "searxng", "mcp-searxng"}
+LOADERS = {"mcp-summarizer": load_summarizer, RESEARCHER: load_researcher}
+# What docker-compose.yml fixes in a container whatever .env says.
+FIXED = {
+    "mcp-summarizer": {"MCP_SUMMARIZER_HOST": "0.0.0.0", "MCP_SUMMARIZER_PORT": "8007"},
+    RESEARCHER: {"RESEARCHER_DATA_DIR": "/data"},
+}
 passed, failed = 0, []
 
 
@@ -154,6 +218,19 @@ def check(ok: bool, what: str) -> None:
 
 def env(service: str, model: dict = full) -> dict:
     return model["services"].get(service, {}).get("environment") or {}
+
+
+def settings(service: str, model: dict):
+    """The service's settings read from its rendered environment, and the error if they are invalid."""
+    try:
+        return LOADERS[service](env(service, model)), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def in_checkout(path: str) -> Path:
+    """A path of the full model (project directory work/full) in the checkout."""
+    return root / Path(path).relative_to(work / "full")
 
 
 def port_of(url: str) -> str:
@@ -176,22 +253,21 @@ for name in sorted(SERVERS & set(services)):
 published = sorted(name for name, svc in services.items() if svc.get("ports"))
 check(published == ["mcp-summarizer"], f"only mcp-summarizer publishes ports, got {published}")
 
-# The summarizer, its fetch settings passed through with their defaults.
+# The summarizer: its port inside the container, published and health-checked.
 summ = env("mcp-summarizer")
 summ_port = summ.get("MCP_SUMMARIZER_PORT")
-for key, value in {"FETCH_MAX_TOKENS": "4096", "FETCH_ALLOW_PRIVATE": "false", "FETCH_RESPECT_ROBOTS": "true"}.items():
-    check(summ.get(key) == value, f"mcp-summarizer {key}={value} by default, got {summ.get(key)!r}")
-check(bool(summ.get("FETCH_USER_AGENT")), "mcp-summarizer FETCH_USER_AGENT is set")
 check(
     f":{summ_port}/health" in " ".join(services["mcp-summarizer"]["healthcheck"]["test"]),
     "mcp-summarizer's healthcheck calls /health on MCP_SUMMARIZER_PORT",
 )
+summ_ports = [(p.get("published"), str(p.get("target"))) for p in services["mcp-summarizer"].get("ports", [])]
+check(summ_ports == [("8007", summ_port)], f"mcp-summarizer publishes 8007 to MCP_SUMMARIZER_PORT by default, got {summ_ports}")
 
 # SearXNG: the settings file mounted read-only, JSON output on, the secret from the env.
 searxng = services.get("searxng", {})
 mounts = [v for v in searxng.get("volumes", []) if v.get("target") == "/etc/searxng/settings.yml"]
 check(len(mounts) == 1 and mounts[0].get("read_only") is True, "searxng mounts its settings.yml read-only")
-settings_file = Path(mounts[0]["source"]) if mounts else None
+settings_file = in_checkout(mounts[0]["source"]) if mounts else None
 check(bool(settings_file and settings_file.is_file()), f"the SearXNG settings file exists ({settings_file})")
 check("SEARXNG_SECRET" in env("searxng"), "searxng gets SEARXNG_SECRET")
 check(env("searxng", keyed).get("SEARXNG_SECRET") == "ci-placeholder", "SEARXNG_SECRET from .env reaches searxng")
@@ -252,36 +328,89 @@ check(not res.get("healthcheck"), f"{RESEARCHER} (a batch job) has no healthchec
 check(res_env.get("MCP_SUMMARIZER_URL") == "http://mcp-summarizer:8007/mcp", f"MCP_SUMMARIZER_URL is http://mcp-summarizer:8007/mcp, got {res_env.get('MCP_SUMMARIZER_URL')!r}")
 check(port_of(res_env.get("MCP_SUMMARIZER_URL", "")) == summ_port, "MCP_SUMMARIZER_URL uses the summarizer's port")
 check(res_env.get("MCP_WEB_SEARCH_URL") == f"http://mcp-searxng:{web_port}/mcp", f"MCP_WEB_SEARCH_URL is http://mcp-searxng:{web_port}/mcp, got {res_env.get('MCP_WEB_SEARCH_URL')!r}")
-check(res_env.get("RESEARCHER_LLM_MODEL") == "openai/gpt-4o-mini", "RESEARCHER_LLM_MODEL defaults to openai/gpt-4o-mini")
-check(res_env.get("RESEARCHER_LLM_BASE_URL") == "https://openrouter.ai/api/v1", "RESEARCHER_LLM_BASE_URL defaults to OpenRouter")
-check(res_env.get("RESEARCHER_LLM_API_KEY") == "", "RESEARCHER_LLM_API_KEY is empty by default")
-check(env(RESEARCHER, keyed).get("RESEARCHER_LLM_API_KEY") == "sk-or-ci-placeholder", "RESEARCHER_LLM_API_KEY falls back to OPENROUTER_API_KEY")
-data = [v for v in res.get("volumes", []) if v.get("target") == "/data"]
-check(len(data) == 1 and data[0].get("type") == "volume" and data[0].get("source") in full.get("volumes", {}), f"{RESEARCHER} keeps /data in a named volume")
+data_dir = res_env.get("RESEARCHER_DATA_DIR")
+data = [v for v in res.get("volumes", []) if v.get("target") == data_dir]
+check(len(data) == 1 and data[0].get("type") == "volume" and data[0].get("source") in full.get("volumes", {}), f"{RESEARCHER} keeps its RESEARCHER_DATA_DIR ({data_dir}) in a named volume")
 
-# .env.example shows the real defaults: without it the model is the same.
-bare = json.loads((work / "bare.json").read_text())
+# Every setting of the two services set in .env reaches its container (env_file), with the value
+# of its own it has in every.env, but for what docker-compose.yml fixes for the container.
+for service, names in variables.items():
+    got = env(service, every)
+    stale = sorted(set(FIXED[service]) - set(names))
+    check(not stale, f"the variables fixed for {service} are its settings; not any more: {stale}")
+    for name in names:
+        if name in FIXED[service]:
+            fixed = FIXED[service][name]
+            check(got.get(name) == fixed, f"{service} keeps {name}={fixed} whatever .env says, got {got.get(name)!r}")
+        else:
+            check(got.get(name) == values[name], f"{name} set in .env reaches {service} (expected {values[name]!r}, got {got.get(name)!r})")
+every_ports = [(p.get("published"), str(p.get("target"))) for p in every["services"]["mcp-summarizer"].get("ports", [])]
+check(
+    every_ports == [(values["MCP_SUMMARIZER_PORT"], FIXED["mcp-summarizer"]["MCP_SUMMARIZER_PORT"])],
+    f"MCP_SUMMARIZER_PORT set in .env is the port mcp-summarizer publishes, got {every_ports}",
+)
+# Both containers get all of .env: a variable both services read gets one value in both.
+shared = sorted(set(variables["mcp-summarizer"]) & set(variables[RESEARCHER]))
+check(shared == ["OPENROUTER_API_KEY"], f"the only variable both services read is OPENROUTER_API_KEY (the researcher's fallback key), got {shared}")
+for name in sorted(set(every["services"]) - set(variables)):
+    leaked = sorted(key for key, value in env(name, every).items() if key in values or value in values.values())
+    check(not leaked, f"no summarizer or researcher setting in .env reaches {name}, got {leaked}")
+
+# SUMMARIZER_LLM_MODEL, when set, is the summarizer's model; OPENROUTER_API_KEY is the
+# researcher's key when RESEARCHER_LLM_API_KEY is empty.
+check(env("mcp-summarizer", keyed).get("LLM_MODEL") == "ci/summarizer-model", "SUMMARIZER_LLM_MODEL set in .env is mcp-summarizer's LLM_MODEL")
+keyed_researcher, error = settings(RESEARCHER, keyed)
+check(bool(keyed_researcher) and keyed_researcher.llm_api_key == "sk-or-ci-placeholder", f"{RESEARCHER} uses OPENROUTER_API_KEY from .env when RESEARCHER_LLM_API_KEY is empty ({error})")
+
+# Without .env, and with .env.example copied to .env, each container runs with its defaults but
+# for what docker-compose.yml fixes or supplies (the researcher's MCP URLs have no default).
+SUPPLIED = {"mcp-summarizer": set(FIXED["mcp-summarizer"]), RESEARCHER: set(FIXED[RESEARCHER]) | {"MCP_SUMMARIZER_URL", "MCP_WEB_SEARCH_URL"}}
+for label, model in (("without .env", bare), ("with .env.example as .env", full)):
+    for service, load in LOADERS.items():
+        got, error = settings(service, model)
+        check(error is None, f"{service} starts {label} ({error})")
+        if got is not None:
+            defaults = load({}).model_dump()
+            differ = sorted(k.upper() for k, v in got.model_dump().items() if k.upper() not in SUPPLIED[service] and v != defaults[k])
+            check(not differ, f"{service} gets its defaults {label}; differ: {differ}")
+
+# .env.example shows docker-compose.yml's own defaults: its ${VAR:-default} substitutions give
+# the same model with and without it.
 differ = sorted(
     f"{name}.{key}"
-    for name in set(services) | set(bare["services"])
-    for key in set(env(name)) | set(env(name, bare))
-    if env(name).get(key) != env(name, bare).get(key)
+    for name in set(bare["services"]) | set(substituted["services"])
+    for key in set(env(name, bare)) | set(env(name, substituted))
+    if env(name, bare).get(key) != env(name, substituted).get(key)
 )
 check(not differ, f".env.example values are docker-compose.yml's defaults; they differ for {differ}")
-check(full == bare, "docker-compose.yml renders the same model with and without .env.example")
+check(substituted == bare, "docker-compose.yml substitutes the same model with and without .env.example")
 
-# .env.example lists every variable the compose file reads.
+# bash (scripts/serve.sh) and docker compose (env_file) read .env.example alike.
+env_text = env_file.read_text()
+documented = set(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=", env_text, re.MULTILINE))
+bash_rc, bash_err = (work / "bash.rc").read_text().strip(), (work / "bash.err").read_text().strip()
+check(bash_rc == "0" and not bash_err, f"bash sources .env.example cleanly (set -a; . ./.env.example): exit {bash_rc}, {bash_err!r}")
+by_bash = dict(item.split("=", 1) for item in (work / "bash.env").read_text().split("\0") if "=" in item)
+by_compose = json.loads((work / "dotenv.json").read_text())["services"]["probe"].get("environment") or {}
+differ = sorted(f"{n} (compose {by_compose.get(n)!r}, bash {by_bash.get(n)!r})" for n in documented if by_compose.get(n) != by_bash.get(n))
+check(not differ, f"docker compose and bash read the same values from .env.example; differ: {differ}")
+
+# .env.example lists every variable docker-compose.yml reads and every setting that reaches a
+# container, and nothing else.
 raw = compose_file.read_text()
 read = set(re.findall(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)", raw)) | set(re.findall(r"(?<!\$)\$([A-Za-z_][A-Za-z0-9_]*)", raw))
-documented = set(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=", env_file.read_text(), re.MULTILINE))
 missing = sorted(read - documented)
 check(not missing, f".env.example lists every variable docker-compose.yml reads; missing: {missing}")
+missing = sorted(n for service, names in variables.items() for n in names if n not in FIXED[service] and n not in documented)
+check(not missing, f".env.example documents every setting of the summarizer and the researcher; missing: {missing}")
+unused = sorted(documented - read - set(values))
+check(not unused, f".env.example documents only variables a service or docker-compose.yml reads; unused: {unused}")
 
 # Dockerfiles are not needed by `config`; say which ones are not written yet.
 for name, svc in sorted(services.items()):
     build = svc.get("build")
     if build:
-        dockerfile = Path(build["context"]) / build.get("dockerfile", "Dockerfile")
+        dockerfile = in_checkout(build["context"]) / build.get("dockerfile", "Dockerfile")
         if not dockerfile.is_file():
             print(f"check_compose: note: {name} builds from {dockerfile.relative_to(root)}, which does not exist yet")
 

@@ -41,5 +41,6 @@ def test_the_shell_can_read_it(tmp_path) -> None:
         text=True,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
+    # bash goes on past a line it cannot run (a value with an unquoted space): stderr tells.
+    assert result.returncode == 0 and not result.stderr, result.stderr
     assert result.stdout == load_settings({}).fetch_user_agent
