@@ -10,11 +10,17 @@ How, and why this way:
    are cut into sentences by a regex splitter that does not split after abbreviations
    ("e.g.", "Mr."), single initials, inside a link, parentheses or a code span, or before a
    lowercase word; decimals and versions ("3.11") never have a space after the dot.  Table
-   rows, quote lines and fenced code blocks are whole units.  Headers are not units but
-   structure: a selected unit brings its header path (a table row its table's header row
-   and separator line), each printed once.  A code block larger than a third of the budget
-   is never selected, and nothing is ever cut inside a unit, so the summary is made of the
-   author's own sentences, in the author's order.
+   rows, quote lines and code blocks are whole units.  Code is fenced or indented: as in
+   CommonMark, lines indented 4+ columns past the text they belong to (the margin, or the
+   content column of the list item they are in), with any blank lines between them, after
+   a blank line or a header, rule, fence or table (an indented line right after text
+   continues that text; a list item's continuation, indented less, stays its text).  Code
+   is printed verbatim, so a "# comment" in it is never a header and its lines are never
+   joined like a paragraph's.  Headers are not units but structure: a selected unit brings
+   its header path (a table row its table's header row and separator line), each printed
+   once.  A code block larger than a third of the budget is never selected, and nothing is
+   ever cut inside a unit, so the summary is made of the author's own sentences, in the
+   author's order.
 2. **Salience**, SumBasic/centroid style.  Terms are lowercased words (CJK: single
    characters) minus stopwords, crudely stemmed ("NPCs" -> "npc", "wolves" -> "wolf"), from
    the visible text (link targets are skipped), plus *named things*: identifiers (dotted
@@ -278,8 +284,54 @@ def _closing_fence(marker: str) -> re.Pattern[str]:
     return re.compile(rf"\n[ \t]*{re.escape(marker[0])}{{{len(marker)},}}[ \t]*(?=\n|\Z)")
 
 
+@cache
+def _indented_code_end(column: int) -> re.Pattern[str]:
+    """The line break before the first line that is neither blank nor indented by at least
+    ``column`` columns: where an indented code block at that depth ends.  The indentation is
+    matched one tab stop at a time (4 spaces, or up to 3 and a tab), so a line is checked in
+    time bounded by ``column``, and a blank one in one scan of its whitespace."""
+    stops, rest = divmod(column, 4)
+    deep = f"(?: {{4}}| {{0,3}}\t){{{stops}}}"
+    if rest:
+        deep += f"(?: {{{rest}}}| {{0,{rest - 1}}}\t)"
+    return re.compile(rf"\n(?!{deep}|[^\S\n]*+(?:\n|\Z))")
+
+
+def _columns(line: str) -> int:
+    """Columns of ``line``'s leading spaces and tabs (a tab goes to the next multiple of 4)."""
+    prefix = line[: len(line) - len(line.lstrip(" \t"))]
+    return len(prefix.expandtabs(4)) if "\t" in prefix else len(prefix)
+
+
+def _content_column(line: str, marker_end: int, end: int) -> int:
+    """Column where a list item's content starts: after its marker and the 1-4 columns of
+    space that follow; one column after the marker when nothing or 5+ columns follow
+    (CommonMark: the content is then blank or indented code)."""
+    marker = len(line[:marker_end].expandtabs(4))
+    gap = len(line[:end].expandtabs(4)) - marker
+    return marker + gap if end < len(line) and gap <= 4 else marker + 1
+
+
+def _paragraph_end(text: str, eol: int, deep: int) -> int:
+    """The end of a paragraph (or list item) whose first line ends at ``eol``: a blank line
+    or a block start, unless that line is indented by ``deep`` columns or more: such a line
+    cannot start a block (indented code cannot interrupt a paragraph), it continues it."""
+    while True:
+        stop = _PARAGRAPH_END.search(text, eol)
+        if stop is None:
+            return len(text)
+        start = stop.start() + 1
+        if text[start : start + 1] not in (" ", "\t"):  # most stops: no indentation to measure
+            return stop.start()
+        eol = _line_end(text, start)
+        line = text[start:eol]
+        if line.isspace() or _columns(line) < deep:
+            return stop.start()
+
+
 def _parse(text: str) -> _Doc:
-    """One pass: headers, fences, tables, quotes, list items and paragraphs, into units."""
+    """One pass: headers, fences, indented code, tables, quotes, list items and paragraphs,
+    into units."""
     doc = _Doc()
     units, prefixes = doc.units, doc.prefixes
     size = len(text)
@@ -287,6 +339,10 @@ def _parse(text: str) -> _Doc:
     path: tuple[int, ...] = ()
     group = 0
     in_list = in_quote = False  # the previous line was an item / a quote: the next joins its group
+    # Open list items' content columns, innermost last: a line indented less than an
+    # item's content column closes it; code inside an item is indented 4 more than that.
+    items: list[int] = []
+    code_ok = True  # no text line just before, that an indented line would continue
     pos = 0
     while pos < size:
         eol = text.find("\n", pos)
@@ -295,10 +351,28 @@ def _parse(text: str) -> _Doc:
         line = text[pos:eol]
         if not line or line.isspace():
             in_list = in_quote = False
+            code_ok = True
             pos = eol + 1
             continue
-        m = _BLOCK.match(line)
+        indent = _columns(line) if line[0] in " \t" else 0
+        while items and items[-1] > indent:
+            items.pop()
+        base = items[-1] if items else 0
+        if indent >= base + 4:
+            if code_ok:  # indented code: verbatim, with its inner blank lines
+                close = _indented_code_end(base + 4).search(text, eol)
+                end = close.start() if close else size
+                group += 1
+                prefixes.append("")
+                units.append(_Unit(text[pos:end].rstrip(), CODE, len(prefixes) - 1, group, path, -1))
+                in_list = in_quote = False
+                pos = end + 1
+                continue
+            m = None  # too deep to start a block (after a quote line): text
+        else:
+            m = _BLOCK.match(line)
         kind = m.lastgroup if m else None
+        code_ok = True
         if kind == "fence":
             assert m is not None
             close = _closing_fence(m.group("fence")).search(text, eol)
@@ -323,6 +397,7 @@ def _parse(text: str) -> _Doc:
             prefixes.append("")
             units.append(_Unit(line.rstrip(), LINE, len(prefixes) - 1, group, path, -1))
             in_list, in_quote = False, True
+            code_ok = False
             pos = eol + 1
             continue
         elif kind == "pipe" or ("|" in line and _TABLE_SEP.match(text, eol + 1, _line_end(text, eol + 1))):
@@ -331,8 +406,11 @@ def _parse(text: str) -> _Doc:
             continue
         elif kind != "rule":
             # A paragraph or a list item: it runs to a blank line or the next block start.
-            stop = _PARAGRAPH_END.search(text, eol)
-            end = stop.start() if stop else size
+            if kind == "item":
+                assert m is not None
+                items.append(_content_column(line, m.end("item"), m.end()))
+                base = items[-1]
+            end = _paragraph_end(text, eol, base + 4)
             if kind == "item":
                 assert m is not None
                 if not in_list:
@@ -348,6 +426,7 @@ def _parse(text: str) -> _Doc:
             for sentence in _sentences(body):
                 units.append(_Unit(sentence, SENTENCE, block, group, path, -1))
             in_list, in_quote = kind == "item", False
+            code_ok = False  # until a blank line: an indented line after text continues it
             pos = end + 1
             continue
         in_list = in_quote = False

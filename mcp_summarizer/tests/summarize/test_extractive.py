@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -33,6 +35,7 @@ ANY_TEXT = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=200
 )
 BUDGETS = st.sampled_from([1, 2, 5, 20, 50, 120, 400])
+INDENTED_CODE_LINES = ["# not a header", "x = {1: 2}", "## also not", "---", "| a |", "- item", "```", "> q"]
 
 
 @st.composite
@@ -41,7 +44,7 @@ def markdown(draw: st.DrawFn) -> str:
     for n in range(draw(st.integers(1, 25))):
         kind = draw(
             st.sampled_from(
-                ["h", "p", "p", "p", "list", "code", "table", "quote", "hr", "cjk", "any", "blank"]
+                ["h", "p", "p", "p", "list", "code", "icode", "table", "quote", "hr", "cjk", "any", "blank"]
             )
         )
         if kind == "h":
@@ -60,6 +63,10 @@ def markdown(draw: st.DrawFn) -> str:
             )
             closed = draw(st.booleans())
             parts.append(f"{fence}python\n{body}\n{fence if closed else ''}")
+        elif kind == "icode":  # indented code (or, right after text, its continuation)
+            indent = draw(st.sampled_from(["    ", "\t", "      "]))
+            lines = draw(st.lists(st.sampled_from([*INDENTED_CODE_LINES, ""]), min_size=1, max_size=6))
+            parts.append("\n".join(indent + line if line else "" for line in lines))
         elif kind == "table":
             rows = [f"| {draw(WORD_TEXT)} | {draw(WORD_TEXT)} |" for _ in range(draw(st.integers(0, 4)))]
             parts.append("\n".join(["| name | value |", "|---|---|", *rows]))
@@ -410,3 +417,236 @@ def test_parse_units() -> None:
     assert doc.table_heads == ["| year | event |\n|---|---|"]
     assert doc.headers == ["# The Northern Marches", "## Factions", "## Wildlife", "## Events"]
     assert any(u.kind == 2 and u.text.startswith("```python") and u.text.endswith("```") for u in doc.units)
+
+
+# -- indented code blocks -----------------------------------------------------------------------
+
+# A python-docs-like page whose examples are indented code blocks (4 spaces, a tab), with
+# "#" comments and blank lines inside them.
+DOCS_PAGE = textwrap.dedent(
+    """\
+    # json - JSON encoder and decoder
+
+    The json module exposes an API familiar to users of the standard library marshal and pickle modules.
+    It can encode basic Python object hierarchies and decode JSON documents into Python objects.
+
+    ## Basic usage
+
+    Encoding basic Python object hierarchies with json.dumps:
+
+        >>> import json
+        >>> # serialize a list with a nested dict
+        >>> json.dumps(['foo', {'bar': ('baz', None, 1.0, 2)}])
+        '["foo", {"bar": ["baz", null, 1.0, 2]}]'
+
+        >>> # compact encoding
+        >>> json.dumps([1, 2, 3, {'4': 5, '6': 7}], separators=(',', ':'))
+        '[1,2,3,{"4":5,"6":7}]'
+
+    Decoding JSON with json.loads turns a JSON document into Python objects.
+    The parse_float argument chooses the type of JSON floats.
+
+        # decode a float as Decimal
+        from decimal import Decimal
+        json.loads('1.1', parse_float=Decimal)
+
+    ## Exceptions
+
+    json.JSONDecodeError is raised when the data being deserialized is not a valid JSON document.
+    It is a subclass of ValueError with extra attributes: msg, doc, pos, lineno and colno.
+
+    \t# dump to a file
+    \twith open('data.json', 'w') as f:
+    \t    json.dump(data, f)
+    """
+)
+DUMPS_BLOCK = """\
+    >>> import json
+    >>> # serialize a list with a nested dict
+    >>> json.dumps(['foo', {'bar': ('baz', None, 1.0, 2)}])
+    '["foo", {"bar": ["baz", null, 1.0, 2]}]'
+
+    >>> # compact encoding
+    >>> json.dumps([1, 2, 3, {'4': 5, '6': 7}], separators=(',', ':'))
+    '[1,2,3,{"4":5,"6":7}]'"""
+DECIMAL_BLOCK = """\
+    # decode a float as Decimal
+    from decimal import Decimal
+    json.loads('1.1', parse_float=Decimal)"""
+FILE_BLOCK = "\t# dump to a file\n\twith open('data.json', 'w') as f:\n\t    json.dump(data, f)"
+
+
+def _code_units(text: str) -> list[str]:
+    return [u.text for u in _parse(text).units if u.kind == 2]
+
+
+def test_indented_code_is_one_verbatim_code_unit() -> None:
+    doc = _parse(DOCS_PAGE)
+    assert doc.headers == ["# json - JSON encoder and decoder", "## Basic usage", "## Exceptions"]
+    assert _code_units(DOCS_PAGE) == [DUMPS_BLOCK, DECIMAL_BLOCK, FILE_BLOCK]  # a blank line inside too
+
+
+def test_an_indented_comment_is_not_a_header_in_the_summary() -> None:
+    for budget in range(40, 240, 20):
+        out = summarize(DOCS_PAGE, budget, focus="json.loads parse_float Decimal")
+        assert tokens.count(out) <= budget
+        headers = [line for line in out.split("\n") if line.startswith("#")]
+        assert "# decode a float as Decimal" not in headers
+        assert set(headers) <= {"# json - JSON encoder and decoder", "## Basic usage", "## Exceptions"}
+    out = summarize(DOCS_PAGE, 150, focus="json.loads parse_float Decimal")
+    assert "## Basic usage\n\nDecoding JSON with json.loads" in out
+    assert DECIMAL_BLOCK in out, "the focused example is printed with its line breaks and indentation"
+
+
+def test_indented_code_lines_are_never_merged() -> None:
+    """Any line of an indented block in a summary comes with the whole block, as it was."""
+    shown = set()
+    for budget in range(20, 260, 10):
+        for focus in ("", "json.loads parse_float Decimal", "json.dumps separators", "open file dump"):
+            out = summarize(DOCS_PAGE, budget, focus=focus)
+            for block in (DUMPS_BLOCK, DECIMAL_BLOCK, FILE_BLOCK):
+                pieces = [line.strip() for line in block.split("\n") if line.strip()]
+                if any(piece in out for piece in pieces):
+                    assert block in out, f"{block!r} not whole in {out!r}"
+                    shown.add(block)
+    assert shown == {DECIMAL_BLOCK, FILE_BLOCK}  # the >>> block is over a third of these budgets
+
+
+def test_indented_code_after_a_header_and_an_atx_header_indented_3_spaces() -> None:
+    text = "   ## Setup\n    # not a header\n    pip install x\n\n  # Usage\n\nRun it.\n"
+    doc = _parse(text)
+    assert doc.headers == ["## Setup", "# Usage"]
+    assert _code_units(text) == ["    # not a header\n    pip install x"]
+
+
+def test_an_indented_line_right_after_text_continues_it() -> None:
+    """Indented code cannot interrupt a paragraph (CommonMark): the line is text, not a header."""
+    doc = _parse("Run the tool like this\n    # with no arguments\nand read its output.\n")
+    assert doc.headers == []
+    assert [u.text for u in doc.units] == ["Run the tool like this # with no arguments and read its output."]
+
+
+def test_fenced_blocks_still_work_around_indented_code() -> None:
+    """A fence line inside indented code is code: it opens no fenced block that would swallow
+    the rest; a fenced block after it, or inside a list item, is still one code unit."""
+    text = textwrap.dedent(
+        """\
+        # Guide
+
+        An example of markdown source:
+
+            ~~~
+            # not a header
+
+        ## Next
+
+        ```python
+        # a comment
+        x = 1
+        ```
+
+        - Install it:
+
+          ```sh
+          pip install x
+          ```
+        """
+    )
+    doc = _parse(text)
+    assert doc.headers == ["# Guide", "## Next"]
+    assert _code_units(text) == [
+        "    ~~~\n    # not a header",
+        "```python\n# a comment\nx = 1\n```",
+        "  ```sh\n  pip install x\n  ```",
+    ]
+    for budget in (20, 40, 60):
+        out = summarize(text, budget)
+        assert tokens.count(out) <= budget
+        assert ("```python\n# a comment\nx = 1\n```" in out) or ("x = 1" not in out)
+
+
+def test_a_list_items_indented_continuation_is_text_and_its_code_is_code() -> None:
+    """In a list item the indentation counts from the item's content column: a continuation
+    paragraph indented 3 or 4 columns stays text, nested items stay items, and code in the
+    item is indented 4 columns more than its content."""
+    text = textwrap.dedent(
+        """\
+        1. Install the package with pip.
+
+           Then check the version. It prints one line.
+
+               $ tool --version
+               # prints the version
+
+        2. Configure it.
+
+            The second step has a paragraph indented 4 spaces.
+            - a nested item with 4 spaces
+              * and a deeper one
+
+        - Last item.
+
+              # code in a dash item
+        """
+    )
+    doc = _parse(text)
+    assert doc.headers == []
+    assert _code_units(text) == [
+        "       $ tool --version\n       # prints the version",
+        "      # code in a dash item",
+    ]
+    texts = {u.text: (u.kind, doc.prefixes[u.block]) for u in doc.units}
+    assert texts["Then check the version."] == (0, "   ")
+    assert texts["It prints one line."] == (0, "   ")
+    assert texts["The second step has a paragraph indented 4 spaces."] == (0, "    ")
+    assert texts["a nested item with 4 spaces"] == (0, "    - ")
+    assert texts["and a deeper one"] == (0, "      * ")
+
+
+def test_docs_page_with_indented_examples_stays_within_budget() -> None:
+    page = "\n".join([DOCS_PAGE] + [DOCS_PAGE.replace("json", f"mod{i}") for i in range(8)])
+    blocks = _code_units(page)
+    headers = set(_parse(page).headers)
+    for budget in (25, 80, 200, 500, 900):
+        for kind in ("general", "extraction"):
+            out = summarize(page, budget, kind=kind)  # type: ignore[arg-type]
+            assert tokens.count(out) <= budget
+            assert is_in_order_subsequence(out, page)
+            rest = out
+            for block in blocks:
+                rest = rest.replace(block, "")
+            lines = rest.split("\n")
+            assert not [line for line in lines if line.startswith("#") and line not in headers]
+            assert not [line for line in lines if line.lstrip().startswith((">>>", "from decimal"))]
+
+
+def _best_time(fn: Callable[[], object], repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _spaces_text() -> str:  # a blank line, a code line and a text line, each with 1M spaces
+    return "# T\n\n" + " " * 1_000_000 + "\n\n" + " " * 1_000_000 + "# x\nText " + " " * 1_000_000 + "end.\n"
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "headers"),
+    [
+        pytest.param(lambda: "Intro.\n\n" + "    x = f(y)  # step\n" * 200_000, 1, 0, id="200k-line block"),
+        pytest.param(_spaces_text, 1, 1, id="lines of 1M spaces"),
+        pytest.param(lambda: "Text\n" + "    # deep\n" * 200_000, 0, 0, id="200k continuation lines"),
+    ],
+)
+def test_parsing_hostile_indentation_is_linear(make: Callable[[], str], code: int, headers: int) -> None:
+    """Timed against a linear reference on the same text (splitting it into lines), with
+    generous slack (25 times is about the most seen, under load too): a quadratic scan of a
+    200k-line block or of a 1M-space line would be thousands of times slower."""
+    text = make()
+    doc = _parse(text)
+    assert (sum(u.kind == 2 for u in doc.units), len(doc.headers)) == (code, headers)
+    reference = _best_time(lambda: text.splitlines())
+    assert _best_time(lambda: _parse(text)) < 200 * reference
