@@ -279,7 +279,7 @@ async def test_404_is_reported_with_its_status(server, site) -> None:
     assert "HTTP 404" in await refused(server, url=f"{site.base}/nowhere")
 
 
-# -- other settings: the guard on, robots ignored or unreachable, no LLM ------------------------------
+# -- other settings: the guard on, robots ignored, no LLM ---------------------------------------------
 
 
 async def test_guard_on_refuses_loopback_by_address_and_by_name(site) -> None:
@@ -305,19 +305,6 @@ async def test_robots_ignored_and_embedded_summary_without_llm(site) -> None:
         assert 0 < tokens.count(summary) <= BUDGET
     finally:
         stop_server(srv)
-
-
-@pytest.mark.parametrize(("status", "allowed"), [(404, True), (503, False)])
-async def test_robots_unavailable_allows_unreachable_disallows(status, allowed) -> None:
-    with Site(robots="", robots_status=status) as other:
-        srv = start_server(_env(None))
-        try:
-            result = await call(srv, url=f"{other.base}/small.txt")
-        finally:
-            stop_server(srv)
-    assert result.is_error is not allowed
-    if not allowed:
-        assert "could not be read" in result.content[0].text and "HTTP 503" in result.content[0].text
 
 
 async def test_stdio_round_trip(site) -> None:

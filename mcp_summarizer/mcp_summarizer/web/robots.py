@@ -58,6 +58,7 @@ class Robots:
         entry = self._cache.get(origin)
         if entry is None or entry.expires < time.monotonic():
             entry = await self._load(origin)
+            self._cache.pop(origin, None)  # a refresh takes its own place, never another origin's
             if len(self._cache) >= self._max_origins:
                 self._cache.pop(next(iter(self._cache)))  # oldest first: dicts keep insertion order
             self._cache[origin] = entry
@@ -82,5 +83,6 @@ class Robots:
             if exc.status is not None and 400 <= exc.status < 500:
                 return _Entry(Protego.parse(""), f"HTTP {exc.status}: no rules", expires)
             return _Entry(None, str(exc), expires)
-        text = fetched.body.decode("utf-8", errors="replace")  # RFC 9309 §2.3: UTF-8
+        # RFC 9309 §2.3: UTF-8. A leading byte order mark is dropped, or it would hide the first line.
+        text = fetched.body.decode("utf-8-sig", errors="replace")
         return _Entry(Protego.parse(text), "parsed", expires)

@@ -1,17 +1,15 @@
-"""Unit tests for fetch_url's parts: raw windows, robots.txt rules, the answer's header."""
+"""Unit tests for fetch_url's parts: raw windows, the answer's header, the page cache.
+
+robots.txt has its own file, tests/web/test_robots.py."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from local_site import Site
 
-from mcp_summarizer.errors import BlockedAddressError, RobotsDisallowed
 from mcp_summarizer.summarize.chunker import TokenOffsets
-from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.pages import Page, render_answer, window
-from mcp_summarizer.web.robots import Robots, product_token
 
 
 def page_of(text: str) -> Page:
@@ -55,52 +53,6 @@ def test_render_answer_puts_the_three_header_lines_first() -> None:
     assert render_answer(page, "full page, 1 tokens", "x") == (
         "URL: https://w/e\nTitle: (none)\nStatus: full page, 1 tokens\n\nx"
     )
-
-
-@pytest.mark.parametrize(
-    ("agent", "token"),
-    [("lore-bot/2.0 (+https://x)", "lore-bot"), ("mcp-summarizer", "mcp-summarizer"), ("  ", "*")],
-)
-def test_product_token(agent: str, token: str) -> None:
-    assert product_token(agent) == token
-
-
-LOCAL = FetchLimits(allow_private=True, user_agent="lore-bot/2.0", timeout_seconds=3)
-
-
-async def test_robots_rules_apply_to_our_token_and_are_cached() -> None:
-    rules = "User-agent: lore-bot\nDisallow: /secret\n\nUser-agent: *\nDisallow: /\n"
-    with Site(robots=rules) as site:
-        robots = Robots(LOCAL)
-        await robots.check(f"{site.base}/page.html")  # the * group's "Disallow: /" is not ours
-        with pytest.raises(RobotsDisallowed, match=r"disallows .*/secret/x for user agent 'lore-bot'"):
-            await robots.check(f"{site.base}/secret/x")
-        await robots.check(f"{site.base}/other")
-        assert site.paths().count("/robots.txt") == 1
-
-
-@pytest.mark.parametrize(("status", "allowed"), [(401, True), (404, True), (500, False), (503, False)])
-async def test_robots_status_codes_follow_rfc_9309(status: int, allowed: bool) -> None:
-    with Site(robots="User-agent: *\nDisallow: /\n", robots_status=status) as site:
-        robots = Robots(LOCAL)
-        if allowed:
-            await robots.check(f"{site.base}/page.html")
-        else:
-            with pytest.raises(RobotsDisallowed, match=f"could not be read .*HTTP {status}"):
-                await robots.check(f"{site.base}/page.html")
-
-
-async def test_robots_of_a_refused_address_says_refused() -> None:
-    with pytest.raises(BlockedAddressError, match=r"is (link-local|metadata)"):
-        await Robots(LOCAL).check("http://169.254.169.254/latest/")
-
-
-async def test_robots_expire_after_the_ttl() -> None:
-    with Site() as site:
-        robots = Robots(LOCAL, ttl=0)
-        await robots.check(f"{site.base}/a")
-        await robots.check(f"{site.base}/b")
-        assert site.paths().count("/robots.txt") == 2
 
 
 def test_page_cache_holds_a_bounded_amount_of_text(monkeypatch: pytest.MonkeyPatch) -> None:
