@@ -18,16 +18,13 @@ import asyncio
 import html
 import importlib.util
 import ipaddress
-import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
@@ -39,10 +36,11 @@ import uvicorn
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from world_lore_researcher.mcp_config import MCPServerSpec
-from world_lore_researcher.settings import Settings, load_settings
 
 from shared import tokens
+from shared.testing import ServiceProcess, free_port, scrubbed_environ, start_service
+from world_lore_researcher.mcp_config import MCPServerSpec
+from world_lore_researcher.settings import Settings, load_settings
 
 sys.path.insert(0, str(Path(__file__).parent))  # tests/ is not a package: make helpers importable
 
@@ -86,12 +84,6 @@ def _loopback_only() -> Iterator[None]:
     yield
     socket.socket.connect = _real_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def closed_port_url() -> str:
@@ -416,28 +408,7 @@ def load_fake_llm() -> ModuleType:
     return module
 
 
-@dataclass
-class RealSummarizer:
-    proc: subprocess.Popen[str]
-    port: int
-    lines: list[str] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def kill(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
+RealSummarizer = ServiceProcess
 
 
 def start_real_summarizer(llm_base_url: str, **env: str) -> RealSummarizer:
@@ -445,11 +416,7 @@ def start_real_summarizer(llm_base_url: str, **env: str) -> RealSummarizer:
     port = free_port()
     script = shutil.which("mcp-summarizer", path=str(Path(sys.executable).parent))
     command = [script] if script else [sys.executable, "-m", "mcp_summarizer"]
-    full_env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_", "FETCH_", "SUMMARIZER_"))
-    }
+    full_env = scrubbed_environ(("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_", "FETCH_", "SUMMARIZER_"))
     full_env.update(
         {
             "MCP_SUMMARIZER_HOST": "127.0.0.1",
@@ -459,32 +426,10 @@ def start_real_summarizer(llm_base_url: str, **env: str) -> RealSummarizer:
             "OPENROUTER_API_KEY": "test",
             "SUMMARIZER_BACKEND": "openai",
             "LLM_MAX_ATTEMPTS": "1",
-            "PYTHONUNBUFFERED": "1",
             **env,
         }
     )
-    proc = subprocess.Popen(
-        command, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    server = RealSummarizer(proc, port)
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            server.lines.append(line.rstrip("\n"))
-
-    threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"mcp-summarizer exited with {proc.returncode}: {server.lines[-10:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    server.kill()
-    raise RuntimeError(f"mcp-summarizer did not become healthy: {server.lines[-10:]}")
+    return start_service(command, full_env, port)
 
 
 async def require_fetch_url(server: RealSummarizer) -> None:

@@ -20,6 +20,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+
 from world_lore_researcher import tools
 
 HINT = re.compile(r"^Schema hint \(pass it as `context` when you read a page\): (.*)$", re.M)

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import FakeSummarizer, PageServer, SearchServer
 from scripted_model import ScriptedResearcher
-from world_lore_researcher.cli import run_cli
-from world_lore_researcher.settings import Settings
 
 from shared import tokens
+from world_lore_researcher.cli import run_cli
+from world_lore_researcher.settings import Settings
 
 
 @pytest.fixture(autouse=True)

@@ -22,14 +22,14 @@ from conftest import (
     start_real_summarizer,
 )
 from scripted_model import ScriptedResearcher
+
+from shared import tokens
 from world_lore_researcher import tools
 from world_lore_researcher.agent import LoreResearcher
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint
 from world_lore_researcher.pipeline import run_pipeline
 from world_lore_researcher.settings import Settings
 from world_lore_researcher.topics import load_topics, select_topics
-
-from shared import tokens
 
 FETCH_MAX_TOKENS = 2000
 TOPICS = load_topics()

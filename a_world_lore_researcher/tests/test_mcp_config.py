@@ -11,6 +11,7 @@ import pytest
 from conftest import ThreadedApp
 from mcp.server.mcpserver import MCPServer
 from pydantic_ai.exceptions import ModelRetry
+
 from world_lore_researcher.mcp_config import (
     DEFAULT_MCP_CONFIG,
     MCPConfigError,

@@ -17,14 +17,14 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from scripted_model import ScriptedResearcher
+
+from shared import tokens
 from world_lore_researcher import tools
 from world_lore_researcher.agent import LoreResearcher, MCPUnavailableError, ResearchResult
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint
 from world_lore_researcher.pipeline import Progress, _accumulate_research, run_pipeline
 from world_lore_researcher.settings import Settings
 from world_lore_researcher.topics import load_topics, select_topics
-
-from shared import tokens
 
 TOPICS = load_topics()
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from shared import tokens
+from shared.prompt_loader import load_prompt, placeholders
 from world_lore_researcher import tools
 from world_lore_researcher.agent import LoreResearcher
 from world_lore_researcher.settings import ConfigError, Settings, load_settings
 from world_lore_researcher.topics import DEFAULT_TOPICS_FILE, TopicsError, load_topics, select_topics
-
-from shared import tokens
-from shared.prompt_loader import load_prompt, placeholders
 
 
 def test_defaults() -> None:
