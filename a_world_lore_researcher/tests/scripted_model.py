@@ -3,6 +3,7 @@
 Per run: search; read every result with `fetch_url(url, context=<the schema hint>)` (or with
 `web_url_read` when `fetch_url` is not offered); read with `web_url_read` each page whose
 `fetch_url` failed; finish with a short note.  It counts its calls and can fail on a chosen run.
+`research` runs the whole pipeline with it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from world_lore_researcher import tools
+from world_lore_researcher.agent import LoreResearcher
+from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint
+from world_lore_researcher.mcp_config import MCPServerSpec
+from world_lore_researcher.pipeline import Progress, run_pipeline
+from world_lore_researcher.settings import Settings
+from world_lore_researcher.topics import load_topics, select_topics
 
 HINT = re.compile(r"^Schema hint \(pass it as `context` when you read a page\): (.*)$", re.M)
 
@@ -103,3 +110,24 @@ class ScriptedResearcher:
                 ]
             )
         return ModelResponse(parts=[TextPart(f"Read {len(returns)} page(s); the sources cover the topic.")])
+
+
+async def research(
+    settings: Settings,
+    model: ScriptedResearcher,
+    search_url: str,
+    summarizer_url: str,
+    topics: str = "overview",
+    events: list[Progress] | None = None,
+) -> ResearchCheckpoint:
+    """The pipeline on "Elwynn Forest" with ``model`` as the LLM and the two MCP servers given."""
+    specs = [MCPServerSpec("search", search_url, 30), MCPServerSpec("summarizer", summarizer_url, 120)]
+    researcher = LoreResearcher(settings, model=model.model(), mcp_servers=specs)
+    return await run_pipeline(
+        "Elwynn Forest",
+        game="World of Warcraft",
+        topics=select_topics(load_topics(), topics),
+        researcher=researcher,
+        store=CheckpointStore(settings.checkpoint_db),
+        progress=(events.append if events is not None else None),
+    )

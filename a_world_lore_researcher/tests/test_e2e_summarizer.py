@@ -18,18 +18,14 @@ from conftest import (
     load_fake_llm,
     make_settings,
     require_fetch_url,
-    specs,
     start_real_summarizer,
 )
-from scripted_model import ScriptedResearcher
+from scripted_model import ScriptedResearcher, research
 
 from shared import tokens
 from world_lore_researcher import tools
-from world_lore_researcher.agent import LoreResearcher
-from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint
-from world_lore_researcher.pipeline import run_pipeline
-from world_lore_researcher.settings import Settings
-from world_lore_researcher.topics import load_topics, select_topics
+from world_lore_researcher.checkpoint import ResearchCheckpoint
+from world_lore_researcher.topics import load_topics
 
 FETCH_MAX_TOKENS = 2000
 TOPICS = load_topics()
@@ -82,19 +78,6 @@ async def summarizer(running: dict[str, RealSummarizer], llm: Any) -> RealSummar
         running["server"] = server
     await require_fetch_url(server)
     return server
-
-
-async def research(
-    settings: Settings, model: ScriptedResearcher, search_url: str, summarizer_url: str, topics: str
-):
-    researcher = LoreResearcher(settings, model=model.model(), mcp_servers=specs(search_url, summarizer_url))
-    return await run_pipeline(
-        "Elwynn Forest",
-        game="World of Warcraft",
-        topics=select_topics(TOPICS, topics),
-        researcher=researcher,
-        store=CheckpointStore(settings.checkpoint_db),
-    )
 
 
 def fetch_returns(model: ScriptedResearcher) -> dict[str, str]:

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import FakeSummarizer, PageServer, SearchServer, closed_port_url, make_settings, specs
+from conftest import FakeSummarizer, PageServer, SearchServer, closed_port_url, make_settings
 from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
@@ -16,36 +16,16 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from scripted_model import ScriptedResearcher
+from scripted_model import ScriptedResearcher, research
 
 from shared import tokens
 from world_lore_researcher import tools
-from world_lore_researcher.agent import LoreResearcher, MCPUnavailableError, ResearchResult
+from world_lore_researcher.agent import MCPUnavailableError, ResearchResult
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint
-from world_lore_researcher.pipeline import Progress, _accumulate_research, run_pipeline
-from world_lore_researcher.settings import Settings
-from world_lore_researcher.topics import load_topics, select_topics
+from world_lore_researcher.pipeline import Progress, _accumulate_research
+from world_lore_researcher.topics import load_topics
 
 TOPICS = load_topics()
-
-
-async def research(
-    settings: Settings,
-    model: ScriptedResearcher,
-    search_url: str,
-    summarizer_url: str,
-    topics: str = "overview",
-    events: list[Progress] | None = None,
-) -> ResearchCheckpoint:
-    researcher = LoreResearcher(settings, model=model.model(), mcp_servers=specs(search_url, summarizer_url))
-    return await run_pipeline(
-        "Elwynn Forest",
-        game="World of Warcraft",
-        topics=select_topics(TOPICS, topics),
-        researcher=researcher,
-        store=CheckpointStore(settings.checkpoint_db),
-        progress=(events.append if events is not None else None),
-    )
 
 
 async def test_keeps_what_fetch_url_returned_with_its_source(

@@ -363,8 +363,7 @@ def _parse(text: str) -> _Doc:
                 close = _indented_code_end(base + 4).search(text, eol)
                 end = close.start() if close else size
                 group += 1
-                prefixes.append("")
-                units.append(_Unit(text[pos:end].rstrip(), CODE, len(prefixes) - 1, group, path, -1))
+                _add_code(doc, text[pos:end], group, path)
                 in_list = in_quote = False
                 pos = end + 1
                 continue
@@ -378,8 +377,7 @@ def _parse(text: str) -> _Doc:
             close = _closing_fence(m.group("fence")).search(text, eol)
             end = close.end() if close else size
             group += 1
-            prefixes.append("")
-            units.append(_Unit(text[pos:end].rstrip(), CODE, len(prefixes) - 1, group, path, -1))
+            _add_code(doc, text[pos:end], group, path)
             in_list = in_quote = False
             pos = end + 1
             continue
@@ -432,6 +430,12 @@ def _parse(text: str) -> _Doc:
         in_list = in_quote = False
         pos = eol + 1
     return doc
+
+
+def _add_code(doc: _Doc, block: str, group: int, path: tuple[int, ...]) -> None:
+    """A code block (fenced or indented) is one unit, printed verbatim."""
+    doc.prefixes.append("")
+    doc.units.append(_Unit(block.rstrip(), CODE, len(doc.prefixes) - 1, group, path, -1))
 
 
 def _line_end(text: str, pos: int) -> int:

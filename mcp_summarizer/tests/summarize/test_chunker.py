@@ -9,6 +9,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import MIN_CHUNK_SIZE, Chunk, TokenOffsets, chunk, is_safe_boundary
@@ -22,57 +23,6 @@ def body(c: Chunk) -> str:
 HEADER_LINE = re.compile(r"^#{1,6} Heading \d+ ")
 
 # -- generators ------------------------------------------------------------------------------
-
-WORDS = st.sampled_from(
-    [
-        "the", "Stormwind", "Goldshire", "NPC", "faction", "1024", "3.14", "don't", "it's", "naïve",
-        "café", "日本語", "中文字符测试", "😀", "👩‍👩‍👧", "🇫🇷", "Ωμέγα", "кириллица", "x" * 40,
-        "<|endoftext|>", "{braces}", "a_b", "--", "...", "’", "\u00a0", "\t", "é" * 5,
-    ]
-)  # fmt: skip
-WORD_TEXT = st.lists(WORDS, min_size=1, max_size=40).map(" ".join)
-CJK_RUN = st.text(alphabet="日本語の文字列中文测试한국어😀🎉", min_size=1, max_size=300)
-ANY_TEXT = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=200
-)
-
-
-@st.composite
-def markdown(draw: st.DrawFn) -> str:
-    parts: list[str] = []
-    counter = 0
-    for _ in range(draw(st.integers(1, 25))):
-        kind = draw(st.sampled_from(["h", "p", "p", "list", "code", "hr", "cjk", "indent", "any", "blank"]))
-        counter += 1
-        if kind == "h":
-            level = draw(st.integers(1, 6))
-            parts.append(f"{'#' * level} Heading {counter} {draw(WORD_TEXT)}")
-        elif kind == "p":
-            parts.append(draw(WORD_TEXT))
-        elif kind == "list":
-            parts.append("\n".join(f"- {draw(WORD_TEXT)}" for _ in range(draw(st.integers(1, 5)))))
-        elif kind == "code":
-            fence = draw(st.sampled_from(["```", "~~~", "````"]))
-            body = "\n".join(
-                draw(st.sampled_from(["# not a header", "", "x = {1: 2}", "## also not", "---", "    y"]))
-                for _ in range(draw(st.integers(0, 6)))
-            )
-            closed = draw(st.booleans())
-            parts.append(f"{fence}python\n{body}\n{fence if closed else ''}")
-        elif kind == "hr":
-            parts.append(draw(st.sampled_from(["---", "***", "___", "- - -"])))
-        elif kind == "cjk":
-            parts.append(draw(CJK_RUN))
-        elif kind == "indent":
-            parts.append("    " + draw(WORD_TEXT))
-        elif kind == "any":
-            parts.append(draw(ANY_TEXT))
-        else:
-            parts.append(draw(st.sampled_from(["", " ", "\t", "\r"])))
-    sep = draw(st.sampled_from(["\n\n", "\n", "\n\n\n", "\r\n\r\n", "\n \n"]))
-    return (
-        draw(st.sampled_from(["", "\n", "  "])) + sep.join(parts) + draw(st.sampled_from(["", "\n", " \n"]))
-    )
 
 
 SIZES = st.sampled_from([MIN_CHUNK_SIZE, 17, 24, 40, 64, 128, 400])
