@@ -275,7 +275,7 @@ async def test_persistent_failure_returns_the_original_and_says_so(
     async with Client(server.url) as client:
         result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 200})
     assert not result.is_error
-    assert text_of(result) == content, "MS-6: the original content, not an error"
+    assert text_of(result) == content, "ON_LLM_FAILURE=original: the content, not an error"
     warning = server.wait_for_event("summarization_degraded")[-1]
     assert warning["level"] == "warning" and "upstream exploded" in warning["cause"]
     assert server.wait_for_event("summarization_complete")[-1]["degraded"] is True
