@@ -357,7 +357,7 @@ class Engine:
                 what = "schema_hint" if request.kind == "extraction" else "focus_areas"
                 raise InputError(
                     f"{what} is too long: the prompt built from it is {size} tokens, "
-                    f"over an eighth of LLM_CONTEXT_TOKENS={self.settings.llm_context_tokens}"
+                    f"over an eighth of LLM_CONTEXT_TOKENS={self.budget.context_tokens}"
                 )
         return map_system, reduce_system
 

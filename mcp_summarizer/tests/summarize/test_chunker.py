@@ -1,5 +1,5 @@
 """Chunker invariants, property-tested over generated markdown, CJK/emoji text and
-pathological shapes (DESIGN.md correction 7)."""
+pathological shapes: the invariants listed in the chunker's docstring."""
 
 from __future__ import annotations
 
