@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from openai import AsyncOpenAI
-from pydantic_ai import Agent
+from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import ModelRetry, ToolFailed, UsageLimitExceeded
 from pydantic_ai.mcp import MCPToolset  # imports fastmcp, which installs its own log handlers
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -83,7 +83,9 @@ class GuardedToolset(WrapperToolset[Any]):
 
     server: str = ""
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
         try:
             return await self.wrapped.call_tool(name, tool_args, ctx, tool)
         except ToolFailed as exc:

@@ -67,7 +67,7 @@ def _expand(value: Any, env: Mapping[str, str], where: str, path: Path) -> Any:
     return value
 
 
-def _seconds(value: Any, where: str, path: Path) -> float | None:
+def _seconds(value: object, where: str, path: Path) -> float | None:
     """A positive number of seconds; a string is accepted so `"${VAR:-120}"` works."""
     if value is None:
         return None

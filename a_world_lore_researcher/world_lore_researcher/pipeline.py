@@ -72,7 +72,7 @@ class _Pending:
     partial: bool = False  # the tool itself returned only part of the page
 
 
-def _as_text(content: Any) -> str:
+def _as_text(content: object) -> str:
     if isinstance(content, str):
         return content
     try:
@@ -95,7 +95,11 @@ def _summarized_page(pending: list[_Pending], given: str) -> _Pending | None:
     the content the model passed."""
     if not given:
         return None
-    for test in (lambda p: given in p.content, lambda p: p.content.strip() in given):
+    tests: tuple[Callable[[_Pending], bool], ...] = (
+        lambda p: given in p.content,
+        lambda p: p.content.strip() in given,
+    )
+    for test in tests:
         found = next((p for p in reversed(pending) if p.content.strip() and test(p)), None)
         if found is not None:
             return found

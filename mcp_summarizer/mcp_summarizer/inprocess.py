@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
 
 from mcp_summarizer.config import FailurePolicy, load_settings
 from mcp_summarizer.errors import InputError
@@ -23,7 +22,7 @@ from mcp_summarizer.summarize.engine import Engine, Request
 __all__ = ["serialize_output", "summarize_if_needed"]
 
 
-def serialize_output(output: Any) -> str:
+def serialize_output(output: object) -> str:
     """Text for any tool output: strings as they are, everything else as indented JSON."""
     if isinstance(output, str):
         return output
@@ -39,7 +38,7 @@ def _default_engine() -> Engine:
 
 
 async def summarize_if_needed(
-    output: Any,
+    output: object,
     max_tokens: int,
     *,
     focus: str = "",

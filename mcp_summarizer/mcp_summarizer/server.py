@@ -177,7 +177,8 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         """
         return await _fetch_url(service, ctx, url, context, raw, start_index, max_length)
 
-    @server.custom_route("/health", methods=["GET"])
+    # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
+    @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
     async def health(_: HTTPRequest) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
@@ -188,8 +189,10 @@ def _bounded(description: str, maximum: int | None = None) -> Any:
     """A whole-number argument's schema: its bounds are published for the model, and checked
     by the service itself (`Budget.output_tokens`, `pages.read`), whose errors name the limit
     and where it comes from."""
-    bounds = {"minimum": 0} if maximum is None else {"minimum": 0, "maximum": maximum}
-    return Field(description=description, json_schema_extra=bounds)
+    return Field(
+        description=description,
+        json_schema_extra={"minimum": 0} if maximum is None else {"minimum": 0, "maximum": maximum},
+    )
 
 
 def _progress(ctx: Context) -> Progress:

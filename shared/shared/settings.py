@@ -27,6 +27,7 @@ _SECRET_WORDS = ("key", "secret", "password")
 def _mapping_only(cls: type[S]) -> type[S]:
     def sources(
         _cls: type[BaseSettings],
+        /,
         settings_cls: type[BaseSettings],
         init_settings: PydanticBaseSettingsSource,
         **_: Any,
@@ -44,10 +45,12 @@ def load(
     try:
         if env is None:
             if env_file is not None and env_file.is_file():
-                return cls(_env_file=env_file)  # type: ignore[call-arg]
+                return cls(_env_file=env_file)
             return cls()
-        lowered = {k.lower(): v for k, v in env.items() if k.lower() in cls.model_fields}
-        return _mapping_only(cls)(**lowered)
+        # Field values, as BaseSettings takes them (**values: Any): pydantic validates them.
+        lowered: dict[str, Any] = {k.lower(): v for k, v in env.items() if k.lower() in cls.model_fields}
+        from_mapping: type[S] = _mapping_only(cls)  # functools.cache loses the TypeVar: restore it
+        return from_mapping(**lowered)
     except ValidationError as exc:
         raise error("invalid configuration: " + "; ".join(_problems(exc))) from None
 

@@ -523,7 +523,7 @@ class _Page:
         while True:
             if pos >= start or (start - pos <= 8 and text[pos:start].isspace()):
                 return True  # the usual gap, "\n" or "\n\n": cheaper than a regex
-            pos = _ONLY_WHITESPACE.match(text, pos, start).end()  # type: ignore[union-attr]
+            pos = _whitespace_end(text, pos, start)
             if pos >= start:
                 return True
             line_start = text.rfind("\n", 0, pos) + 1
@@ -621,8 +621,9 @@ class _Page:
 
     def _neighbour(self, start: int, step: int) -> int | None:
         """The nearest line above or below that is neither blank nor removed."""
-        pos: int | None = start
-        while (pos := self._next_line(pos, step)) is not None:
+        pos = start
+        while (line := self._next_line(pos, step)) is not None:
+            pos = line
             if pos in self.removed:
                 if pos in self._group:  # jump to the far end of its group of removed lines
                     pos = self._group[pos][0 if step < 0 else 1]
@@ -632,8 +633,9 @@ class _Page:
 
     def _neighbour_is_blank(self, start: int, step: int) -> bool:
         """Is the nearest line that is not removed, above or below, blank (or the edge)?"""
-        pos: int | None = start
-        while (pos := self._next_line(pos, step)) is not None:
+        pos = start
+        while (line := self._next_line(pos, step)) is not None:
+            pos = line
             if pos not in self.removed:
                 return not self.text[pos : self.line_end(pos)].strip()
         return True
@@ -772,7 +774,13 @@ def _only_blank(text: str, start: int, end: int) -> bool:
     """Is text[start:end] whitespace only (empty included)?"""
     if end - start <= 8:  # the usual gap between lines: cheaper than a regex
         return start >= end or text[start:end].isspace()
-    return _ONLY_WHITESPACE.match(text, start, end).end() == end  # type: ignore[union-attr]
+    return _whitespace_end(text, start, end) == end
+
+
+def _whitespace_end(text: str, start: int, end: int) -> int:
+    """Where the spaces, tabs and newlines from ``start`` stop (``end`` at most)."""
+    match = _ONLY_WHITESPACE.match(text, start, end)
+    return match.end() if match else start  # never None: the pattern matches the empty string
 
 
 def _first_blank_line(text: str, lo: int, hi: int) -> str:

@@ -35,6 +35,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from mcp_summarizer.summarize import tokens
 
@@ -130,7 +131,7 @@ class TokenOffsets:
         self.n = len(ids)
         if text.isascii():
             self.char = byte_off
-            self.valid = None  # every boundary is a character boundary
+            self.valid: npt.NDArray[np.bool_] | None = None  # every boundary is a character boundary
             return
         # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
         # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
@@ -149,7 +150,7 @@ class TokenOffsets:
             return i
         return None
 
-    def indices(self, positions: list[int]) -> np.ndarray:
+    def indices(self, positions: list[int]) -> npt.NDArray[np.intp]:
         """Vectorised `index`: -1 where a position is not a token boundary."""
         pos = np.asarray(positions, dtype=np.int64)
         i = np.searchsorted(self.char, pos, side="right") - 1

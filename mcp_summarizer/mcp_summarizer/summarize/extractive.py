@@ -681,7 +681,7 @@ class _Selector:
         # Scores use a size estimate, so that a unit is tokenized only when it is about to
         # be taken; the budget is charged exact counts.
         # score = gain * norm: the boosts and the length normalization, computed once.
-        self.norm = [
+        self.norm: list[float] = [
             b / max(s, SIZE_FLOOR) ** LENGTH_EXPONENT
             for b, s in zip(self._boosts(topical), self.size, strict=True)
         ]

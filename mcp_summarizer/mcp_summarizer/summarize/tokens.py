@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+import numpy.typing as npt
 import tiktoken
 
 from shared.tokens import CL100K_SPECIAL, cl100k, count, encode, ranks, truncate
@@ -19,13 +20,13 @@ def encoding() -> tiktoken.Encoding:
     return cl100k()
 
 
-def encode_array(text: str) -> np.ndarray:
+def encode_array(text: str) -> npt.NDArray[np.uint32]:
     """Token ids as a uint32 array (no Python list: cheaper for megabyte inputs)."""
     return cl100k().encode_to_numpy(text, disallowed_special=())
 
 
 @cache
-def token_byte_lengths() -> np.ndarray:
+def token_byte_lengths() -> npt.NDArray[np.int64]:
     """UTF-8 byte length of every token id, so token offsets can be computed with numpy."""
     lengths = np.zeros(cl100k().n_vocab, dtype=np.int64)
     for token_bytes, rank in ranks().items():

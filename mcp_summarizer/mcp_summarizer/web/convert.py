@@ -567,10 +567,12 @@ def _html_to_document(html: str, url: str = "") -> tuple[str, str]:
         content.make_links_absolute(base, resolve_base_href=False, handle_failures="ignore")
     markdown = _to_markdown(content)
     if _words(markdown) < MIN_KEPT_SHARE * body_words:  # removed too much: keep everything instead
-        body, title, base = _prepare(html, url)  # type: ignore[misc]  # parsed fine the first time
-        if base is not None:
-            body.make_links_absolute(base, resolve_base_href=False, handle_failures="ignore")
-        markdown = _to_markdown(body)
+        whole = _prepare(html, url)  # a fresh tree: this one lost its chrome (parsed once, so again)
+        if whole is not None:
+            body, title, base = whole
+            if base is not None:
+                body.make_links_absolute(base, resolve_base_href=False, handle_failures="ignore")
+            markdown = _to_markdown(body)
     return markdown, title
 
 

@@ -18,7 +18,6 @@ import socket
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 import httpcore
@@ -198,7 +197,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         port: int,
         timeout: float | None = None,  # noqa: ASYNC109 - signature fixed by httpcore's interface
         local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         literal = _ip_literal(host)
         if literal is not None:
@@ -232,7 +231,12 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         assert last_error is not None
         raise last_error
 
-    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - signature fixed by httpcore's interface
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
         raise FetchError("unix sockets are not allowed")
 
     async def sleep(self, seconds: float) -> None:
@@ -301,7 +305,7 @@ class _Inflater:
 
     def __init__(self, encoding: str) -> None:
         self.encoding = encoding
-        self._zlib: Any = None
+        self._zlib: zlib._Decompress | None = None
         if encoding in ("gzip", "x-gzip"):
             self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif encoding == "deflate":
