@@ -434,29 +434,3 @@ async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
     assert text_of(small) == "tiny"
     assert not large.is_error and 0 < tokens.count(text_of(large)) <= 200
     assert fresh_llm.calls > 0
-
-
-def test_summarize_command_prints_a_summary_of_a_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-
-    page = tmp_path / "page.md"
-    page.write_text(document(sections=10), encoding="utf-8")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "mcp_summarizer", "summarize", str(page), "--max-output-tokens", "120"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert 0 < tokens.count(proc.stdout.strip()) <= 120
-    assert "extractive" in proc.stderr and "-> " in proc.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "mcp_summarizer", "summarize", str(tmp_path / "nope.md")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert missing.returncode == 2 and "cannot read" in missing.stderr

@@ -1,0 +1,228 @@
+"""`mcp-summarizer summarize FILE`, run as a user runs it: `python -m mcp_summarizer` in a
+working directory of its own, with a clean environment (settings come from that directory's
+`.env` under the process environment), against the local test LLM when one is configured."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_llm import FakeLLM, error
+
+import mcp_summarizer
+import shared
+from mcp_summarizer.summarize import tokens
+
+# The subprocess imports the code under test from wherever this process found it.
+PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))
+STATUS = re.compile(r"\[(\d+) -> (\d+) tokens, (.+)\]")
+
+
+def run(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_summarizer", "summarize", *args],
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": PYTHONPATH, **(env or {})},
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def status(proc: subprocess.CompletedProcess[bytes]) -> tuple[int, int, str]:
+    """The `[N -> M tokens, how]` line: the last line on stderr (log lines come before it)."""
+    last = proc.stderr.decode().strip().splitlines()[-1]
+    match = STATUS.fullmatch(last)
+    assert match, f"status line: {last!r}"
+    return int(match[1]), int(match[2]), match[3]
+
+
+def printed(proc: subprocess.CompletedProcess[bytes]) -> str:
+    """The summary as printed (print() adds one newline)."""
+    out = proc.stdout.decode("utf-8")
+    assert out.endswith("\n")
+    return out[:-1]
+
+
+def document(sections: int) -> str:
+    parts = ["# Elwynn Forest"]
+    for s in range(sections):
+        parts.append(f"## Region {s}")
+        for p in range(4):
+            parts.append(
+                f"Paragraph {p} of region {s}: Marshal Dughan guards Goldshire, where {s * 7 + p} "
+                f"wolves roam near the Lion's Pride Inn in year {600 + s}. " * 4
+            )
+    return "\n\n".join(parts)
+
+
+def russian(sections: int) -> str:
+    parts = ["# Элвиннский лес"]
+    for s in range(sections):
+        parts.append(f"## Область {s}")
+        for p in range(4):
+            parts.append(
+                " ".join(
+                    f"Предложение {k} абзаца {p} в области {s}: маршал Дуган охраняет Златоземье, "
+                    f"где {s * 7 + p + k} волков бродят у трактира «Гордость льва»."
+                    for k in range(4)
+                )
+            )
+    return "\n\n".join(parts) + "\n"
+
+
+def write_env(directory: Path, **values: str) -> None:
+    lines = ["# written by the test", *(f"{name}={value}" for name, value in values.items())]
+    (directory / ".env").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def llm_env(llm: FakeLLM) -> dict[str, str]:
+    return {
+        "SUMMARIZER_BACKEND": "openai",
+        "OPENROUTER_BASE_URL": llm.base_url,
+        "LLM_CONTEXT_TOKENS": "4096",
+        "LLM_MAX_ATTEMPTS": "2",
+        "LLM_RETRY_BASE_SECONDS": "0",
+    }
+
+
+# -- without an LLM (the embedded extractive summarizer) ---------------------------------------
+
+
+def test_summarize_command_prints_a_summary_of_a_file(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(document(sections=10), encoding="utf-8")
+    proc = run(tmp_path, str(page), "--max-output-tokens", "120")
+    assert proc.returncode == 0, proc.stderr
+    summary = printed(proc)
+    assert 0 < tokens.count(summary) <= 120
+    assert status(proc) == (tokens.count(document(sections=10)), tokens.count(summary), "extractive")
+
+
+def test_a_missing_file_exits_2_naming_it(tmp_path: Path) -> None:
+    proc = run(tmp_path, str(tmp_path / "nope.md"))
+    assert proc.returncode == 2
+    assert b"cannot read" in proc.stderr and b"nope.md" in proc.stderr
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize(
+    ("value", "returncode", "message"),
+    [
+        ("-5", 1, "--max-output-tokens must be 0 (the default) or positive, got -5"),
+        ("40000", 1, "--max-output-tokens=40000 is over the limit of 32000"),
+        ("lots", 2, "argument --max-output-tokens: invalid int value: 'lots'"),
+    ],
+    ids=["negative", "over-the-ceiling", "not-a-number"],
+)
+def test_a_bad_budget_exits_non_zero_naming_the_option(
+    tmp_path: Path, value: str, returncode: int, message: str
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(document(sections=3), encoding="utf-8")
+    proc = run(tmp_path, str(page), "--max-output-tokens", value)
+    assert proc.returncode == returncode
+    assert message in proc.stderr.decode()
+    assert proc.stdout == b"" and b"Traceback" not in proc.stderr
+
+
+def test_an_invalid_setting_in_dotenv_exits_2_naming_the_variable(tmp_path: Path) -> None:
+    write_env(tmp_path, LLM_CONTEXT_TOKENS="lots")
+    page = tmp_path / "page.md"
+    page.write_text("Short enough.", encoding="utf-8")
+    proc = run(tmp_path, str(page))
+    assert proc.returncode == 2
+    stderr = proc.stderr.decode()
+    assert "LLM_CONTEXT_TOKENS" in stderr and "'lots'" in stderr
+    assert proc.stdout == b"" and "Traceback" not in stderr
+
+
+# -- any charset -------------------------------------------------------------------------------
+
+SHORT_RUSSIAN = "Златоземье — небольшой город в Элвиннском лесу. Маршал Дуган охраняет его покой.\n"
+
+
+@pytest.mark.parametrize(
+    ("encoded", "how"),
+    [
+        (SHORT_RUSSIAN.encode("cp1251"), "file"),
+        (codecs.BOM_UTF16_LE + SHORT_RUSSIAN.encode("utf-16-le"), "file"),
+        (codecs.BOM_UTF16_BE + SHORT_RUSSIAN.encode("utf-16-be"), "stdin"),
+    ],
+    ids=["cp1251", "utf-16-le-bom", "utf-16-be-bom-on-stdin"],
+)
+def test_a_file_within_budget_comes_back_unchanged_whatever_its_charset(
+    tmp_path: Path, encoded: bytes, how: str
+) -> None:
+    if how == "file":
+        (tmp_path / "note.txt").write_bytes(encoded)
+        proc = run(tmp_path, "note.txt", "--max-output-tokens", "200")
+    else:
+        proc = run(tmp_path, "-", "--max-output-tokens", "200", stdin=encoded)
+    assert proc.returncode == 0, proc.stderr
+    assert printed(proc) == SHORT_RUSSIAN, "decoded right, no BOM left, nothing changed"
+    size = tokens.count(SHORT_RUSSIAN)
+    assert status(proc) == (size, size, "extractive")
+
+
+def test_a_cp1251_file_is_summarized_from_its_decoded_text(tmp_path: Path) -> None:
+    text = russian(sections=12)
+    (tmp_path / "lore.txt").write_bytes(text.encode("cp1251"))
+    proc = run(tmp_path, "lore.txt", "--max-output-tokens", "150")
+    assert proc.returncode == 0, proc.stderr
+    summary = printed(proc)
+    assert 0 < tokens.count(summary) <= 150
+    lines = [line for line in summary.splitlines() if line.strip()]
+    assert any("маршал Дуган охраняет Златоземье" in line for line in lines)
+    for line in lines:
+        assert line in text, f"a line of the summary is text of the file, decoded right: {line!r}"
+    assert status(proc)[0] == tokens.count(text)
+
+
+# -- with an LLM configured in .env --------------------------------------------------------------
+
+
+def test_dotenv_in_the_working_directory_configures_the_llm(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+    write_env(tmp_path, **llm_env(fresh_llm), LLM_MODEL="test/from-dotenv")
+    content = document(sections=10)
+    (tmp_path / "page.md").write_text(content, encoding="utf-8")
+    proc = run(tmp_path, "page.md", "--max-output-tokens", "120")
+    assert proc.returncode == 0, proc.stderr
+    seen = fresh_llm.requests
+    assert seen and all(r.outcome == "ok" for r in seen)
+    assert {r.body["model"] for r in seen} == {"test/from-dotenv"}
+    assert all(r.prompt_tokens + (r.max_tokens or 0) <= 4096 for r in seen), "LLM_CONTEXT_TOKENS was read"
+    summary = printed(proc)
+    assert 0 < tokens.count(summary) <= 120
+    assert status(proc) == (tokens.count(content), tokens.count(summary), "test/from-dotenv")
+
+
+def test_the_process_environment_wins_over_dotenv(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+    write_env(tmp_path, **llm_env(fresh_llm), LLM_MODEL="test/from-dotenv")
+    (tmp_path / "page.md").write_text(document(sections=6), encoding="utf-8")
+    proc = run(tmp_path, "page.md", "--max-output-tokens", "100", env={"LLM_MODEL": "test/from-environment"})
+    assert proc.returncode == 0, proc.stderr
+    assert fresh_llm.calls > 0
+    assert {r.body["model"] for r in fresh_llm.requests} == {"test/from-environment"}
+    assert status(proc)[2] == "test/from-environment"
+
+
+def test_when_the_llm_fails_for_good_stderr_says_degraded_and_why(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda r: error(503, message="upstream overloaded")
+    write_env(tmp_path, **llm_env(fresh_llm))
+    content = document(sections=6)
+    (tmp_path / "page.md").write_text(content, encoding="utf-8")
+    proc = run(tmp_path, "page.md", "--max-output-tokens", "100")
+    assert proc.returncode == 0, proc.stderr
+    assert printed(proc) == content, "the default policy answers with the original"
+    size = tokens.count(content)
+    assert status(proc) == (size, size, "degraded (original): HTTP 503: upstream overloaded")
+    outcomes = [r.outcome for r in fresh_llm.requests]
+    assert outcomes.count("error:503") >= 2 and "ok" not in outcomes
