@@ -335,8 +335,10 @@ class FakeLLM:
             self._script.extend(replies)
 
     def reset(self) -> None:
-        """Forget recorded requests and counters (the script, responder and latency stay)."""
+        """Forget recorded requests, counters and unused scripted replies (the responder and
+        latency stay): what one test scripted must not answer the next."""
         with self._lock:
+            self._script.clear()
             self._requests.clear()
             self._calls = 0
             self._peak = self._in_flight

@@ -109,8 +109,10 @@ async def test_responder_and_reset(llm: FakeLLM, client: openai.AsyncOpenAI) -> 
     assert (await ask(client, "hi")).choices[0].message.content == "scripted first"
     assert (await ask(client, "hi")).choices[0].message.content == "HI"
     assert llm.calls == 2
+    llm.script(ok("left over"))
     llm.reset()
     assert (llm.calls, llm.requests, llm.peak_concurrency) == (0, [], 0)
+    assert (await ask(client, "hi")).choices[0].message.content == "HI", "a reset drops unused replies"
 
 
 async def test_hang_with_client_timeout_is_cancelled(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:

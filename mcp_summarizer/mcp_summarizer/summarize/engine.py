@@ -109,6 +109,7 @@ class _Run:
     outcome: Outcome
     done: int = 0
     planned: int = 0
+    failed: bool = False  # a call failed: the request is over, no other call may start
 
 
 class Engine:
@@ -216,7 +217,10 @@ class Engine:
         if policy == "extractive":
             outcome = await self._extractive(stripped, spent.input_tokens)
         elif policy == "truncate":
-            text = await asyncio.to_thread(_truncate_with_marker, request.content, request.max_output_tokens)
+            # The page without its chrome, as the extractive policy reads it: a menu is no answer.
+            text = await asyncio.to_thread(
+                _truncate_with_marker, stripped.content, spent.input_tokens, request.max_output_tokens
+            )
             outcome = Outcome(text=text, input_tokens=spent.input_tokens, output_tokens=tokens.count(text))
         else:
             outcome = Outcome(
@@ -297,7 +301,15 @@ class Engine:
         assert self.backend is not None
         user = render(self._templates["document"], content=content)
         async with self.limiter.slot(run.owner):
-            completion = await self.backend.complete(system, user, max_tokens)
+            # The slot a failed call frees goes to the next queued call before the task group
+            # cancels it: that call must not reach the provider (it could be billed).
+            if run.failed:
+                raise asyncio.CancelledError
+            try:
+                completion = await self.backend.complete(system, user, max_tokens)
+            except Exception:
+                run.failed = True
+                raise
         out = run.outcome
         out.llm_calls += 1
         out.llm_prompt_tokens += completion.prompt_tokens or 0
@@ -362,9 +374,9 @@ class Engine:
         return map_system, reduce_system
 
 
-def _truncate_with_marker(content: str, max_tokens: int) -> str:
+def _truncate_with_marker(content: str, input_tokens: int, max_tokens: int) -> str:
     """The content cut to the budget at a sentence or line end, with a marker saying so,
     the marker counted inside the budget."""
-    marker = f"\n\n[truncated: summarization failed; {tokens.count(content)} tokens cut to {max_tokens}]"
+    marker = f"\n\n[truncated: summarization failed; {input_tokens} tokens cut to {max_tokens}]"
     kept = tokens.truncate(content, max(max_tokens - tokens.count(marker), 0))
     return tokens.truncate(kept + marker, max_tokens)

@@ -455,11 +455,6 @@ async def test_the_original_policy_returns_the_page_whole_with_its_chrome(
     assert out.boilerplate_tokens > 0 and out.llm_calls == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine defect: the truncate policy cuts request.content, chrome included, so a page "
-    "whose menu comes first degrades to its menu; extractive already works on the stripped text",
-)
 async def test_the_truncate_policy_keeps_the_page_not_its_chrome(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
@@ -584,14 +579,10 @@ async def test_a_400_is_not_retried_and_cancels_the_calls_in_flight(
     assert [r.outcome for r in fresh_llm.requests].count("error:400") == 1, "a 400 is not retried"
 
 
-XFAIL_NEXT_CALL = (
-    "engine defect: a call that fails releases its limiter slot before the TaskGroup cancels "
-    "its siblings, so the next queued call is granted the slot, runs first and starts its "
-    "request (one wasted call per failure)"
-)
+# A call that fails releases its limiter slot before the TaskGroup cancels its siblings: the
+# next queued call is granted the slot and runs first.  It must not start its request.
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_NEXT_CALL)
 async def test_no_call_is_sent_after_the_first_failure(fresh_llm: FakeLLM, make_engine: MakeEngine) -> None:
     fresh_llm.responder = refuse_the_call_that_fills_the_limit()
     await make_engine(LLM_MAX_ATTEMPTS="3").summarize(
@@ -601,7 +592,6 @@ async def test_no_call_is_sent_after_the_first_failure(fresh_llm: FakeLLM, make_
     assert fresh_llm.calls == LIMIT
 
 
-@pytest.mark.xfail(strict=True, reason=XFAIL_NEXT_CALL)
 async def test_no_call_is_started_after_a_bug_in_the_llm_path(make_engine: MakeEngine) -> None:
     backend = _BrokenBackend()
     out = await make_engine(backend, MAX_CONCURRENT_LLM_CALLS="1").summarize(
