@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -107,7 +108,11 @@ def summarize_command(argv: Sequence[str]) -> None:
         outcome = asyncio.run(_summarize(engine, request))
     except SummarizerError as exc:
         parser.exit(1, f"mcp-summarizer: {exc}\n")
-    print(outcome.text)
+    try:
+        print(outcome.text, flush=True)
+    except BrokenPipeError:  # `| head`: the reader has what it wants; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit's flush
+        raise SystemExit(1) from None
     how = f"degraded ({outcome.policy}): {outcome.cause}" if outcome.degraded else engine.model
     print(f"[{outcome.input_tokens} -> {outcome.output_tokens} tokens, {how}]", file=sys.stderr)
 

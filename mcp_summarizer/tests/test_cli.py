@@ -226,3 +226,20 @@ def test_when_the_llm_fails_for_good_stderr_says_degraded_and_why(tmp_path: Path
     assert status(proc) == (size, size, "degraded (original): HTTP 503: upstream overloaded")
     outcomes = [r.outcome for r in fresh_llm.requests]
     assert outcomes.count("error:503") >= 2 and "ok" not in outcomes
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`mcp-summarizer summarize big.md | head -1`: the closed pipe ends the command quietly."""
+    (tmp_path / "big.md").write_text("\n\n".join(f"Sentence {i} about wolves." for i in range(3000)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_summarizer", "summarize", "big.md", "--max-output-tokens", "2000"],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": PYTHONPATH},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before a byte is written
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
