@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     # Left unset, a default over what the model can give shrinks to it (summarize.budget).
     default_max_output_tokens: int = Field(DEFAULT_OUTPUT_TOKENS, ge=1)
     max_input_tokens: int = Field(2_000_000, ge=1)
-    on_llm_failure: FailurePolicy = "original"
+    on_llm_failure: FailurePolicy = "extractive"
 
     # fetch_url
     fetch_max_tokens: int = Field(DEFAULT_FETCH_TOKENS, ge=64)  # shrinks likewise
@@ -90,8 +90,8 @@ class Settings(BaseSettings):
                 # A value someone chose is an error they should hear about; a default shrinks
                 # to what a small model can give (summarize.budget).
                 raise ValueError(
-                    f"{name.upper()}={value} is over a quarter of "
-                    f"LLM_CONTEXT_TOKENS={self.llm_context_tokens}: one call could not produce it"
+                    f"{name.upper()}={value} is over {ceiling}, the most a final merge can write "
+                    f"with LLM_CONTEXT_TOKENS={self.llm_context_tokens} (half of it, after the prompts)"
                 )
         return self
 

@@ -4,9 +4,9 @@
 
 Tool outputs may be dicts or lists: they are serialized to JSON first.  Output within
 ``max_tokens`` comes back as is; otherwise it is summarized.  If the LLM fails for good the
-engine's failure policy answers: here ``truncate`` by default (cut at a sentence or line end,
-with a marker), so the caller always gets text within the budget; pass ``on_llm_failure=None``
-to follow the service's ON_LLM_FAILURE instead.
+engine's failure policy answers, as on every surface: ON_LLM_FAILURE (by default the embedded
+extractive summary, within the budget, its first line saying so), or ``on_llm_failure`` if
+given.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ async def summarize_if_needed(
     *,
     focus: str = "",
     engine: Engine | None = None,
-    on_llm_failure: FailurePolicy | None = "truncate",
+    on_llm_failure: FailurePolicy | None = None,
 ) -> tuple[str, bool]:
-    """``(text, was_summarized)`` with ``text`` at most ``max_tokens`` tokens (unless
-    ``on_llm_failure`` is "original", or None with ON_LLM_FAILURE=original, and the LLM failed).
+    """``(text, was_summarized)`` with ``text`` at most ``max_tokens`` tokens (unless the LLM
+    failed and the policy is "original").
 
     Raises ValueError (InputError) for a budget out of bounds or an output over MAX_INPUT_TOKENS.
     """

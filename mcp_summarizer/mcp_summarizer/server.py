@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
@@ -42,6 +42,9 @@ INSTRUCTIONS = (
     "fetches web pages as markdown, summarized when long. Content already within the budget "
     "comes back unchanged."
 )
+# The result's `_meta` key for the facts about an answer (one key per kind, namespaced as the
+# MCP spec asks for vendor keys): degraded, cause, backend, model, token counts.
+META_SUMMARY = "io.github.mythline/summary"
 # A JSON-escaped token is rarely over 6 bytes (\\uXXXX-escaped CJK text reaches ~12).
 _BODY_BYTES_PER_TOKEN = 16
 
@@ -73,8 +76,9 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     default, fetch_default = engine.budget.default_output, engine.budget.fetch_output
 
     def tool(annotations: ToolAnnotations) -> Callable[[_F], _F]:
-        """Register a tool whose description is its docstring, dedented; text results only
-        (a structured copy would send the text twice)."""
+        """Register a tool whose description is its docstring, dedented.  Tools return a
+        `CallToolResult`: the text, and the facts about it in `_meta` (no structured copy,
+        which would send the text twice)."""
 
         def register(fn: _F) -> _F:
             description = inspect.cleandoc(fn.__doc__ or "")
@@ -102,7 +106,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 'paragraphs; "token" uses fixed windows, for text with no structure.'
             ),
         ] = "semantic",
-    ) -> str:
+    ) -> CallToolResult:
         """Shorten a long text (a document, a page, a tool output) so it fits your context.
 
         Returns a summary of at most max_output_tokens tokens that keeps the key facts, names,
@@ -127,7 +131,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         ],
         ctx: Context,
         max_output_tokens: Annotated[int, _bounded(budget_description, ceiling)] = 0,
-    ) -> str:
+    ) -> CallToolResult:
         """Condense a long text before you extract structured data from it.
 
         Keeps every detail that the schema hint asks for (names, relationships, numbers, dates,
@@ -165,7 +169,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 f"With raw=true: the window in tokens. 0 = {fetch_default}; at most {ceiling}.", ceiling
             ),
         ] = 0,
-    ) -> str:
+    ) -> CallToolResult:
         """Fetch a web page (HTML, text, markdown, JSON or PDF) and read it as markdown.
 
         A short page comes back whole; a longer one is summarized, guided by context. The answer
@@ -211,7 +215,7 @@ async def _summarize(
     kind: Kind,
     focus: str,
     strategy: Strategy = "semantic",
-) -> str:
+) -> CallToolResult:
     started = time.perf_counter()
     try:
         request = Request(
@@ -228,7 +232,22 @@ async def _summarize(
         raise ToolError(str(exc)) from None
     service.counters["requests"] += 1
     _log_completion(service, tool, request, outcome, started)
-    return outcome.text
+    return _result(outcome.text, outcome, service.engine.model)
+
+
+def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
+    """The text a model reads, and the facts about it in `_meta` for the client."""
+    facts: dict[str, object] = {"degraded": False, "cause": None, "backend": "none", "model": None}
+    if outcome is not None:
+        facts.update(
+            degraded=outcome.degraded,
+            cause=outcome.cause or None,
+            backend=outcome.backend,
+            model=model if outcome.backend == "llm" else None,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+        )
+    return CallToolResult(content=[TextContent(type="text", text=text)], _meta={META_SUMMARY: facts})
 
 
 def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
@@ -263,7 +282,7 @@ def _log_completion(service: Service, tool: str, request: Request, outcome: Outc
 
 async def _fetch_url(
     service: Service, ctx: Context, url: str, context: str, raw: bool, start_index: int, max_length: int
-) -> str:
+) -> CallToolResult:
     started = time.perf_counter()
     try:
         answer = await read(
@@ -303,7 +322,7 @@ async def _fetch_url(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return answer.text
+    return _result(answer.text, outcome, service.engine.model)
 
 
 def build_http_app(server: MCPServer, settings: Settings) -> Starlette:

@@ -22,7 +22,7 @@ CJK_RUN = st.text(alphabet="日本語の文字列中文测试한국어😀🎉�
 ANY_TEXT = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=200
 )
-CODE_LINES = ["# not a header", "x = {1: 2}", "## also not", "---", "| a |", "- item", "```", "> q", "    y"]
+CODE_LINES = ["# not a header", "x = {1: 2}", "## also not", "---", "| a |", "- item", "> q", "    y"]
 KINDS = ["h", "p", "p", "p", "list", "code", "icode", "table", "quote", "hr", "cjk", "any", "blank"]
 
 
@@ -45,7 +45,8 @@ def markdown(draw: st.DrawFn) -> str:
             parts.append(f"{fence}python\n{chr(10).join(lines)}\n{fence if closed else ''}")
         elif kind == "icode":  # indented code (or, right after text, its continuation)
             indent = draw(st.sampled_from(["    ", "\t", "      "]))
-            lines = draw(st.lists(st.sampled_from([*CODE_LINES, ""]), min_size=1, max_size=6))
+            # A fence line is code here (indented), but would close a fenced block.
+            lines = draw(st.lists(st.sampled_from([*CODE_LINES, "```", ""]), min_size=1, max_size=6))
             parts.append("\n".join(indent + line if line else "" for line in lines))
         elif kind == "table":
             rows = [f"| {draw(WORD_TEXT)} | {draw(WORD_TEXT)} |" for _ in range(draw(st.integers(0, 4)))]

@@ -34,10 +34,10 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.max_concurrent_llm_calls == 5
     assert s.llm_context_tokens == 128_000
     assert s.llm_max_attempts == 3
-    assert s.on_llm_failure == "original"
+    assert s.on_llm_failure == "extractive"
     assert s.summarizer_backend == "auto"
     assert s.log_level == "INFO"
-    assert Budget.from_settings(s).max_output == 32_000
+    assert Budget.from_settings(s).max_output == 55_984  # half of 128000 - 32 - 128000 / 8
     assert s.openrouter_api_key.get_secret_value() == ""
 
 
@@ -95,14 +95,14 @@ def test_settings_are_frozen() -> None:
         ({"DEFAULT_CHUNK_SIZE_TOKENS": "100"}, "DEFAULT_CHUNK_SIZE_TOKENS"),
         ({"MAX_INPUT_TOKENS": "0"}, "MAX_INPUT_TOKENS"),
         ({"LOG_LEVEL": "VERBOSE"}, "LOG_LEVEL"),
-        # Cross-field rules: overlap over a quarter of the chunk, output over a quarter of context.
+        # Cross-field rules: overlap over a quarter of the chunk, output over the ceiling.
         ({"DEFAULT_CHUNK_OVERLAP_TOKENS": "2001"}, "DEFAULT_CHUNK_OVERLAP_TOKENS"),
         (
             {"DEFAULT_CHUNK_SIZE_TOKENS": "1000", "DEFAULT_CHUNK_OVERLAP_TOKENS": "300"},
             "DEFAULT_CHUNK_OVERLAP_TOKENS",
         ),
-        ({"DEFAULT_MAX_OUTPUT_TOKENS": "32001"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
-        ({"LLM_CONTEXT_TOKENS": "16000", "DEFAULT_MAX_OUTPUT_TOKENS": "5000"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
+        ({"DEFAULT_MAX_OUTPUT_TOKENS": "55985"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
+        ({"LLM_CONTEXT_TOKENS": "16000", "DEFAULT_MAX_OUTPUT_TOKENS": "7000"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
         ({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "4096"}, "FETCH_MAX_TOKENS"),  # 4096 > 8192 / 4
     ],
 )
@@ -115,7 +115,7 @@ def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], 
 
 def test_budget_defaults_shrink_to_what_a_small_model_can_produce() -> None:
     small = Budget.from_settings(load_settings({"LLM_CONTEXT_TOKENS": "8192"}))
-    assert small.default_output == small.fetch_output == small.max_output == 2048
+    assert small.default_output == small.fetch_output == small.max_output == 3568
     usual = Budget.from_settings(load_settings({}))
     assert (usual.default_output, usual.fetch_output) == (5000, 4096)
     chosen = Budget.from_settings(load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}))
@@ -140,7 +140,8 @@ def test_every_bad_variable_is_named() -> None:
     "env",
     [
         {"DEFAULT_CHUNK_OVERLAP_TOKENS": "2000"},  # exactly a quarter of 8000
-        {"DEFAULT_MAX_OUTPUT_TOKENS": "32000"},  # exactly a quarter of 128000
+        {"DEFAULT_MAX_OUTPUT_TOKENS": "55984"},  # exactly the ceiling at 128000
+        {"LLM_CONTEXT_TOKENS": "16384", "DEFAULT_MAX_OUTPUT_TOKENS": "5000"},  # fits a 16k model
         {"LLM_CONTEXT_TOKENS": "20000"},  # 5000 == 20000 / 4
         {"MCP_SUMMARIZER_PORT": "65535", "MAX_CONCURRENT_LLM_CALLS": "1", "LLM_MAX_ATTEMPTS": "10"},
     ],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fake_llm import FakeLLM, error
 
@@ -45,14 +47,18 @@ async def test_large_output_is_summarized_within_budget(fresh_llm: FakeLLM) -> N
     assert fresh_llm.calls > 0 and "errors" in fresh_llm.requests[0].system
 
 
-async def test_llm_failure_falls_back_to_truncation(fresh_llm: FakeLLM) -> None:
+async def test_llm_failure_follows_the_failure_policy_within_the_budget(fresh_llm: FakeLLM) -> None:
     fresh_llm.responder = lambda record: error(503)
-    text, summarized = await summarize_if_needed(
-        "line of log output\n" * 3000, 200, engine=_engine(fresh_llm)
-    )
-    assert summarized and tokens.count(text) <= 200
-    assert text.startswith("line of log output\n")
-    assert text.endswith("[truncated: summarization failed; 15000 tokens cut to 200]")
+    log = "".join(f"line {i}: worker {i % 7} {'failed' if i % 50 == 0 else 'ok'}\n" for i in range(3000))
+    text, summarized = await summarize_if_needed(log, 200, engine=_engine(fresh_llm))
+    assert summarized and 0 < tokens.count(text) <= 200
+    notice, body = text.split("\n\n", 1)
+    assert notice.startswith("[summarized offline: the LLM failed: HTTP 503"), "the default: extractive"
+    picked = re.findall(r"line \d+: worker \d (?:ok|failed)", body)
+    assert picked and all(f"{item}\n" in log for item in picked), "the log's own lines"
+    text, _ = await summarize_if_needed(log, 200, engine=_engine(fresh_llm), on_llm_failure="truncate")
+    notice, body = text.split("\n\n", 1)
+    assert notice.startswith("[truncated to 200 of") and log.startswith(body) and tokens.count(text) <= 200
 
 
 async def test_rejects_a_non_positive_budget() -> None:

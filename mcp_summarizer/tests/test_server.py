@@ -86,12 +86,9 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     assert "unchanged" in summarize.description
     properties = summarize.input_schema["properties"]
     assert properties["strategy"]["enum"] == ["semantic", "token"]
-    # The ceiling is published: a quarter of LLM_CONTEXT_TOKENS=12000 on this server.
-    assert (properties["max_output_tokens"]["minimum"], properties["max_output_tokens"]["maximum"]) == (
-        0,
-        3000,
-    )
-    assert "3000" in properties["max_output_tokens"]["description"]
+    # The ceiling is published: half of what LLM_CONTEXT_TOKENS=12000 leaves after the prompts.
+    budget = properties["max_output_tokens"]
+    assert (budget["minimum"], budget["maximum"]) == (0, 5234) and "5234" in budget["description"]
     extraction = tools["summarize_for_extraction"]
     assert set(extraction.input_schema["required"]) == {"content", "schema_hint"}
     assert summarize.output_schema is None, "str results are sent once, not also as structuredContent"
@@ -99,7 +96,7 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     assert set(fetch_url.input_schema["properties"]) == {"url", "context", "raw", "start_index", "max_length"}
     assert fetch_url.input_schema["required"] == ["url"]
     assert fetch_url.output_schema is None
-    assert fetch_url.input_schema["properties"]["max_length"]["maximum"] == 3000
+    assert fetch_url.input_schema["properties"]["max_length"]["maximum"] == 5234
     for tool in tools.values():
         # Written for a model: every argument explained, no operator jargon, no indentation.
         for name, schema in tool.input_schema["properties"].items():
@@ -130,7 +127,10 @@ async def test_small_content_comes_back_unchanged_without_llm(
     ("arguments", "message"),
     [
         ({"max_output_tokens": -1}, "max_output_tokens must be 0 (the default) or positive, got -1"),
-        ({"max_output_tokens": 999_999}, "over the limit of 3000 (a quarter of LLM_CONTEXT_TOKENS=12000)"),
+        (
+            {"max_output_tokens": 999_999},
+            "over the limit of 5234 (half of what LLM_CONTEXT_TOKENS=12000 leaves after the prompts)",
+        ),
     ],
 )
 async def test_bad_budget_gets_a_clear_error(server: RunningServer, arguments: dict, message: str) -> None:
@@ -267,7 +267,7 @@ async def test_transient_errors_are_retried_honouring_retry_after(
     assert event["degraded"] is False and event["llm_calls"] == len(seen) - 2
 
 
-async def test_persistent_failure_returns_the_original_and_says_so(
+async def test_persistent_failure_answers_offline_within_budget_and_says_so(
     server: RunningServer, fresh_llm: FakeLLM
 ) -> None:
     fresh_llm.responder = lambda record: error(500, message="upstream exploded")
@@ -275,7 +275,14 @@ async def test_persistent_failure_returns_the_original_and_says_so(
     async with Client(server.url) as client:
         result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 200})
     assert not result.is_error
-    assert text_of(result) == content, "ON_LLM_FAILURE=original: the content, not an error"
+    text = text_of(result)
+    assert 0 < tokens.count(text) <= 200, "ON_LLM_FAILURE=extractive (the default) keeps the budget"
+    assert text.startswith(
+        "[summarized offline: the LLM failed: HTTP 500: upstream exploded after 3 attempts]\n\n"
+    )
+    facts = result.meta["io.github.mythline/summary"]  # type: ignore[index]
+    assert facts["degraded"] is True and facts["backend"] == "extractive" and facts["model"] is None
+    assert facts["cause"] == "HTTP 500: upstream exploded" and facts["output_tokens"] == tokens.count(text)
     warning = server.wait_for_event("summarization_degraded")[-1]
     assert warning["level"] == "warning" and "upstream exploded" in warning["cause"]
     assert server.wait_for_event("summarization_complete")[-1]["degraded"] is True
@@ -377,10 +384,10 @@ async def test_without_any_llm_the_service_starts_on_the_embedded_backend() -> N
         stop_server(srv)
 
 
-async def test_on_llm_failure_extractive_and_truncate(fresh_llm: FakeLLM) -> None:
+async def test_on_llm_failure_original_and_truncate(fresh_llm: FakeLLM) -> None:
     fresh_llm.responder = lambda record: error(503)
     content = document(sections=4)
-    for policy in ("extractive", "truncate"):
+    for policy in ("original", "truncate"):
         srv = start_server(
             {
                 "OPENROUTER_BASE_URL": fresh_llm.base_url,
@@ -391,12 +398,16 @@ async def test_on_llm_failure_extractive_and_truncate(fresh_llm: FakeLLM) -> Non
         try:
             async with Client(srv.url) as client:
                 result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 120})
-            text = text_of(result)
-            assert not result.is_error and 0 < tokens.count(text) <= 120
+            notice, body = text_of(result).split("\n\n", 1)
+            assert not result.is_error and "the LLM failed: HTTP 503" in notice
             if policy == "truncate":
-                assert content.startswith(text.split("\n\n[truncated")[0]) and "[truncated:" in text
+                assert notice.startswith("[truncated to 120 of") and content.startswith(body)
+                assert 0 < tokens.count(text_of(result)) <= 120
             else:
-                assert "[truncated:" not in text and text != content[: len(text)]
+                assert notice.startswith("[not summarized:") and body == content, (
+                    "the caller asked for it whole"
+                )
+            assert result.meta["io.github.mythline/summary"]["degraded"] is True  # type: ignore[index]
             warning = srv.wait_for_event("summarization_degraded")[-1]
             assert warning["on_llm_failure"] == policy
         finally:

@@ -7,10 +7,13 @@ answer is at most the caller's budget as counted by cl100k.
 
 How the context (``LLM_CONTEXT_TOKENS``) is shared out, and why:
 
-* ``OUTPUT_SHARE`` (1/4): the largest answer one call may be asked for, so at least three
-  quarters stay for its input: a merge reads at least twice what it writes.
 * ``INSTRUCTIONS_SHARE`` (1/8): a system prompt built from a caller's focus or schema hint;
   past that the instructions crowd out the text they are about.
+* ``OUTPUT_SHARE`` (1/2 of what is left after framing and the largest prompt): the largest
+  answer a request may ask for.  The last merge call of the tree writes it; it can, as long
+  as what it reads is at least as large, so the other half stays for its input.  (The
+  LangGraph map-reduce recipe makes the same bet; a quarter of the whole context was too
+  strict: 5,000 tokens at a 16k context were refused though they fit.)
 * ``FETCH_CONTEXT_SHARE`` (1/16): `fetch_url`'s ``context``, checked before the download.
   It goes into the map and the reduce prompts beside their own wording, so it gets half
   of what a prompt may take.
@@ -42,8 +45,8 @@ __all__ = [
     "reduce_output_tokens",
 ]
 
-OUTPUT_SHARE = 4
 INSTRUCTIONS_SHARE = 8
+OUTPUT_SHARE = 2
 FETCH_CONTEXT_SHARE = 16
 REDUCE_OUTPUT_SHARE = 3
 
@@ -62,8 +65,9 @@ _MIN_ANSWER = 16
 
 
 def max_output_tokens(context_tokens: int) -> int:
-    """Largest summary one LLM call may be asked for, leaving room for its input."""
-    return context_tokens // OUTPUT_SHARE
+    """Largest summary a request may ask for: half of the context that framing and the
+    largest allowed prompt leave, so its final merge reads as much as it writes."""
+    return (context_tokens - MESSAGE_OVERHEAD - context_tokens // INSTRUCTIONS_SHARE) // OUTPUT_SHARE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +101,7 @@ class Budget:
 
     @property
     def max_output(self) -> int:
-        """The ceiling of any answer: a quarter of the context."""
+        """The ceiling of any answer (see OUTPUT_SHARE)."""
         return max_output_tokens(self.context_tokens)
 
     @property
@@ -117,7 +121,7 @@ class Budget:
         if asked > self.max_output:
             raise InputError(
                 f"{name}={asked} is over the limit of {self.max_output} "
-                f"(a quarter of LLM_CONTEXT_TOKENS={self.context_tokens})"
+                f"(half of what LLM_CONTEXT_TOKENS={self.context_tokens} leaves after the prompts)"
             )
         return asked or self.default_output
 

@@ -36,12 +36,13 @@ from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["Engine", "Kind", "Outcome", "Progress", "Request", "Strategy", "describe_failure"]
+__all__ = ["Engine", "Kind", "Outcome", "Progress", "Request", "Strategy", "Writer", "describe_failure"]
 
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
 Kind = Literal["general", "extraction"]
+Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
 Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
@@ -73,8 +74,10 @@ class Outcome:
     bypassed: bool = False
     trimmed: bool = False
     length_stops: int = 0
+    backend: Writer = "none"  # what wrote ``text`` ("none": nothing did, it is the source's)
     degraded: bool = False  # the LLM path failed: ``text`` is what the failure policy gave
     cause: str = ""  # why it degraded, one line
+    notice: str = ""  # the line that says so, at the start of ``text``
     policy: FailurePolicy | None = None  # the failure policy applied, when degraded
 
 
@@ -184,66 +187,89 @@ class Engine:
                     boilerplate_tokens=removed,
                 )
         stripped = replace(request, content=cleaned.text)
+        # Checked on both backends, so a request means the same whichever one answers.
+        map_system, reduce_system = self._systems(request)  # InputError: not a failure to degrade
         if self.backend is None:
-            outcome = await self._extractive(stripped, input_tokens)
+            outcome = await self._extractive(stripped, input_tokens, progress)
             outcome.boilerplate_tokens = removed
             return outcome
-        map_system, reduce_system = self._systems(request)  # InputError: not a failure to degrade
         run = _Run(
             owner=object(),
             progress=progress,
-            outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed),
+            outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed, backend="llm"),
         )
         try:
             return await self._map_reduce(run, stripped, offsets, map_system, reduce_system)
         except Exception as exc:  # a summary that failed must not lose the caller's content
-            return await self._fail(request, stripped, run.outcome, exc)
+            return await self._fail(request, stripped, run.outcome, exc, progress)
 
     # -- the failure policy ---------------------------------------------------------------
 
-    async def _fail(self, request: Request, stripped: Request, spent: Outcome, exc: Exception) -> Outcome:
-        """The answer when the LLM path failed, as the request's (or the service's) policy says."""
+    async def _fail(
+        self, request: Request, stripped: Request, spent: Outcome, exc: Exception, progress: Progress | None
+    ) -> Outcome:
+        """The answer when the LLM path failed, as the request's (or the service's) policy says.
+
+        Whatever the policy, the answer's first line is a short notice saying so and why,
+        counted inside the budget (but for ``original``, which returns the content whole)."""
         policy = request.on_failure or self.settings.on_llm_failure
         cause = describe_failure(exc)
+        attempts = exc.attempts if isinstance(exc, LLMError) else None
         logger.warning(
             "summarization_degraded",
             exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
-            extra={
-                "cause": cause,
-                "attempts": exc.attempts if isinstance(exc, LLMError) else None,
-                "on_llm_failure": policy,
-            },
+            extra={"cause": cause, "attempts": attempts, "on_llm_failure": policy},
         )
+        target = request.max_output_tokens
+        why = _why(cause, attempts)
+        backend: Writer = "none"
         if policy == "extractive":
-            outcome = await self._extractive(stripped, spent.input_tokens)
+            notice = _notice(f"summarized offline: {why}", target)
+            room = target - tokens.count(notice + _NOTICE_GAP)
+            summary = await self._extractive(
+                replace(stripped, max_output_tokens=room), spent.input_tokens, progress
+            )
+            text, backend = _with_notice(notice, summary.text, target), "extractive"
         elif policy == "truncate":
             # The page without its chrome, as the extractive policy reads it: a menu is no answer.
-            text = await asyncio.to_thread(
-                _truncate_with_marker, stripped.content, spent.input_tokens, request.max_output_tokens
-            )
-            outcome = Outcome(text=text, input_tokens=spent.input_tokens, output_tokens=tokens.count(text))
-        else:
-            outcome = Outcome(
-                text=request.content, input_tokens=spent.input_tokens, output_tokens=spent.input_tokens
-            )
-        outcome.num_chunks, outcome.llm_calls = spent.num_chunks, spent.llm_calls
-        outcome.llm_prompt_tokens, outcome.boilerplate_tokens = (
-            spent.llm_prompt_tokens,
-            spent.boilerplate_tokens,
+            notice = _notice(f"truncated to {target} of {spent.input_tokens} tokens: {why}", target)
+            room = target - tokens.count(notice + _NOTICE_GAP)
+            kept = await asyncio.to_thread(tokens.truncate, stripped.content, room)
+            text, backend = _with_notice(notice, kept, target), "none"
+        else:  # original: the caller asked for the content whole, over the budget
+            text, backend = f"[not summarized: {why}]{_NOTICE_GAP}{request.content}", "none"
+        return Outcome(
+            text=text,
+            input_tokens=spent.input_tokens,
+            output_tokens=await asyncio.to_thread(tokens.count, text),
+            num_chunks=spent.num_chunks,
+            llm_calls=spent.llm_calls,  # what was spent before the failure still counts
+            llm_prompt_tokens=spent.llm_prompt_tokens,
+            boilerplate_tokens=spent.boilerplate_tokens,
+            backend=backend,
+            degraded=True,
+            cause=cause,
+            notice=text.split(_NOTICE_GAP, 1)[0],
+            policy=policy,
         )
-        outcome.degraded, outcome.cause, outcome.policy = True, cause, policy
-        return outcome
 
-    async def _extractive(self, request: Request, input_tokens: int) -> Outcome:
-        """The embedded summary: no LLM, deterministic, within the budget (see extractive.py)."""
+    async def _extractive(self, request: Request, input_tokens: int, progress: Progress | None) -> Outcome:
+        """The embedded summary: no LLM, deterministic, within the budget (see extractive.py).
+        It is one step, reported as such: a client waiting for progress hears from it too."""
+        if progress is not None:
+            await progress(0, 1, "extractive summary: selecting sentences")
         text = await asyncio.to_thread(
             extractive.summarize,
             request.content,
-            request.max_output_tokens,
+            max(request.max_output_tokens, 0),
             focus=request.focus,
             kind=request.kind,
         )
-        return Outcome(text=text, input_tokens=input_tokens, output_tokens=tokens.count(text))
+        if progress is not None:
+            await progress(1, 1, "extractive summary: done")
+        return Outcome(
+            text=text, input_tokens=input_tokens, output_tokens=tokens.count(text), backend="extractive"
+        )
 
     # -- phases ---------------------------------------------------------------------------
 
@@ -374,9 +400,27 @@ class Engine:
         return map_system, reduce_system
 
 
-def _truncate_with_marker(content: str, input_tokens: int, max_tokens: int) -> str:
-    """The content cut to the budget at a sentence or line end, with a marker saying so,
-    the marker counted inside the budget."""
-    marker = f"\n\n[truncated: summarization failed; {input_tokens} tokens cut to {max_tokens}]"
-    kept = tokens.truncate(content, max(max_tokens - tokens.count(marker), 0))
-    return tokens.truncate(kept + marker, max_tokens)
+_NOTICE_GAP = "\n\n"
+_CAUSE_CHARS = 200  # a notice is one short line, whatever the upstream said
+
+
+def _why(cause: str, attempts: int | None) -> str:
+    cause = " ".join(cause.split())
+    if len(cause) > _CAUSE_CHARS:
+        cause = cause[: _CAUSE_CHARS - 1] + "…"
+    return f"the LLM failed: {cause}" + (f" after {attempts} attempts" if attempts and attempts > 1 else "")
+
+
+def _notice(words: str, budget: int) -> str:
+    """``[words]`` on one line, at most half the budget so the answer keeps room for text."""
+    notice, limit = f"[{words}]", max(budget // 2, 1)
+    if tokens.count(notice) <= limit:
+        return notice
+    short = tokens.truncate(notice[:-1], limit - 2)
+    return f"{short}…]" if short else tokens.truncate("[degraded]", limit)
+
+
+def _with_notice(notice: str, body: str, budget: int) -> str:
+    """The notice line, then the body; held to the budget (the body gives way)."""
+    text = f"{notice}{_NOTICE_GAP}{body}" if body else notice
+    return tokens.truncate(text, budget)

@@ -130,6 +130,8 @@ _PARAGRAPH_END = re.compile(
 )
 _TABLE_SEP = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 _NEWLINE_INDENT = re.compile(r"\n[ \t]*")
+# What would read as markdown structure at the start of a printed line (anchored, bounded).
+_BLOCK_SYNTAX = re.compile(r"#{1,6}(?:[ \t]|$)|>|[-+*][ \t]|\d{1,9}[.)][ \t]|`{3}|~{3}|\||=+[ \t]*$")
 
 # --- sentences ------------------------------------------------------------------------------------
 
@@ -481,6 +483,8 @@ def _sentences(body: str) -> list[str]:
             nxt += 1
         if nxt >= size:
             break
+        if _BLOCK_SYNTAX.match(body, nxt):
+            continue  # a sentence starting "# ..." would print as a header: keep it attached
         mark = m.group()
         if mark[0] not in "。！？":
             if body[nxt].islower():
@@ -519,12 +523,16 @@ def _add_sentence(out: list[str], raw: str) -> None:
     piece: list[str] = []
     length = 0
     for line in raw.split("\n"):
-        if line.strip():
-            piece.append(line.strip())
-            length += len(line)
-        if length >= LONG_SENTENCE_CHARS // 3:
+        text = line.strip()
+        if not text:
+            continue
+        # Cut before a line once the piece is long, unless that line would then start with
+        # block syntax ("# ...", "> ...", "- ..."): printed first, it would read as structure.
+        if length >= LONG_SENTENCE_CHARS // 3 and not _BLOCK_SYNTAX.match(text):
             out.append(" ".join(piece))
             piece, length = [], 0
+        piece.append(text)
+        length += len(line)
     if piece:
         out.append(" ".join(piece))
 

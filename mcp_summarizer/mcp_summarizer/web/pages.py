@@ -218,7 +218,10 @@ async def _summary(engine: Engine, page: Page, context: str, progress: Progress 
         return Answer(
             text=render_answer(page, status, text), page=page, status=status, degraded=True, outcome=outcome
         )
+    body = outcome.text
     if outcome.degraded:
+        # The Status line is this answer's notice: the engine's own notice line goes.
+        body = body.removeprefix(outcome.notice).lstrip("\n")
         how = f"embedded extractive summary: the LLM failed: {outcome.cause}"
     else:
         if engine.backend is None:
@@ -226,9 +229,9 @@ async def _summary(engine: Engine, page: Page, context: str, progress: Progress 
         else:
             how = "site chrome removed" if outcome.llm_calls == 0 else engine.model
         how += f"; FETCH_MAX_TOKENS {budget}"
-    status = f"summarized from {n:,} to {outcome.output_tokens:,} tokens ({how})"
+    status = f"summarized from {n:,} to {tokens.count(body):,} tokens ({how})"
     return Answer(
-        text=render_answer(page, status, outcome.text),
+        text=render_answer(page, status, body),
         page=page,
         status=status,
         summarized=True,

@@ -18,7 +18,7 @@ from mcp_summarizer.config import FailurePolicy, Settings, load_settings
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
-from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
+from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request
 from mcp_summarizer.summarize.llm import Backend, Completion
 
@@ -213,7 +213,7 @@ async def test_every_call_fits_the_context_and_the_summary_the_budget(
     # DEFAULT_CHUNK_SIZE_TOKENS stays at 8000, twice the context: the engine must shrink chunks.
     engine = make_engine()
     target = engine.budget.output_tokens(asked)
-    assert target == (asked or CONTEXT // 4), "the default shrinks to the largest answer a call may give"
+    assert target == (asked or max_output_tokens(CONTEXT)), "the default shrinks to the largest answer"
     content = document(sections=25)
     out = await engine.summarize(Request(content=content, max_output_tokens=target))
     seen = fresh_llm.requests
@@ -226,6 +226,22 @@ async def test_every_call_fits_the_context_and_the_summary_the_budget(
     assert max(prompt_plus_answer(r) for r in seen) > CONTEXT * 3 // 4, "the context is used, not wasted"
     assert 0 < tokens.count(out.text) == out.output_tokens <= target
     assert not out.trimmed and out.length_stops == 0
+
+
+async def test_a_16k_model_writes_a_5000_token_summary_of_a_large_input(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    """The ceiling is what a final merge can write (half the context after the prompts): at a
+    16k context a 5,000-token summary is allowed and made, every call within the context."""
+    engine = make_engine(LLM_CONTEXT_TOKENS="16384", MAX_CONCURRENT_LLM_CALLS="8")
+    target = engine.budget.output_tokens(5000)
+    content = document(sections=400)  # ~340k tokens
+    out = await engine.summarize(Request(content=content, max_output_tokens=target))
+    assert not out.degraded and out.reduce_levels >= 1
+    assert all(prompt_plus_answer(r) + MESSAGE_OVERHEAD <= 16384 for r in fresh_llm.requests)
+    final = fresh_llm.requests[-1]
+    assert final.max_tokens == 5000 and MERGE in final.system
+    assert tokens.count(out.text) == out.output_tokens <= 5000
 
 
 async def test_large_input_in_a_small_context_is_reduced_level_by_level_in_document_order(
@@ -407,17 +423,23 @@ async def test_failure_policy_answers_when_the_llm_fails_for_good(
     assert [r.outcome for r in seen[:4]] == ["ok", "ok", "error:500", "error:500"]
     assert out.degraded and out.policy == policy
     assert out.cause == "HTTP 500: upstream exploded"
+    # Whatever the policy, the first line says so, and why.
+    why = "the LLM failed: HTTP 500: upstream exploded after 2 attempts"
+    notice, body = out.text.split("\n\n", 1)
+    assert out.notice == notice
+    assert out.output_tokens == tokens.count(out.text)
     if policy == "original":
-        assert out.text is content, "the content, whole"
-        assert out.output_tokens == out.input_tokens == tokens.count(content)
+        assert notice == f"[not summarized: {why}]"
+        assert body == content, "the content, whole, under its notice"
     else:
-        assert TARGET // 2 < out.output_tokens == tokens.count(out.text) <= TARGET, "the budget, used"
+        assert TARGET // 2 < out.output_tokens <= TARGET, "the budget, used and kept, notice included"
     if policy == "extractive":
-        assert out.text == extractive.summarize(content, TARGET, focus="wolves", kind="general")
+        assert notice == f"[summarized offline: {why}]" and out.backend == "extractive"
+        room = TARGET - tokens.count(notice + "\n\n")
+        assert body == extractive.summarize(content, room, focus="wolves", kind="general")
     if policy == "truncate":
-        marker = f"\n\n[truncated: summarization failed; {tokens.count(content)} tokens cut to {TARGET}]"
-        assert out.text.endswith(marker)
-        assert content.startswith(out.text.removesuffix(marker))
+        assert notice == f"[truncated to {TARGET} of {tokens.count(content)} tokens: {why}]"
+        assert content.startswith(body) and out.backend == "none"
     # What was spent is kept.
     assert out.num_chunks > 3 and out.llm_calls == 2
     assert out.llm_prompt_tokens == seen[0].prompt_tokens + seen[1].prompt_tokens
@@ -440,7 +462,9 @@ async def test_a_failing_merge_degrades_too_keeping_the_map_calls(
     merges = [r for r in seen if MERGE in r.system]
     assert [r.outcome for r in merges] == ["error:503", "error:503"], "one merge, both attempts"
     assert out.degraded and out.policy == "extractive" and out.cause.startswith("HTTP 503: ")
-    assert out.text == extractive.summarize(content, TARGET)
+    notice, body = out.text.split("\n\n", 1)
+    assert notice.startswith("[summarized offline: the LLM failed: HTTP 503: ")
+    assert body == extractive.summarize(content, TARGET - tokens.count(notice + "\n\n"))
     assert out.llm_calls == out.num_chunks == len(seen) - 2
 
 
@@ -449,9 +473,11 @@ async def test_the_original_policy_returns_the_page_whole_with_its_chrome(
 ) -> None:
     fresh_llm.responder = lambda r: error(500)
     page = CHROME_TOP + document(sections=6) + CHROME_BOTTOM
-    out = await make_engine().summarize(Request(content=page, max_output_tokens=TARGET))
+    out = await make_engine(ON_LLM_FAILURE="original").summarize(
+        Request(content=page, max_output_tokens=TARGET)
+    )
     assert out.degraded and out.policy == "original"
-    assert out.text is page
+    assert out.text == f"{out.notice}\n\n{page}"
     assert out.boilerplate_tokens > 0 and out.llm_calls == 0
 
 
@@ -494,9 +520,10 @@ async def test_a_bug_in_the_llm_path_degrades_with_its_traceback_logged(
     content = document(sections=12)
     caplog.set_level(logging.WARNING, logger=ENGINE_LOGGER)
     out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
-    assert out.degraded and out.policy == "original"
+    assert out.degraded and out.policy == "extractive", "the default policy"
     assert out.cause == "KeyError: 'choices'"
-    assert out.text is content
+    assert out.notice == "[summarized offline: the LLM failed: KeyError: 'choices']"
+    assert out.text.startswith(out.notice) and out.output_tokens <= TARGET
     assert out.llm_calls == 1 and out.llm_prompt_tokens == 7
     [record] = degraded_records(caplog)
     assert record.exc_info is not None and record.exc_info[0] is KeyError, "a bug keeps its traceback"
