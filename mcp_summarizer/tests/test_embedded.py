@@ -123,3 +123,24 @@ async def test_focus_terms_change_what_is_kept(server: RunningServer) -> None:
     assert wolves != spiders
     assert wolves.count("wolves") > wolves.count("spiders")
     assert spiders.count("spiders") > spiders.count("wolves")
+
+
+async def test_the_offline_backend_keeps_the_same_contract(server: RunningServer) -> None:
+    """Progress, the schema-hint limit and the answer's _meta do not depend on the backend."""
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": PAGES, "max_output_tokens": 500}, progress_callback=on_progress
+        )
+        too_long = await client.call_tool(
+            "summarize_for_extraction", {"content": PAGES, "schema_hint": "{name: str} " * 4000}
+        )
+    assert progress and progress[-1][0] == progress[-1][1], "a client waiting on progress hears the end"
+    facts = result.meta["io.github.mythline/summary"]  # type: ignore[index]
+    assert facts["backend"] == "extractive" and facts["degraded"] is False and facts["model"] is None
+    assert facts["output_tokens"] == tokens.count(text_of(result)) <= 500
+    assert too_long.is_error and "schema_hint is too long" in too_long.content[0].text
