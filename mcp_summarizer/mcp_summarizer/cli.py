@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
-import uvicorn
-
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import ConfigError, SummarizerError
 from mcp_summarizer.logs import setup_logging
+from mcp_summarizer.serve import serve
 from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
 from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
 from mcp_summarizer.web.convert import decode_text
@@ -69,14 +68,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.transport == "stdio":
         server.run("stdio")
         return
-    config = uvicorn.Config(
-        build_http_app(server, settings),
-        host=settings.mcp_summarizer_host,
-        port=settings.mcp_summarizer_port,
-        log_config=None,  # keep our JSON handler for uvicorn's logs too
-        timeout_graceful_shutdown=5,
-    )
-    uvicorn.Server(config).run()
+    serve(build_http_app(server, settings), service)
 
 
 def summarize_command(argv: Sequence[str]) -> None:

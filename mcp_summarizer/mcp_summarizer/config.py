@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     fetch_user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
     fetch_cache_seconds: float = Field(300.0, ge=0)
 
+    # On SIGTERM: requests in flight get this long to finish, then end with an error saying so.
+    shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600)
+
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     @model_validator(mode="after")

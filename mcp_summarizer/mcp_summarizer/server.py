@@ -9,11 +9,12 @@ made and is only counted and logged.
 
 # No `from __future__ import annotations`: the tools' annotations hold values of this
 # configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
+import asyncio
 import inspect
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
@@ -54,17 +55,62 @@ _SUMMARIZE_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=Fa
 _FETCH_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True)
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 @dataclass
 class Service:
-    """What the tools share: settings, the engine, the page reader, and counters an operator
-    can read."""
+    """What the tools share: settings, the engine, the page reader, the requests in flight and
+    counters an operator can read."""
 
     settings: Settings
     engine: Engine
     pages: Pages
     counters: Counter[str] = field(default_factory=Counter)
+    inflight: set[asyncio.Task[Any]] = field(default_factory=set)
+    draining: bool = False
+
+    async def run(self, tool: str, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run one request's work as a task of its own, so a shutdown can end it with an
+        answer: the client gets a tool error saying so, not a cut stream.  A client that
+        cancels cancels the work with it (awaiting a task passes cancellation on)."""
+        if self.draining:
+            work.close()
+            raise ToolError("the server is shutting down: send the request again (to another replica)")
+        task = asyncio.create_task(work)
+        self.inflight.add(task)
+        task.add_done_callback(self.inflight.discard)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and not (current and current.cancelling()):
+                self.counters["cancelled_by_shutdown"] += 1
+                logger.warning("request_cancelled_by_shutdown", extra={"tool": tool})
+                raise ToolError(
+                    "the server shut down before this request finished "
+                    f"(it waited SHUTDOWN_GRACE_SECONDS={self.settings.shutdown_grace_seconds}); "
+                    "send it again"
+                ) from None
+            self.counters["cancelled"] += 1
+            logger.info("request_cancelled", extra={"tool": tool})
+            raise
+
+    def drain(self) -> None:
+        """Stop taking requests; those in flight get SHUTDOWN_GRACE_SECONDS to finish, then
+        are cancelled with an answer that says so."""
+        if self.draining:
+            return
+        self.draining = True
+        grace = self.settings.shutdown_grace_seconds
+        logger.info("shutdown_draining", extra={"in_flight": len(self.inflight), "grace_seconds": grace})
+        asyncio.get_running_loop().call_later(grace, self._cancel_inflight)
+
+    def _cancel_inflight(self) -> None:
+        if self.inflight:
+            logger.warning("shutdown_cancelling", extra={"in_flight": len(self.inflight)})
+        for task in list(self.inflight):
+            task.cancel()
 
 
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
@@ -115,8 +161,11 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         summarize_for_extraction; to read a web page, use fetch_url (the page then never has to
         pass through your own output).
         """
-        return await _summarize(
-            service, ctx, "summarize", content, max_output_tokens, "general", focus_areas, strategy
+        return await service.run(
+            "summarize",
+            _summarize(
+                service, ctx, "summarize", content, max_output_tokens, "general", focus_areas, strategy
+            ),
         )
 
     @tool(_SUMMARIZE_ANNOTATIONS)
@@ -138,8 +187,17 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         hierarchies) and drops navigation, boilerplate and unrelated content. Text that already
         fits comes back unchanged.
         """
-        return await _summarize(
-            service, ctx, "summarize_for_extraction", content, max_output_tokens, "extraction", schema_hint
+        return await service.run(
+            "summarize_for_extraction",
+            _summarize(
+                service,
+                ctx,
+                "summarize_for_extraction",
+                content,
+                max_output_tokens,
+                "extraction",
+                schema_hint,
+            ),
         )
 
     @tool(_FETCH_ANNOTATIONS)
@@ -179,7 +237,9 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         your own output. With raw=true, page through the unsummarized text instead; nothing is
         ever cut off.
         """
-        return await _fetch_url(service, ctx, url, context, raw, start_index, max_length)
+        return await service.run(
+            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length)
+        )
 
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]

@@ -1,0 +1,102 @@
+"""SIGTERM drains: requests in flight finish within SHUTDOWN_GRACE_SECONDS or end with an
+answer that says the server shut down; their LLM calls stop with them; the process exits 0.
+
+The real server as a subprocess, the real MCP client over HTTP, the local test LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from conftest import RunningServer, start_server
+from fake_llm import FakeLLM, hang, ok
+from mcp import Client
+
+from mcp_summarizer.summarize import tokens
+
+PAGE = "\n\n".join(
+    f"## Region {s}\n\n"
+    + " ".join(f"Marshal Dughan {s}-{k} guards Goldshire, where {k} wolves roam." for k in range(60))
+    for s in range(12)
+)
+
+
+def start(llm: FakeLLM, grace: float) -> RunningServer:
+    return start_server(
+        {
+            "OPENROUTER_BASE_URL": llm.base_url,
+            "LLM_CONTEXT_TOKENS": "8192",
+            "DEFAULT_CHUNK_SIZE_TOKENS": "1000",
+            "DEFAULT_CHUNK_OVERLAP_TOKENS": "0",
+            "MAX_CONCURRENT_LLM_CALLS": "2",
+            "LLM_TIMEOUT_SECONDS": "60",
+            "SHUTDOWN_GRACE_SECONDS": str(grace),
+        }
+    )
+
+
+async def wait_until(condition, within: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(int(within / 0.02)):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("condition not met in time")
+
+
+async def test_a_request_in_flight_finishes_within_the_grace_period(fresh_llm: FakeLLM) -> None:
+    fresh_llm.latency = 0.3  # each call; the request needs several, well within the grace
+    server = start(fresh_llm, grace=30)
+    async with Client(server.url) as client:
+        await client.list_tools()  # as clients do first (this one would list them on the result)
+        call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
+        await wait_until(lambda: fresh_llm.in_flight > 0)
+        server.proc.send_signal(signal.SIGTERM)
+        result = await call
+    assert not result.is_error, result.content
+    assert 0 < tokens.count(result.content[0].text) <= 300
+    assert await asyncio.to_thread(server.proc.wait, 30) == 0, "a requested shutdown exits 0"
+    complete = server.events("summarization_complete")
+    assert len(complete) == 1 and complete[0]["degraded"] is False, "the request was answered and logged"
+    assert server.events("shutdown_draining")
+
+
+async def test_a_request_past_the_grace_period_gets_an_answer_saying_so(fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda record: hang()
+    server = start(fresh_llm, grace=1)
+    async with Client(server.url) as client:
+        await client.list_tools()  # as clients do first (this one would list them on the result)
+        call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
+        await wait_until(lambda: fresh_llm.in_flight == 2)
+        server.proc.send_signal(signal.SIGTERM)
+        result = await call
+    assert result.is_error
+    assert "shut down before this request finished" in result.content[0].text
+    assert "SHUTDOWN_GRACE_SECONDS=1" in result.content[0].text
+    assert await asyncio.to_thread(server.proc.wait, 30) == 0
+    await fresh_llm.wait_idle_async(within=5)
+    assert fresh_llm.calls == 2, "no LLM call started after the shutdown began"
+    assert server.events("request_cancelled_by_shutdown")
+
+
+async def test_a_new_request_during_the_drain_is_refused(fresh_llm: FakeLLM) -> None:
+    """The listening socket closes at once: a client that connects after SIGTERM is refused,
+    and the server still finishes the request it has."""
+    fresh_llm.latency = 0.5
+    fresh_llm.script(*[ok() for _ in range(3)])
+    server = start(fresh_llm, grace=30)
+    async with Client(server.url) as client:
+        await client.list_tools()  # as clients do first (this one would list them on the result)
+        call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
+        await wait_until(lambda: fresh_llm.in_flight > 0)
+        server.proc.send_signal(signal.SIGTERM)
+        await wait_until(lambda: bool(server.events("shutdown_draining")))
+        late_refused = False
+        try:
+            async with Client(server.url) as late:
+                await late.call_tool("summarize", {"content": "short", "max_output_tokens": 10})
+        except Exception:
+            late_refused = True
+        result = await call
+    assert late_refused, "a connection after SIGTERM is refused"
+    assert not result.is_error
+    assert await asyncio.to_thread(server.proc.wait, 30) == 0
