@@ -57,6 +57,10 @@ class Settings(BaseSettings):
     # Left unset, a default over what the model can give shrinks to it (summarize.budget).
     default_max_output_tokens: int = Field(DEFAULT_OUTPUT_TOKENS, ge=1)
     max_input_tokens: int = Field(2_000_000, ge=1)
+    # Input tokens being summarized at once, all requests together (memory: roughly 20 bytes a
+    # token); a request that does not fit waits up to ADMISSION_WAIT_SECONDS, then gets a busy error.
+    max_inflight_input_tokens: int = Field(8_000_000, ge=1)
+    admission_wait_seconds: float = Field(30.0, ge=0)
     on_llm_failure: FailurePolicy = "extractive"
 
     # fetch_url
@@ -80,6 +84,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 "DEFAULT_CHUNK_OVERLAP_TOKENS must be at most a quarter of DEFAULT_CHUNK_SIZE_TOKENS "
                 f"({self.default_chunk_overlap_tokens} > {self.default_chunk_size_tokens} / 4)"
+            )
+        if self.max_inflight_input_tokens < self.max_input_tokens:
+            raise ValueError(
+                f"MAX_INFLIGHT_INPUT_TOKENS={self.max_inflight_input_tokens} is under "
+                f"MAX_INPUT_TOKENS={self.max_input_tokens}: the largest request could never run"
             )
         if self.summarizer_backend == "openai" and not self.llm_configured:
             raise ValueError(

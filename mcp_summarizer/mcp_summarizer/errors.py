@@ -7,6 +7,7 @@ surface is a bug: it is logged with its traceback.
     SummarizerError
     ├── ConfigError          an invalid setting (names the variable); stops start-up
     ├── InputError           a request that cannot be served as asked (names the limit)
+    ├── BusyError            too much is being summarized at once; try again shortly
     ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
     └── FetchError           a page that cannot be had (status: the HTTP status, if any)
         ├── BlockedAddressError   the SSRF guard refused the address, before connecting
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "BlockedAddressError",
+    "BusyError",
     "ConfigError",
     "FetchError",
     "InputError",
@@ -38,6 +40,11 @@ class ConfigError(SummarizerError, ValueError):
 
 class InputError(SummarizerError, ValueError):
     """The request cannot be served as asked; the message says why and what the limit is."""
+
+
+class BusyError(SummarizerError):
+    """The server is summarizing as much as MAX_INFLIGHT_INPUT_TOKENS allows and this request
+    waited for room in vain; the message says so."""
 
 
 class LLMError(SummarizerError):

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.summarize import extractive, tokens
+from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
 from mcp_summarizer.summarize.budget import Budget, map_output_tokens, plan_groups
 from mcp_summarizer.summarize.chunker import TokenOffsets, chunk
@@ -121,6 +122,7 @@ class Engine:
         self.budget = Budget.from_settings(settings)
         self.backend = backend
         self.limiter = limiter
+        self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
         self._templates = {
             name: load_prompt(__file__, name)
             for name in ("map_general", "map_extraction", "reduce", "focus_instructions", "document")
@@ -151,13 +153,20 @@ class Engine:
         ``offsets``: the caller's encoding of ``request.content`` (fetch_url has one), reused
         when no boilerplate is removed instead of encoding the content again.
 
-        Raises InputError for requests that cannot be served.  When the LLM path fails (the
-        LLM for good, after retries; or a bug of ours) the failure policy answers and the
-        outcome is ``degraded``; cancellation is never caught.
+        Raises InputError for requests that cannot be served, BusyError when the server had no
+        room for it in time (MAX_INFLIGHT_INPUT_TOKENS).  When the LLM path fails (the LLM for
+        good, after retries; or a bug of ours) the failure policy answers and the outcome is
+        ``degraded``; cancellation is never caught.
         """
-        content, target = request.content, request.max_output_tokens
-        if not content.strip():
+        if not request.content.strip():
             return Outcome(text="", input_tokens=0, bypassed=True)
+        async with self.admission.hold(estimate_tokens(request.content)):
+            return await self._summarize(request, progress, offsets)
+
+    async def _summarize(
+        self, request: Request, progress: Progress | None, offsets: TokenOffsets | None
+    ) -> Outcome:
+        content, target = request.content, request.max_output_tokens
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
         # the count, the bypass check and the chunker.
         cleaned = await asyncio.to_thread(strip_boilerplate, content)
