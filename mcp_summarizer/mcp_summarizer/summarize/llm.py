@@ -5,13 +5,21 @@ another retry loop that makes 9 requests.  So the SDK's retries are off (`max_re
 and tenacity is the only layer: transient errors only (429, 408, 409, 5xx, connection
 errors, timeouts), exponential backoff with jitter, and a server's Retry-After honoured
 (never a 400/401/403/404: a context-length error does not get better by waiting).
+
+An error's text reaches the caller (tool answers, fetch_url's Status line) and the logs: it
+carries the status code and the server's reason cut short, on one line, with the API key and
+any URL credentials redacted, since a server may echo what it was sent.
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import re
 import time
+import unicodedata
+import urllib.parse
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -92,14 +100,50 @@ class _Wait:
         return self._backoff(state) if self._backoff else 0.0
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """One line for the logs and for LLMError, whose text reaches the caller: the status code
+    and the server's reason, sanitized (``secrets`` redacted, see `sanitize`)."""
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        message = body.get("message") or (body.get("error") or {}).get("message") or exc.message
-        return f"HTTP {exc.status_code}: {message}"
+        error = body.get("error")
+        message = body.get("message") or (error.get("message") if isinstance(error, dict) else None)
+        reason = sanitize(str(message or exc.message), secrets)
+        if exc.status_code in (401, 403):
+            return f"the LLM endpoint rejected the API key (HTTP {exc.status_code}): {reason}"
+        return f"HTTP {exc.status_code}: {reason}"
     if isinstance(exc, openai.APITimeoutError):
         return "timed out"
-    return f"{type(exc).__name__}: {exc}"
+    return sanitize(f"{type(exc).__name__}: {exc}", secrets)
+
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
+_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic)\s+[a-z0-9._~+/=-]+")
+_REDACTED = "[redacted]"
+REASON_CHARS = 200
+
+
+def sanitize(text: str, secrets: Iterable[str] = ()) -> str:
+    """A server's error text made fit to pass on: every secret in ``secrets`` (the API key,
+    the base URL's password) and any URL's credentials or Authorization value redacted, one
+    line without control characters, at most `REASON_CHARS` characters.
+
+    Why: the text reaches tool answers and logs, and a server may echo what it was sent.
+    """
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, _REDACTED)
+    text = _URL_CREDENTIALS.sub(rf"\1{_REDACTED}@", text)
+    text = _AUTH_HEADER.sub(rf"\1 {_REDACTED}", text)
+    text = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
+    text = " ".join(text.split())
+    if len(text) > REASON_CHARS:
+        text = text[: REASON_CHARS - 1].rstrip() + "…"
+    return text
+
+
+def _secrets(settings: Settings) -> tuple[str, ...]:
+    """The values no error text may repeat: the API key and the base URL's password."""
+    password = urllib.parse.urlsplit(settings.openrouter_base_url).password or ""
+    return (settings.openrouter_api_key.get_secret_value(), password, urllib.parse.unquote(password))
 
 
 class OpenAIBackend:
@@ -108,6 +152,7 @@ class OpenAIBackend:
     def __init__(self, settings: Settings) -> None:
         self.model = settings.llm_model
         self._settings = settings
+        self._secrets = _secrets(settings)
         self._client = AsyncOpenAI(
             # Local servers need no key, but the SDK insists on one.
             api_key=settings.openrouter_api_key.get_secret_value() or "not-needed",
@@ -137,7 +182,7 @@ class OpenAIBackend:
                         temperature=s.llm_temperature,
                     )
         except openai.OpenAIError as exc:
-            raise LLMError(_describe(exc), attempts=attempts) from exc
+            raise LLMError(_describe(exc, self._secrets), attempts=attempts) from exc
         if not response.choices:
             raise LLMError("the LLM returned no choices", attempts=attempts)
         choice = response.choices[0]
@@ -154,14 +199,13 @@ class OpenAIBackend:
             attempts=attempts,
         )
 
-    @staticmethod
-    def _log_retry(state: RetryCallState) -> None:
+    def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         logger.warning(
             "llm_call_retry",
             extra={
                 "attempt": state.attempt_number,
-                "cause": _describe(exc) if exc else "unknown",
+                "cause": _describe(exc, self._secrets) if exc else "unknown",
                 "wait_seconds": round(state.upcoming_sleep, 3),
             },
         )

@@ -428,6 +428,21 @@ async def test_failure_policy_answers_when_the_llm_fails_for_good(
     assert not record.exc_info, "the LLM's failure needs no traceback of ours"
 
 
+async def test_a_rejected_key_degrades_at_once_without_echoing_the_key(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    key = "sk-or-v1-5a4b3c2d1e0f99887766"
+    fresh_llm.responder = lambda r: error(401, message=f"No auth credentials found for {key}")
+    content = document(sections=12)
+    engine = make_engine(OPENROUTER_API_KEY=key, ON_LLM_FAILURE="extractive", MAX_CONCURRENT_LLM_CALLS="1")
+    out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
+    assert out.degraded and out.policy == "extractive"
+    assert out.text == extractive.summarize(content, TARGET)
+    rejected = "the LLM endpoint rejected the API key (HTTP 401)"
+    assert out.cause == f"{rejected}: No auth credentials found for [redacted]"
+    assert fresh_llm.calls == 1, "not retried, and no other call started"
+
+
 async def test_a_failing_merge_degrades_too_keeping_the_map_calls(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
