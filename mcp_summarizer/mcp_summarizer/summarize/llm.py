@@ -1,10 +1,14 @@
-"""The OpenAI-compatible chat backend: one call, one timeout, one retry layer.
+"""The OpenAI-compatible chat backend: one call, one deadline per attempt, one retry layer.
 
 The openai SDK retries twice on its own and skips Retry-After over 120 s; stacked under
 another retry loop that makes 9 requests.  So the SDK's retries are off (`max_retries=0`)
 and tenacity is the only layer: transient errors only (429, 408, 409, 5xx, connection
 errors, timeouts), exponential backoff with jitter, and a server's Retry-After honoured
 (never a 400/401/403/404: a context-length error does not get better by waiting).
+
+LLM_TIMEOUT_SECONDS bounds each attempt's whole time.  The SDK's timeout is per socket read,
+so a server trickling its answer byte by byte would keep a call alive indefinitely; an
+attempt past its deadline is closed and counts as a transient timeout, retried like one.
 
 An error's text reaches the caller (tool answers, fetch_url's Status line) and the logs: it
 carries the status code and the server's reason cut short, on one line, with the API key and
@@ -13,6 +17,7 @@ any URL credentials redacted, since a server may echo what it was sent.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
 import re
@@ -31,7 +36,7 @@ from tenacity.wait import wait_random_exponential
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import LLMError
 
-__all__ = ["Backend", "Completion", "OpenAIBackend"]
+__all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend"]
 
 logger = logging.getLogger(__name__)
 _TRANSIENT_STATUS = {408, 409, 429}
@@ -53,8 +58,13 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
+class AttemptTimeout(Exception):
+    """One attempt outran LLM_TIMEOUT_SECONDS.  The SDK's timeouts are per read: a server that
+    trickles its answer a byte at a time never trips them, so each attempt has a deadline too."""
+
+
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(exc, openai.APIConnectionError | AttemptTimeout):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
@@ -111,7 +121,7 @@ def _describe(exc: BaseException, secrets: Iterable[str] = ()) -> str:
         if exc.status_code in (401, 403):
             return f"the LLM endpoint rejected the API key (HTTP {exc.status_code}): {reason}"
         return f"HTTP {exc.status_code}: {reason}"
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError | AttemptTimeout):
         return "timed out"
     return sanitize(f"{type(exc).__name__}: {exc}", secrets)
 
@@ -175,13 +185,20 @@ class OpenAIBackend:
             async for attempt in retrying:
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
-                    response = await self._client.chat.completions.create(
-                        model=self.model,
-                        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                        max_tokens=max_tokens,
-                        temperature=s.llm_temperature,
-                    )
-        except openai.OpenAIError as exc:
+                    try:
+                        async with asyncio.timeout(s.llm_timeout_seconds):
+                            response = await self._client.chat.completions.create(
+                                model=self.model,
+                                messages=[
+                                    {"role": "system", "content": system},
+                                    {"role": "user", "content": user},
+                                ],
+                                max_tokens=max_tokens,
+                                temperature=s.llm_temperature,
+                            )
+                    except TimeoutError:
+                        raise AttemptTimeout(f"no answer within {s.llm_timeout_seconds} s") from None
+        except (openai.OpenAIError, AttemptTimeout) as exc:
             raise LLMError(_describe(exc, self._secrets), attempts=attempts) from exc
         if not response.choices:
             raise LLMError("the LLM returned no choices", attempts=attempts)

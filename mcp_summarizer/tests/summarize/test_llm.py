@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import openai
 import pytest
-from fake_llm import FakeLLM, error, hang, length, ok
+from fake_llm import FakeLLM, error, hang, length, ok, trickle
 
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.logs import setup_logging
 from mcp_summarizer.summarize.llm import (
+    AttemptTimeout,
     Completion,
     OpenAIBackend,
     is_transient,
@@ -336,6 +337,44 @@ async def test_hang_times_out_and_closes_each_request(llm: FakeLLM) -> None:
     assert [r.outcome for r in llm.requests] == ["cancelled", "cancelled"]  # the client hung up
 
 
+# An upstream that trickles its answer: the SDK's timeout is per read, so only a deadline on
+# the whole attempt ends it.  600 characters at one byte per 20 ms take over 12 s.
+TRICKLE_INTERVAL = 0.02
+TRICKLED = "Goldshire " * 60
+
+
+async def test_a_trickling_answer_is_cut_at_the_deadline_and_retried(
+    llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    llm.script(trickle(TRICKLED, interval=TRICKLE_INTERVAL), ok("fine"))
+    caplog.set_level(logging.WARNING, logger="mcp_summarizer.summarize.llm")
+    started = time.monotonic()
+    result = await complete_with(llm, LLM_TIMEOUT_SECONDS="0.3")
+    elapsed = time.monotonic() - started
+    assert (result.text, result.attempts) == ("fine", 2)
+    await llm.wait_idle_async()
+    assert [r.outcome for r in llm.requests] == ["cancelled", "ok"], "the trickle was hung up on"
+    assert elapsed < len(TRICKLED) * TRICKLE_INTERVAL / 5, "far sooner than the trickle would end"
+    [retry] = [r for r in caplog.records if r.getMessage() == "llm_call_retry"]
+    assert retry.cause == "timed out"  # type: ignore[attr-defined]
+
+
+async def test_trickles_past_every_deadline_fail_as_a_timeout(llm: FakeLLM) -> None:
+    llm.script(*[trickle(TRICKLED, interval=TRICKLE_INTERVAL)] * 2)
+    with pytest.raises(LLMError) as info:
+        await complete_with(llm, LLM_TIMEOUT_SECONDS="0.3", LLM_MAX_ATTEMPTS="2")
+    assert str(info.value) == "timed out" and info.value.attempts == 2
+    assert isinstance(info.value.__cause__, AttemptTimeout)
+    await llm.wait_idle_async()
+    assert [r.outcome for r in llm.requests] == ["cancelled", "cancelled"]
+
+
+async def test_a_trickle_within_the_deadline_is_an_answer(llm: FakeLLM) -> None:
+    llm.script(trickle("Goldshire is a town.", interval=0.001))
+    result = await complete_with(llm, LLM_TIMEOUT_SECONDS="10")
+    assert (result.text, result.attempts) == ("Goldshire is a town.", 1)
+
+
 async def test_connection_refused_is_retried_then_fails() -> None:
     with socket.socket() as s:  # a loopback port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -427,4 +466,5 @@ def test_is_transient_connection_errors() -> None:
     request = httpx.Request("POST", "http://llm.test/v1")
     assert is_transient(openai.APITimeoutError(request))
     assert is_transient(openai.APIConnectionError(request=request))
+    assert is_transient(AttemptTimeout("no answer within 120 s"))
     assert not is_transient(ValueError("not an API error"))
