@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -300,16 +301,23 @@ class Engine:
     async def _call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:
         assert self.backend is not None
         user = render(self._templates["document"], content=content)
-        async with self.limiter.slot(run.owner):
-            # The slot a failed call frees goes to the next queued call before the task group
-            # cancels it: that call must not reach the provider (it could be billed).
-            if run.failed:
-                raise asyncio.CancelledError
-            try:
-                completion = await self.backend.complete(system, user, max_tokens)
-            except Exception:
-                run.failed = True
-                raise
+
+        @asynccontextmanager
+        async def slot() -> AsyncIterator[None]:
+            # Held by each attempt, not across the backend's waits between attempts (a call
+            # sleeping on a Retry-After would keep a slot others could use).
+            async with self.limiter.slot(run.owner):
+                # The slot a failed call frees goes to the next queued attempt before the task
+                # group cancels it: that attempt must not reach the provider (it could be billed).
+                if run.failed:
+                    raise asyncio.CancelledError
+                yield
+
+        try:
+            completion = await self.backend.complete(system, user, max_tokens, slot=slot)
+        except Exception:
+            run.failed = True
+            raise
         out = run.outcome
         out.llm_calls += 1
         out.llm_prompt_tokens += completion.prompt_tokens or 0

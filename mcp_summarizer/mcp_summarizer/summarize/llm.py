@@ -4,7 +4,9 @@ The openai SDK retries twice on its own and skips Retry-After over 120 s; stacke
 another retry loop that makes 9 requests.  So the SDK's retries are off (`max_retries=0`)
 and tenacity is the only layer: transient errors only (429, 408, 409, 5xx, connection
 errors, timeouts), exponential backoff with jitter, and a server's Retry-After honoured
-(never a 400/401/403/404: a context-length error does not get better by waiting).
+(never a 400/401/403/404: a context-length error does not get better by waiting).  The
+caller's concurrency slot is held by each attempt, never across the waits between them: a
+429 storm whose Retry-After kept every slot asleep would queue every other request too.
 
 LLM_TIMEOUT_SECONDS bounds each attempt's whole time.  The SDK's timeout is per socket read,
 so a server trickling its answer byte by byte would keep a call alive indefinitely; an
@@ -24,19 +26,21 @@ import re
 import time
 import unicodedata
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import LLMError
 
-__all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend"]
+__all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot"]
 
 logger = logging.getLogger(__name__)
 _TRANSIENT_STATUS = {408, 409, 429}
@@ -50,10 +54,17 @@ class Completion:
     attempts: int = 1
 
 
+# What each attempt holds while its request is in flight (the engine's limiter slot), and
+# only then: a call sleeping before its next attempt holds nothing.
+Slot = Callable[[], AbstractAsyncContextManager[None]]
+
+
 class Backend(Protocol):
     model: str
 
-    async def complete(self, system: str, user: str, max_tokens: int) -> Completion: ...
+    async def complete(
+        self, system: str, user: str, max_tokens: int, *, slot: Slot = nullcontext
+    ) -> Completion: ...
 
     async def aclose(self) -> None: ...
 
@@ -171,7 +182,12 @@ class OpenAIBackend:
             timeout=settings.llm_timeout_seconds,
         )
 
-    async def complete(self, system: str, user: str, max_tokens: int) -> Completion:
+    async def complete(
+        self, system: str, user: str, max_tokens: int, *, slot: Slot = nullcontext
+    ) -> Completion:
+        """One chat completion, retried as the module says.  Each attempt runs inside
+        ``slot()`` (waiting for it is not part of the attempt's deadline); the waits between
+        attempts are outside it, so a call sleeping on a Retry-After holds no slot."""
         s = self._settings
         retrying = AsyncRetrying(
             stop=stop_after_attempt(s.llm_max_attempts),
@@ -185,19 +201,8 @@ class OpenAIBackend:
             async for attempt in retrying:
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
-                    try:
-                        async with asyncio.timeout(s.llm_timeout_seconds):
-                            response = await self._client.chat.completions.create(
-                                model=self.model,
-                                messages=[
-                                    {"role": "system", "content": system},
-                                    {"role": "user", "content": user},
-                                ],
-                                max_tokens=max_tokens,
-                                temperature=s.llm_temperature,
-                            )
-                    except TimeoutError:
-                        raise AttemptTimeout(f"no answer within {s.llm_timeout_seconds} s") from None
+                    async with slot():
+                        response = await self._attempt(system, user, max_tokens)
         except (openai.OpenAIError, AttemptTimeout) as exc:
             raise LLMError(_describe(exc, self._secrets), attempts=attempts) from exc
         if not response.choices:
@@ -215,6 +220,19 @@ class OpenAIBackend:
             prompt_tokens=usage.prompt_tokens if usage else None,
             attempts=attempts,
         )
+
+    async def _attempt(self, system: str, user: str, max_tokens: int) -> ChatCompletion:
+        s = self._settings
+        try:
+            async with asyncio.timeout(s.llm_timeout_seconds):
+                return await self._client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                    max_tokens=max_tokens,
+                    temperature=s.llm_temperature,
+                )
+        except TimeoutError:
+            raise AttemptTimeout(f"no answer within {s.llm_timeout_seconds} s") from None
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
