@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -324,7 +325,13 @@ class Engine:
         text = completion.text.strip()
         if completion.finish_reason == "length":
             out.length_stops += 1
-            logger.info("llm_output_hit_max_tokens", extra={"phase": phase, "max_tokens": max_tokens})
+            cut = _end_cleanly(text)
+            logger.info(
+                "llm_output_hit_max_tokens",
+                extra={"phase": phase, "max_tokens": max_tokens, "dropped_chars": len(text) - len(cut)},
+            )
+            out.trimmed = out.trimmed or cut != text
+            text = cut
         text = self._fit(run, text, max_tokens)
         run.done += 1
         if run.progress is not None:
@@ -380,6 +387,28 @@ class Engine:
                     f"over an eighth of LLM_CONTEXT_TOKENS={self.budget.context_tokens}"
                 )
         return map_system, reduce_system
+
+
+# A sentence's end (with any closing quote, bracket or emphasis after it), and a break to cut
+# at: a line end or a sentence end followed by white space.
+_CLOSERS = "\"'\u201d\u2019\u00bb)]*_"
+_ENDS_A_SENTENCE = re.compile(rf"[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*\Z")
+_BREAK = re.compile(rf"\n|[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*(?=\s)")
+_CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split by the cut
+
+
+def _end_cleanly(text: str) -> str:
+    """An answer cut at max_tokens, made fit to read or merge: without the broken character
+    the cut may leave, and ending at a sentence or line end when one is in its last third (as
+    `tokens.truncate` cuts), else at a word end: a half word or sentence is no summary."""
+    text = _CUT_TAIL.sub("", text)
+    if _ENDS_A_SENTENCE.search(text):
+        return text
+    floor = len(text) * 2 // 3
+    cut = max((m.end() for m in _BREAK.finditer(text, floor)), default=0)
+    if not cut:
+        cut = max(text.rfind(" ", floor), text.rfind("\n", floor), 0)
+    return text[:cut].rstrip() if cut else text
 
 
 def _truncate_with_marker(content: str, input_tokens: int, max_tokens: int) -> str:

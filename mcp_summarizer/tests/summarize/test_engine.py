@@ -320,6 +320,54 @@ async def test_a_model_that_ignores_max_tokens_is_held_to_the_budget(
         assert all(tokens.count(a) <= map_budget for a in answers)
 
 
+CUT = "Goldshire is a small town in Elwynn Forest. Its inn is old. The marshal is Dugh\ufffd"
+CUT_CLEAN = "Goldshire is a small town in Elwynn Forest. Its inn is old."
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        (CUT, CUT_CLEAN),  # a split character, then a half sentence
+        ("Goldshire is a small town in Elwynn Forest and its inn is old.\ufffd\ufffd", None),
+        (
+            "- Goldshire: a town\n- Northshire: an abbey\n- Stormwind: the ca",
+            "- Goldshire: a town\n- Northshire: an abbey",
+        ),
+        (
+            "Marshal Dughan guards Goldshire and the roads to Stormwind and Westf",
+            "Marshal Dughan guards Goldshire and the roads to Stormwind and",
+        ),
+        ("Marshal Dughan guards Goldshire. He said: \u201cWolves.\u201d", None),
+    ],
+    ids=["split-character", "only-a-split-character", "line", "word", "complete"],
+)
+async def test_an_answer_cut_at_max_tokens_ends_cleanly(
+    fresh_llm: FakeLLM, make_engine: MakeEngine, answer: str, kept: str | None
+) -> None:
+    kept = kept if kept is not None else answer.rstrip("\ufffd")
+    fresh_llm.responder = lambda r: length(answer)
+    content = document(sections=1)
+    out = await make_engine().summarize(Request(content=content, max_output_tokens=tokens.count(content) - 1))
+    assert out.llm_calls == out.length_stops == 1 and not out.degraded
+    assert out.text == kept
+    assert out.trimmed == (kept != answer), "what was dropped is a trim"
+
+
+async def test_a_cut_answer_goes_into_the_merge_without_its_broken_end(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    fresh_llm.responder = lambda r: ok() if MERGE in r.system else length(CUT)
+    out = await make_engine().summarize(Request(content=document(sections=30), max_output_tokens=60))
+    merges = [r for r in fresh_llm.requests if MERGE in r.system]
+    assert merges and not out.degraded
+    assert out.length_stops == out.num_chunks > 2
+    for merge in merges:
+        assert "\ufffd" not in merge.user
+        assert set(body(merge).split(SEPARATOR)) == {CUT_CLEAN}, (
+            "each chunk's answer, cut at its last sentence"
+        )
+
+
 # -- concurrency and progress ----------------------------------------------------------------
 
 
