@@ -7,9 +7,10 @@ Token budgets derived from these values live in `summarize.budget`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -24,6 +25,9 @@ DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 # The first word is the product token robots.txt groups are matched against.
 DEFAULT_USER_AGENT = "mcp-summarizer/0.1 (+https://pypi.org/project/mcp-summarizer/)"
 
+
+# A shell-style reference left unexpanded ("${NAME}"); only the reference is ever shown.
+_PLACEHOLDER = re.compile(r"\$\{[^}\s]{0,64}\}?")
 
 # What a request answers when the LLM fails for good (summarize.engine applies it).
 FailurePolicy = Literal["original", "extractive", "truncate"]
@@ -77,6 +81,25 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expanded(cls, values: Any) -> Any:
+        """A harness that passed "${OPENROUTER_API_KEY}" with the variable unset sent the
+        placeholder itself: say so at start-up, not as a 401 on the first request.  (A model
+        validator: the error then names the variable without quoting its value, which for
+        the base URL may hold credentials.)"""
+        if not isinstance(values, dict):
+            return values
+        for name in ("openrouter_api_key", "openrouter_base_url"):
+            value = values.get(name)
+            text = value.get_secret_value() if isinstance(value, SecretStr) else value
+            if isinstance(text, str) and (match := _PLACEHOLDER.search(text)):
+                raise ValueError(
+                    f"{name.upper()} looks like an unexpanded variable {match.group()}: set that "
+                    "variable where the service is started, or leave this one unset"
+                )
+        return values
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

@@ -22,6 +22,8 @@ def setup_logging(level: str = "INFO", stream: IO[str] | None = None) -> None:
         SERVICE_ID,
         level,
         stream or sys.stdout,
-        libraries=("uvicorn", "mcp", "httpx", "httpcore", "openai"),
-        quiet=("httpx", "httpcore"),  # per-request HTTP chatter from the LLM client
+        libraries=("uvicorn", "mcp", "httpx", "httpcore", "httpx2", "httpcore2", "openai"),
+        # Per-request HTTP chatter from the LLM client (the openai SDK uses httpx2); httpx2's
+        # INFO line quotes the request URL, credentials in OPENROUTER_BASE_URL included.
+        quiet=("httpx", "httpcore", "httpx2", "httpcore2"),
     )

@@ -15,8 +15,8 @@ records everything it saw so tests can assert on it.
 The server runs uvicorn in a background thread with its own event loop, so it does not care
 which loop (if any) the test runs on, and a test that blocks its own loop cannot stall it.
 
-Replies are built with the module-level constructors `ok`, `length`, `error` and `hang`.
-Their `delay` defaults to None, meaning "use `llm.latency`" (0.0 unless set); pass
+Replies are built with the module-level constructors `ok`, `length`, `error`, `hang` and
+`trickle`. Their `delay` defaults to None, meaning "use `llm.latency`" (0.0 unless set); pass
 `delay=0.0` explicitly to answer at once whatever the latency.
 """
 
@@ -29,7 +29,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -39,6 +39,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from mcp_summarizer.summarize import tokens
 
@@ -51,6 +52,7 @@ __all__ = [
     "hang",
     "length",
     "ok",
+    "trickle",
 ]
 
 # Defaults for error bodies, shaped like the real API's so the SDK parses `.type`/`.code`.
@@ -66,7 +68,7 @@ _ERROR_DEFAULTS: dict[int, tuple[str, str, str | None]] = {
 
 @dataclass(frozen=True)
 class Reply:
-    """How the server answers one request. Build it with `ok`, `length`, `error` or `hang`."""
+    """How the server answers one request. Build it with `ok`, `length`, `error`, `hang` or `trickle`."""
 
     kind: Literal["ok", "error", "hang"]
     content: str | None = None  # None: the deterministic `default_summary`
@@ -77,6 +79,7 @@ class Reply:
     code: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float | None = None  # None: the server's `latency`
+    interval: float | None = None  # trickle: seconds between the body's bytes
 
 
 def ok(content: str | None = None, *, delay: float | None = None, finish_reason: str = "stop") -> Reply:
@@ -119,6 +122,20 @@ def error(
         headers=dict(headers or {}),
         delay=delay,
     )
+
+
+def trickle(
+    content: str | None = None,
+    *,
+    interval: float,
+    finish_reason: str = "stop",
+    delay: float | None = None,
+) -> Reply:
+    """A completion whose status and headers come at once and whose JSON body then comes one
+    byte every `interval` seconds: an upstream that is slow without ever being silent for long,
+    so a client's per-read timeout never fires. Outcome "ok" once the last byte is sent,
+    "cancelled" if the client hangs up first."""
+    return Reply("ok", content=content, finish_reason=finish_reason, delay=delay, interval=interval)
 
 
 def hang() -> Reply:
@@ -380,15 +397,22 @@ class FakeLLM:
             self._calls += 1
             self._in_flight += 1
             self._peak = max(self._peak, self._in_flight)
+        streaming = False
         try:
-            return await self._answer(request, record)
+            response = await self._answer(request, record)
+            streaming = isinstance(response, _Trickle)  # it finishes the record itself
+            return response
         finally:
-            # Outcome first, then in_flight: a test that waited for idle sees the final outcome.
-            record.finished = time.monotonic()
-            if record.outcome == "pending":  # cancelled by uvicorn's forced shutdown
-                record.outcome = "hung"
-            with self._lock:
-                self._in_flight -= 1
+            if not streaming:
+                self._finish(record)
+
+    def _finish(self, record: Recorded) -> None:
+        # Outcome first, then in_flight: a test that waited for idle sees the final outcome.
+        record.finished = time.monotonic()
+        if record.outcome == "pending":  # cancelled by uvicorn's forced shutdown
+            record.outcome = "hung"
+        with self._lock:
+            self._in_flight -= 1
 
     async def _answer(self, request: Request, record: Recorded) -> Response:
         try:
@@ -427,27 +451,37 @@ class FakeLLM:
         if content is None:
             content = await asyncio.to_thread(default_summary, record.user, record.max_tokens)
         completion_tokens = tokens.count(content)
+        payload = {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": record.prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": record.prompt_tokens + completion_tokens,
+            },
+        }
+        if reply.interval is not None:
+            return _Trickle(
+                json.dumps(payload).encode(),
+                reply.interval,
+                wait=lambda seconds: self._wait(request, seconds),
+                done=lambda outcome: self._trickled(record, outcome),
+            )
         record.outcome = "ok"
-        return JSONResponse(
-            {
-                "id": f"chatcmpl-fake-{next(self._ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": reply.finish_reason,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": record.prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": record.prompt_tokens + completion_tokens,
-                },
-            }
-        )
+        return JSONResponse(payload)
+
+    def _trickled(self, record: Recorded, outcome: str) -> None:
+        record.outcome = outcome
+        self._finish(record)
 
     def _next_reply(self, record: Recorded) -> Reply:
         with self._lock:
@@ -494,3 +528,43 @@ class FakeLLM:
             "error": {"message": reply.message, "type": reply.error_type, "param": None, "code": reply.code}
         }
         return JSONResponse(body, status_code=reply.status, headers=dict(reply.headers))
+
+
+class _Trickle(Response):
+    """`trickle`'s response: status and headers at once (with the body's length), then the
+    body one byte per `interval`; `done` gets "ok", "cancelled" (the client hung up) or "hung"
+    (the server stopped first), exactly once."""
+
+    def __init__(
+        self,
+        payload: bytes,
+        interval: float,
+        *,
+        wait: Callable[[float], Awaitable[str]],
+        done: Callable[[str], None],
+    ) -> None:
+        super().__init__(media_type="application/json")
+        self._payload, self._interval, self._wait, self._done = payload, interval, wait, done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        outcome = "hung"
+        try:
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", b"%d" % len(self._payload)),
+            ]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            for i in range(len(self._payload)):
+                woke = await self._wait(self._interval)
+                if woke != "done":
+                    outcome = "cancelled" if woke == "disconnected" else "hung"
+                    return
+                await send(
+                    {"type": "http.response.body", "body": self._payload[i : i + 1], "more_body": True}
+                )
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            outcome = "ok"
+        except OSError:  # the client went away between two bytes
+            outcome = "cancelled"
+        finally:
+            self._done(outcome)

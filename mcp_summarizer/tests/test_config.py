@@ -221,6 +221,38 @@ def test_api_key_is_a_secret_not_shown_in_repr() -> None:
     assert "sk-or-very-secret" not in repr(s.model_dump())
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        ("OPENROUTER_API_KEY", "${OPENROUTER_API_KEY}", "${OPENROUTER_API_KEY}"),
+        ("OPENROUTER_API_KEY", "Bearer ${OPENROUTER_API_KEY", "${OPENROUTER_API_KEY"),
+        ("OPENROUTER_BASE_URL", "${OPENROUTER_BASE_URL}", "${OPENROUTER_BASE_URL}"),
+        ("OPENROUTER_BASE_URL", "http://${LLM_HOST}:8000/v1", "${LLM_HOST}"),
+        ("OPENROUTER_BASE_URL", "https://proxy-user:pw-4f9a71@${LLM_HOST}/v1", "${LLM_HOST}"),
+    ],
+)
+@pytest.mark.parametrize("source", ["mapping", "process"])
+def test_an_unexpanded_variable_is_refused_at_start_up_naming_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, shown: str, source: str
+) -> None:
+    # A harness passed "${OPENROUTER_API_KEY}" with the variable unset: the literal placeholder
+    # would otherwise be sent as the key (a 401 on every request) or fail as a bad URL.
+    with pytest.raises(ConfigError) as info:
+        if source == "mapping":
+            load_settings({name: value})
+        else:
+            monkeypatch.setenv(name, value)
+            load_settings()
+    message = str(info.value)
+    assert f"{name} looks like an unexpanded variable {shown}" in message
+    assert "pw-4f9a71" not in message, "credentials in the URL are not quoted back"
+
+
+def test_a_dollar_sign_alone_is_not_a_placeholder() -> None:
+    s = load_settings({"OPENROUTER_API_KEY": "sk-or-a$b", "OPENROUTER_BASE_URL": "http://h/v1?x=$y"})
+    assert s.openrouter_api_key.get_secret_value() == "sk-or-a$b"
+
+
 # -- the process environment -----------------------------------------------------------------
 
 

@@ -4,6 +4,7 @@ or tests built on it prove nothing; these tests pin that down."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import openai
 import pytest
-from fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok
+from fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok, trickle
 
 from mcp_summarizer.summarize import tokens
 
@@ -144,6 +145,40 @@ async def test_cancelling_the_client_task_marks_cancelled(llm: FakeLLM, client: 
         await task
     await llm.wait_idle_async()
     assert llm.requests[0].outcome == "cancelled"
+
+
+async def test_trickle_sends_the_headers_at_once_then_the_body_a_byte_at_a_time(llm: FakeLLM) -> None:
+    interval = 0.002
+    llm.script(trickle("Goldshire is a town.", interval=interval))
+    body = {"model": "m", "messages": [{"role": "user", "content": TEXT}]}
+    async with httpx.AsyncClient(base_url=llm.base_url) as http:
+        async with http.stream("POST", "/chat/completions", json=body) as response:
+            assert response.status_code == 200
+            [rec] = llm.requests
+            assert rec.outcome == "pending", "the headers came before the body was sent"
+            size = int(response.headers["content-length"])
+            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+    assert len(raw) == size
+    reply = json.loads(raw)
+    assert reply["choices"][0]["message"]["content"] == "Goldshire is a town."
+    await llm.wait_idle_async()
+    assert rec.outcome == "ok"
+    assert rec.finished is not None and rec.finished - rec.started >= size * interval
+
+
+async def test_trickle_through_the_sdk_and_a_client_that_hangs_up(
+    llm: FakeLLM, client: openai.AsyncOpenAI
+) -> None:
+    llm.script(trickle("fine", interval=0.001, finish_reason="length"), trickle(interval=0.05))
+    first = await ask(client)
+    assert (first.choices[0].message.content, first.choices[0].finish_reason) == ("fine", "length")
+    task = asyncio.create_task(ask(client))
+    await llm.wait_until_async(lambda: llm.calls == 2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await llm.wait_idle_async()
+    assert [r.outcome for r in llm.requests] == ["ok", "cancelled"]
 
 
 async def test_rejects_requests_without_model_or_messages(llm: FakeLLM) -> None:

@@ -79,8 +79,8 @@ async def test_a_request_past_the_grace_period_gets_an_answer_saying_so(fresh_ll
 
 
 async def test_a_new_request_during_the_drain_is_refused(fresh_llm: FakeLLM) -> None:
-    """The listening socket closes at once: a client that connects after SIGTERM is refused,
-    and the server still finishes the request it has."""
+    """A client that comes after SIGTERM is refused, and the server still finishes the request
+    it has."""
     fresh_llm.latency = 0.5
     fresh_llm.script(*[ok() for _ in range(3)])
     server = start(fresh_llm, grace=30)
@@ -90,10 +90,13 @@ async def test_a_new_request_during_the_drain_is_refused(fresh_llm: FakeLLM) -> 
         await wait_until(lambda: fresh_llm.in_flight > 0)
         server.proc.send_signal(signal.SIGTERM)
         await wait_until(lambda: bool(server.events("shutdown_draining")))
+        # Refused either way: the connection (once uvicorn has closed its socket, within 0.1 s)
+        # or, on a connection made just before that, the request, with a message saying why.
         late_refused = False
         try:
             async with Client(server.url) as late:
-                await late.call_tool("summarize", {"content": "short", "max_output_tokens": 10})
+                answer = await late.call_tool("summarize", {"content": "short", "max_output_tokens": 10})
+            late_refused = answer.is_error and "shutting down" in answer.content[0].text
         except Exception:
             late_refused = True
         result = await call

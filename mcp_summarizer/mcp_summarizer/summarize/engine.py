@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Hashable, Iterable
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -335,23 +337,36 @@ class Engine:
     async def _call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:
         assert self.backend is not None
         user = render(self._templates["document"], content=content)
-        async with self.limiter.slot(run.owner):
-            # The slot a failed call frees goes to the next queued call before the task group
-            # cancels it: that call must not reach the provider (it could be billed).
-            if run.failed:
-                raise asyncio.CancelledError
-            try:
-                completion = await self.backend.complete(system, user, max_tokens)
-            except Exception:
-                run.failed = True
-                raise
+
+        @asynccontextmanager
+        async def slot() -> AsyncIterator[None]:
+            # Held by each attempt, not across the backend's waits between attempts (a call
+            # sleeping on a Retry-After would keep a slot others could use).
+            async with self.limiter.slot(run.owner):
+                # The slot a failed call frees goes to the next queued attempt before the task
+                # group cancels it: that attempt must not reach the provider (it could be billed).
+                if run.failed:
+                    raise asyncio.CancelledError
+                yield
+
+        try:
+            completion = await self.backend.complete(system, user, max_tokens, slot=slot)
+        except Exception:
+            run.failed = True
+            raise
         out = run.outcome
         out.llm_calls += 1
         out.llm_prompt_tokens += completion.prompt_tokens or 0
         text = completion.text.strip()
         if completion.finish_reason == "length":
             out.length_stops += 1
-            logger.info("llm_output_hit_max_tokens", extra={"phase": phase, "max_tokens": max_tokens})
+            cut = _end_cleanly(text)
+            logger.info(
+                "llm_output_hit_max_tokens",
+                extra={"phase": phase, "max_tokens": max_tokens, "dropped_chars": len(text) - len(cut)},
+            )
+            out.trimmed = out.trimmed or cut != text
+            text = cut
         text = self._fit(run, text, max_tokens)
         run.done += 1
         if run.progress is not None:
@@ -433,3 +448,25 @@ def _with_notice(notice: str, body: str, budget: int) -> str:
     """The notice line, then the body; held to the budget (the body gives way)."""
     text = f"{notice}{_NOTICE_GAP}{body}" if body else notice
     return tokens.truncate(text, budget)
+
+
+# A sentence's end (with any closing quote, bracket or emphasis after it), and a break to cut
+# at: a line end or a sentence end followed by white space.
+_CLOSERS = "\"'\u201d\u2019\u00bb)]*_"
+_ENDS_A_SENTENCE = re.compile(rf"[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*\Z")
+_BREAK = re.compile(rf"\n|[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*(?=\s)")
+_CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split by the cut
+
+
+def _end_cleanly(text: str) -> str:
+    """An answer cut at max_tokens, made fit to read or merge: without the broken character
+    the cut may leave, and ending at a sentence or line end when one is in its last third (as
+    `tokens.truncate` cuts), else at a word end: a half word or sentence is no summary."""
+    text = _CUT_TAIL.sub("", text)
+    if _ENDS_A_SENTENCE.search(text):
+        return text
+    floor = len(text) * 2 // 3
+    cut = max((m.end() for m in _BREAK.finditer(text, floor)), default=0)
+    if not cut:
+        cut = max(text.rfind(" ", floor), text.rfind("\n", floor), 0)
+    return text[:cut].rstrip() if cut else text

@@ -1,29 +1,46 @@
-"""The OpenAI-compatible chat backend: one call, one timeout, one retry layer.
+"""The OpenAI-compatible chat backend: one call, one deadline per attempt, one retry layer.
 
 The openai SDK retries twice on its own and skips Retry-After over 120 s; stacked under
 another retry loop that makes 9 requests.  So the SDK's retries are off (`max_retries=0`)
 and tenacity is the only layer: transient errors only (429, 408, 409, 5xx, connection
 errors, timeouts), exponential backoff with jitter, and a server's Retry-After honoured
-(never a 400/401/403/404: a context-length error does not get better by waiting).
+(never a 400/401/403/404: a context-length error does not get better by waiting).  The
+caller's concurrency slot is held by each attempt, never across the waits between them: a
+429 storm whose Retry-After kept every slot asleep would queue every other request too.
+
+LLM_TIMEOUT_SECONDS bounds each attempt's whole time.  The SDK's timeout is per socket read,
+so a server trickling its answer byte by byte would keep a call alive indefinitely; an
+attempt past its deadline is closed and counts as a transient timeout, retried like one.
+
+An error's text reaches the caller (tool answers, fetch_url's Status line) and the logs: it
+carries the status code and the server's reason cut short, on one line, with the API key and
+any URL credentials redacted, since a server may echo what it was sent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
+import re
 import time
+import unicodedata
+import urllib.parse
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import LLMError
 
-__all__ = ["Backend", "Completion", "OpenAIBackend"]
+__all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot"]
 
 logger = logging.getLogger(__name__)
 _TRANSIENT_STATUS = {408, 409, 429}
@@ -37,16 +54,28 @@ class Completion:
     attempts: int = 1
 
 
+# What each attempt holds while its request is in flight (the engine's limiter slot), and
+# only then: a call sleeping before its next attempt holds nothing.
+Slot = Callable[[], AbstractAsyncContextManager[None]]
+
+
 class Backend(Protocol):
     model: str
 
-    async def complete(self, system: str, user: str, max_tokens: int) -> Completion: ...
+    async def complete(
+        self, system: str, user: str, max_tokens: int, *, slot: Slot = nullcontext
+    ) -> Completion: ...
 
     async def aclose(self) -> None: ...
 
 
+class AttemptTimeout(Exception):
+    """One attempt outran LLM_TIMEOUT_SECONDS.  The SDK's timeouts are per read: a server that
+    trickles its answer a byte at a time never trips them, so each attempt has a deadline too."""
+
+
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(exc, openai.APIConnectionError | AttemptTimeout):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
@@ -92,14 +121,50 @@ class _Wait:
         return self._backoff(state) if self._backoff else 0.0
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, secrets: Iterable[str] = ()) -> str:
+    """One line for the logs and for LLMError, whose text reaches the caller: the status code
+    and the server's reason, sanitized (``secrets`` redacted, see `sanitize`)."""
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        message = body.get("message") or (body.get("error") or {}).get("message") or exc.message
-        return f"HTTP {exc.status_code}: {message}"
-    if isinstance(exc, openai.APITimeoutError):
+        error = body.get("error")
+        message = body.get("message") or (error.get("message") if isinstance(error, dict) else None)
+        reason = sanitize(str(message or exc.message), secrets)
+        if exc.status_code in (401, 403):
+            return f"the LLM endpoint rejected the API key (HTTP {exc.status_code}): {reason}"
+        return f"HTTP {exc.status_code}: {reason}"
+    if isinstance(exc, openai.APITimeoutError | AttemptTimeout):
         return "timed out"
-    return f"{type(exc).__name__}: {exc}"
+    return sanitize(f"{type(exc).__name__}: {exc}", secrets)
+
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]+@")
+_AUTH_HEADER = re.compile(r"(?i)\b(bearer|basic)\s+[a-z0-9._~+/=-]+")
+_REDACTED = "[redacted]"
+REASON_CHARS = 200
+
+
+def sanitize(text: str, secrets: Iterable[str] = ()) -> str:
+    """A server's error text made fit to pass on: every secret in ``secrets`` (the API key,
+    the base URL's password) and any URL's credentials or Authorization value redacted, one
+    line without control characters, at most `REASON_CHARS` characters.
+
+    Why: the text reaches tool answers and logs, and a server may echo what it was sent.
+    """
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, _REDACTED)
+    text = _URL_CREDENTIALS.sub(rf"\1{_REDACTED}@", text)
+    text = _AUTH_HEADER.sub(rf"\1 {_REDACTED}", text)
+    text = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
+    text = " ".join(text.split())
+    if len(text) > REASON_CHARS:
+        text = text[: REASON_CHARS - 1].rstrip() + "…"
+    return text
+
+
+def _secrets(settings: Settings) -> tuple[str, ...]:
+    """The values no error text may repeat: the API key and the base URL's password."""
+    password = urllib.parse.urlsplit(settings.openrouter_base_url).password or ""
+    return (settings.openrouter_api_key.get_secret_value(), password, urllib.parse.unquote(password))
 
 
 class OpenAIBackend:
@@ -108,6 +173,7 @@ class OpenAIBackend:
     def __init__(self, settings: Settings) -> None:
         self.model = settings.llm_model
         self._settings = settings
+        self._secrets = _secrets(settings)
         self._client = AsyncOpenAI(
             # Local servers need no key, but the SDK insists on one.
             api_key=settings.openrouter_api_key.get_secret_value() or "not-needed",
@@ -116,7 +182,12 @@ class OpenAIBackend:
             timeout=settings.llm_timeout_seconds,
         )
 
-    async def complete(self, system: str, user: str, max_tokens: int) -> Completion:
+    async def complete(
+        self, system: str, user: str, max_tokens: int, *, slot: Slot = nullcontext
+    ) -> Completion:
+        """One chat completion, retried as the module says.  Each attempt runs inside
+        ``slot()`` (waiting for it is not part of the attempt's deadline); the waits between
+        attempts are outside it, so a call sleeping on a Retry-After holds no slot."""
         s = self._settings
         retrying = AsyncRetrying(
             stop=stop_after_attempt(s.llm_max_attempts),
@@ -130,14 +201,10 @@ class OpenAIBackend:
             async for attempt in retrying:
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
-                    response = await self._client.chat.completions.create(
-                        model=self.model,
-                        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                        max_tokens=max_tokens,
-                        temperature=s.llm_temperature,
-                    )
-        except openai.OpenAIError as exc:
-            raise LLMError(_describe(exc), attempts=attempts) from exc
+                    async with slot():
+                        response = await self._attempt(system, user, max_tokens)
+        except (openai.OpenAIError, AttemptTimeout) as exc:
+            raise LLMError(_describe(exc, self._secrets), attempts=attempts) from exc
         if not response.choices:
             raise LLMError("the LLM returned no choices", attempts=attempts)
         choice = response.choices[0]
@@ -154,14 +221,26 @@ class OpenAIBackend:
             attempts=attempts,
         )
 
-    @staticmethod
-    def _log_retry(state: RetryCallState) -> None:
+    async def _attempt(self, system: str, user: str, max_tokens: int) -> ChatCompletion:
+        s = self._settings
+        try:
+            async with asyncio.timeout(s.llm_timeout_seconds):
+                return await self._client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                    max_tokens=max_tokens,
+                    temperature=s.llm_temperature,
+                )
+        except TimeoutError:
+            raise AttemptTimeout(f"no answer within {s.llm_timeout_seconds} s") from None
+
+    def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         logger.warning(
             "llm_call_retry",
             extra={
                 "attempt": state.attempt_number,
-                "cause": _describe(exc) if exc else "unknown",
+                "cause": _describe(exc, self._secrets) if exc else "unknown",
                 "wait_seconds": round(state.upcoming_sleep, 3),
             },
         )

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
+from contextlib import nullcontext
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request
-from mcp_summarizer.summarize.llm import Backend, Completion
+from mcp_summarizer.summarize.llm import Backend, Completion, Slot
 
 CONTEXT = 4096  # a small model: every share of its context is reached with small inputs
 LIMIT = 3  # MAX_CONCURRENT_LLM_CALLS
@@ -335,6 +336,54 @@ async def test_a_model_that_ignores_max_tokens_is_held_to_the_budget(
         assert all(tokens.count(a) <= map_budget for a in answers)
 
 
+CUT = "Goldshire is a small town in Elwynn Forest. Its inn is old. The marshal is Dugh\ufffd"
+CUT_CLEAN = "Goldshire is a small town in Elwynn Forest. Its inn is old."
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        (CUT, CUT_CLEAN),  # a split character, then a half sentence
+        ("Goldshire is a small town in Elwynn Forest and its inn is old.\ufffd\ufffd", None),
+        (
+            "- Goldshire: a town\n- Northshire: an abbey\n- Stormwind: the ca",
+            "- Goldshire: a town\n- Northshire: an abbey",
+        ),
+        (
+            "Marshal Dughan guards Goldshire and the roads to Stormwind and Westf",
+            "Marshal Dughan guards Goldshire and the roads to Stormwind and",
+        ),
+        ("Marshal Dughan guards Goldshire. He said: \u201cWolves.\u201d", None),
+    ],
+    ids=["split-character", "only-a-split-character", "line", "word", "complete"],
+)
+async def test_an_answer_cut_at_max_tokens_ends_cleanly(
+    fresh_llm: FakeLLM, make_engine: MakeEngine, answer: str, kept: str | None
+) -> None:
+    kept = kept if kept is not None else answer.rstrip("\ufffd")
+    fresh_llm.responder = lambda r: length(answer)
+    content = document(sections=1)
+    out = await make_engine().summarize(Request(content=content, max_output_tokens=tokens.count(content) - 1))
+    assert out.llm_calls == out.length_stops == 1 and not out.degraded
+    assert out.text == kept
+    assert out.trimmed == (kept != answer), "what was dropped is a trim"
+
+
+async def test_a_cut_answer_goes_into_the_merge_without_its_broken_end(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    fresh_llm.responder = lambda r: ok() if MERGE in r.system else length(CUT)
+    out = await make_engine().summarize(Request(content=document(sections=30), max_output_tokens=60))
+    merges = [r for r in fresh_llm.requests if MERGE in r.system]
+    assert merges and not out.degraded
+    assert out.length_stops == out.num_chunks > 2
+    for merge in merges:
+        assert "\ufffd" not in merge.user
+        assert set(body(merge).split(SEPARATOR)) == {CUT_CLEAN}, (
+            "each chunk's answer, cut at its last sentence"
+        )
+
+
 # -- concurrency and progress ----------------------------------------------------------------
 
 
@@ -351,6 +400,67 @@ async def test_in_flight_calls_never_exceed_the_limit_even_across_requests(
     assert fresh_llm.peak_concurrency <= LIMIT
     assert fresh_llm.peak_concurrency == LIMIT, "the limit is used, not just respected"
     assert engine.limiter.peak == LIMIT and engine.limiter.active == 0
+
+
+def rate_limit_each_first_call(retry_after: float) -> Callable[[Recorded], Any]:
+    """A responder: each distinct call is refused once with a 429 and a Retry-After, then answered."""
+    refused: set[str] = set()
+
+    def respond(r: Recorded) -> Any:
+        if r.user in refused:
+            return ok()
+        refused.add(r.user)
+        return error(429, headers={"Retry-After": str(retry_after)})
+
+    return respond
+
+
+async def test_a_429_storm_does_not_hold_the_slots_while_waiting(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    # Twice as many requests as slots, each told to come back in a second: waiting holds no
+    # slot, so every request is refused before the first comes back (holding them, the second
+    # half would wait for the first half's whole Retry-After and their own after it).
+    fresh_llm.responder = rate_limit_each_first_call(1)
+    engine = make_engine()
+    contents = [f"# Town {i}\n\n" + document(sections=1) for i in range(2 * LIMIT)]
+    outs = await asyncio.gather(
+        *(engine.summarize(Request(content=c, max_output_tokens=tokens.count(c) - 1)) for c in contents)
+    )
+    assert all(not o.degraded and o.llm_calls == 1 for o in outs)
+    seen = fresh_llm.requests
+    refused = [r for r in seen if r.outcome == "error:429"]
+    answered = [r for r in seen if r.outcome == "ok"]
+    assert len(refused) == len(answered) == 2 * LIMIT
+    assert max(r.started for r in refused) < min(r.started for r in answered), (
+        "every request was refused before any came back"
+    )
+    assert fresh_llm.peak_concurrency <= LIMIT and engine.limiter.peak <= LIMIT
+    assert engine.limiter.active == engine.limiter.waiting == 0
+
+
+async def test_a_request_waiting_on_retry_after_lets_another_request_run(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    engine = make_engine(MAX_CONCURRENT_LLM_CALLS="1")
+    waiting = "# Stormwind\n\n" + document(sections=1)
+    fresh_llm.responder = lambda r: (
+        error(429, headers={"Retry-After": "1"}) if "Stormwind" in r.user and fresh_llm.calls == 1 else ok()
+    )
+    first = asyncio.create_task(
+        engine.summarize(Request(content=waiting, max_output_tokens=tokens.count(waiting) - 1))
+    )
+    await fresh_llm.wait_until_async(lambda: fresh_llm.calls == 1 and fresh_llm.in_flight == 0)
+    # The only slot is free while the first request waits: the second one's calls all run.
+    second = await engine.summarize(Request(content=document(sections=12), max_output_tokens=TARGET))
+    assert not second.degraded and second.llm_calls > 2
+    assert not first.done(), "the first request is still waiting for its Retry-After"
+    assert [r.outcome for r in fresh_llm.requests] == ["error:429"] + ["ok"] * second.llm_calls
+    out = await first
+    assert not out.degraded and out.llm_calls == 1
+    retry = fresh_llm.requests[-1]
+    assert "Stormwind" in retry.user and retry.outcome == "ok"
+    assert fresh_llm.peak_concurrency == engine.limiter.peak == 1
 
 
 async def test_progress_arrives_in_order_and_ends_with_every_planned_call_done(
@@ -450,6 +560,21 @@ async def test_failure_policy_answers_when_the_llm_fails_for_good(
     assert not record.exc_info, "the LLM's failure needs no traceback of ours"
 
 
+async def test_a_rejected_key_degrades_at_once_without_echoing_the_key(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    key = "sk-or-v1-5a4b3c2d1e0f99887766"
+    fresh_llm.responder = lambda r: error(401, message=f"No auth credentials found for {key}")
+    content = document(sections=12)
+    engine = make_engine(OPENROUTER_API_KEY=key, ON_LLM_FAILURE="extractive", MAX_CONCURRENT_LLM_CALLS="1")
+    out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
+    assert out.degraded and out.policy == "extractive"
+    rejected = "the LLM endpoint rejected the API key (HTTP 401)"
+    assert out.cause == f"{rejected}: No auth credentials found for [redacted]"
+    assert out.notice == f"[summarized offline: the LLM failed: {out.cause}]" and key not in out.text
+    assert fresh_llm.calls == 1, "not retried, and no other call started"
+
+
 async def test_a_failing_merge_degrades_too_keeping_the_map_calls(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
@@ -502,11 +627,16 @@ class _BrokenBackend:
     def __init__(self) -> None:
         self.calls = 0
 
-    async def complete(self, system: str, user: str, max_tokens: int) -> Completion:
-        self.calls += 1
-        if self.calls == 1:
-            return Completion(text="The first part is about wolves.", finish_reason="stop", prompt_tokens=7)
-        raise KeyError("choices")
+    async def complete(
+        self, system: str, user: str, max_tokens: int, *, slot: Slot = nullcontext
+    ) -> Completion:
+        async with slot():
+            self.calls += 1
+            if self.calls == 1:
+                return Completion(
+                    text="The first part is about wolves.", finish_reason="stop", prompt_tokens=7
+                )
+            raise KeyError("choices")
 
     async def aclose(self) -> None:
         pass
@@ -617,6 +747,25 @@ async def test_no_call_is_sent_after_the_first_failure(fresh_llm: FakeLLM, make_
     )
     await fresh_llm.wait_idle_async()
     assert fresh_llm.calls == LIMIT
+
+
+async def test_a_call_waiting_to_retry_is_not_retried_after_a_sibling_failed(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    arrived: list[Recorded] = []
+
+    def respond(r: Recorded) -> Any:
+        arrived.append(r)
+        if len(arrived) == 1:
+            return error(429, headers={"Retry-After": "0.5"})
+        return error(400, message="Bad request: unsupported parameter") if len(arrived) == 2 else hang()
+
+    fresh_llm.responder = respond
+    out = await make_engine().summarize(Request(content=document(sections=30), max_output_tokens=200))
+    await fresh_llm.wait_idle_async()
+    assert out.degraded and out.cause == "HTTP 400: Bad request: unsupported parameter"
+    assert [r.user for r in fresh_llm.requests].count(arrived[0].user) == 1, "the waiting call gave up"
+    assert fresh_llm.calls <= LIMIT + 1, "the refused call's slot went to one more call at most"
 
 
 async def test_no_call_is_started_after_a_bug_in_the_llm_path(make_engine: MakeEngine) -> None:

@@ -4,6 +4,8 @@ honoured, non-transient errors not retried, timeouts that close the request."""
 from __future__ import annotations
 
 import email.utils
+import io
+import json
 import logging
 import socket
 import time
@@ -13,15 +15,18 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import openai
 import pytest
-from fake_llm import FakeLLM, error, hang, length, ok
+from fake_llm import FakeLLM, error, hang, length, ok, trickle
 
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import LLMError
+from mcp_summarizer.logs import setup_logging
 from mcp_summarizer.summarize.llm import (
+    AttemptTimeout,
     Completion,
     OpenAIBackend,
     is_transient,
     retry_after_seconds,
+    sanitize,
 )
 
 SYSTEM = "You summarize documents. Keep names."
@@ -227,6 +232,98 @@ async def test_client_errors_are_not_retried(llm: FakeLLM, backend: OpenAIBacken
     assert f"HTTP {status}" in str(info.value)
 
 
+KEY = "sk-or-v1-9f8e7d6c5b4a39281706"
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_a_rejected_key_is_said_so_at_once_without_echoing_the_key(llm: FakeLLM, status: int) -> None:
+    llm.script(error(status, message=f"Incorrect API key provided: {KEY}."))  # a retry would succeed
+    with pytest.raises(LLMError) as info:
+        await complete_with(llm, OPENROUTER_API_KEY=KEY, LLM_MAX_ATTEMPTS="3")
+    message = str(info.value)
+    assert message.startswith(f"the LLM endpoint rejected the API key (HTTP {status}): Incorrect API key")
+    assert KEY not in message
+    assert len(llm.requests) == 1 and info.value.attempts == 1, "not transient: not retried"
+
+
+async def test_an_error_body_is_passed_on_short_on_one_line_and_without_credentials(
+    llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    base = llm.base_url.replace("://", "://proxy-user:pw-5ecr3t@")
+    echo = (
+        f"upstream refused Authorization: Bearer {KEY}\r\n\tfor {base}/chat/completions "
+        f"(your key is {KEY}, your password pw-5ecr3t)\x1b[31m\x00 " + "detail " * 100
+    )
+    llm.script(error(500, message=echo), error(500, message=echo))
+    caplog.set_level(logging.WARNING, logger="mcp_summarizer.summarize.llm")
+    with pytest.raises(LLMError) as info:
+        await complete_with(llm, OPENROUTER_API_KEY=KEY, OPENROUTER_BASE_URL=base, LLM_MAX_ATTEMPTS="2")
+    [retry] = [r for r in caplog.records if r.getMessage() == "llm_call_retry"]
+    for text in (str(info.value), retry.cause):  # type: ignore[attr-defined]
+        assert text.startswith(
+            "HTTP 500: upstream refused Authorization: Bearer [redacted] for http://[redacted]@"
+        )
+        assert "(your key is [redacted], your password [redacted])" in text
+        assert KEY not in text and "pw-5ecr3t" not in text and "proxy-user" not in text
+        assert text.isprintable(), "one line, no control characters"
+        assert len(text) <= len("HTTP 500: ") + 200 and text.endswith("…"), "capped"
+
+
+@pytest.fixture
+def service_logs() -> Iterator[io.StringIO]:
+    """Every log line the service would write, as `setup_logging` routes them (restored after)."""
+    root = logging.getLogger()
+    names = ("httpx", "httpcore", "httpx2", "httpcore2", "openai", "uvicorn", "mcp")
+    saved = (root.handlers[:], root.level, {n: logging.getLogger(n).level for n in names})
+    out = io.StringIO()
+    try:
+        yield out
+    finally:
+        root.handlers[:], level, levels = saved
+        root.setLevel(level)
+        for name, lvl in levels.items():
+            logging.getLogger(name).setLevel(lvl)
+
+
+@pytest.mark.parametrize("level", ["INFO", "DEBUG"])
+async def test_no_log_line_holds_the_key_or_the_base_urls_password(
+    llm: FakeLLM, service_logs: io.StringIO, level: str
+) -> None:
+    setup_logging(level, service_logs)
+    base = llm.base_url.replace("://", "://proxy-user:pw-5ecr3t@")
+    echo = f"bad key {KEY} from {base}"
+    llm.script(error(429, message=echo, headers={"Retry-After": "0"}), ok("fine"))
+    assert (await complete_with(llm, OPENROUTER_API_KEY=KEY, OPENROUTER_BASE_URL=base)).text == "fine"
+    llm.script(error(401, message=echo))
+    with pytest.raises(LLMError):
+        await complete_with(llm, OPENROUTER_API_KEY=KEY, OPENROUTER_BASE_URL=base)
+    entries = [json.loads(line) for line in service_logs.getvalue().splitlines()]
+    assert any(e["event"] == "llm_call_retry" for e in entries), "the retry was logged"
+    for entry in entries:
+        assert "pw-5ecr3t" not in json.dumps(entry) and KEY not in json.dumps(entry)
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets", "expected"),
+    [
+        ("plain reason", (), "plain reason"),
+        ("a\n\n b\tc\x07d\u202ee", (), "a b c d e"),
+        ("key sk-1 and sk-12", ("sk-1", "sk-12"), "key [redacted] and [redacted]"),
+        (
+            "see https://u:p@h.test/x and ftp://a@b.test",
+            (),
+            "see https://[redacted]@h.test/x and ftp://[redacted]@b.test",
+        ),
+        ("mail admin@example.com", (), "mail admin@example.com"),
+        ("Basic dTpw== rejected", (), "Basic [redacted] rejected"),
+        ("x" * 300, (), "x" * 199 + "…"),
+        ("anything", ("",), "anything"),
+    ],
+)
+def test_sanitize(text: str, secrets: tuple[str, ...], expected: str) -> None:
+    assert sanitize(text, secrets) == expected
+
+
 async def test_hang_times_out_and_closes_each_request(llm: FakeLLM) -> None:
     llm.script(hang(), hang())
     started = time.monotonic()
@@ -238,6 +335,44 @@ async def test_hang_times_out_and_closes_each_request(llm: FakeLLM) -> None:
     assert 0.55 <= elapsed < 3
     await llm.wait_idle_async(within=3)
     assert [r.outcome for r in llm.requests] == ["cancelled", "cancelled"]  # the client hung up
+
+
+# An upstream that trickles its answer: the SDK's timeout is per read, so only a deadline on
+# the whole attempt ends it.  600 characters at one byte per 20 ms take over 12 s.
+TRICKLE_INTERVAL = 0.02
+TRICKLED = "Goldshire " * 60
+
+
+async def test_a_trickling_answer_is_cut_at_the_deadline_and_retried(
+    llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    llm.script(trickle(TRICKLED, interval=TRICKLE_INTERVAL), ok("fine"))
+    caplog.set_level(logging.WARNING, logger="mcp_summarizer.summarize.llm")
+    started = time.monotonic()
+    result = await complete_with(llm, LLM_TIMEOUT_SECONDS="0.3")
+    elapsed = time.monotonic() - started
+    assert (result.text, result.attempts) == ("fine", 2)
+    await llm.wait_idle_async()
+    assert [r.outcome for r in llm.requests] == ["cancelled", "ok"], "the trickle was hung up on"
+    assert elapsed < len(TRICKLED) * TRICKLE_INTERVAL / 5, "far sooner than the trickle would end"
+    [retry] = [r for r in caplog.records if r.getMessage() == "llm_call_retry"]
+    assert retry.cause == "timed out"  # type: ignore[attr-defined]
+
+
+async def test_trickles_past_every_deadline_fail_as_a_timeout(llm: FakeLLM) -> None:
+    llm.script(*[trickle(TRICKLED, interval=TRICKLE_INTERVAL)] * 2)
+    with pytest.raises(LLMError) as info:
+        await complete_with(llm, LLM_TIMEOUT_SECONDS="0.3", LLM_MAX_ATTEMPTS="2")
+    assert str(info.value) == "timed out" and info.value.attempts == 2
+    assert isinstance(info.value.__cause__, AttemptTimeout)
+    await llm.wait_idle_async()
+    assert [r.outcome for r in llm.requests] == ["cancelled", "cancelled"]
+
+
+async def test_a_trickle_within_the_deadline_is_an_answer(llm: FakeLLM) -> None:
+    llm.script(trickle("Goldshire is a town.", interval=0.001))
+    result = await complete_with(llm, LLM_TIMEOUT_SECONDS="10")
+    assert (result.text, result.attempts) == ("Goldshire is a town.", 1)
 
 
 async def test_connection_refused_is_retried_then_fails() -> None:
@@ -331,4 +466,5 @@ def test_is_transient_connection_errors() -> None:
     request = httpx.Request("POST", "http://llm.test/v1")
     assert is_transient(openai.APITimeoutError(request))
     assert is_transient(openai.APIConnectionError(request=request))
+    assert is_transient(AttemptTimeout("no answer within 120 s"))
     assert not is_transient(ValueError("not an API error"))
