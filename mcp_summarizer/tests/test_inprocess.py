@@ -64,3 +64,17 @@ async def test_llm_failure_follows_the_failure_policy_within_the_budget(fresh_ll
 async def test_rejects_a_non_positive_budget() -> None:
     with pytest.raises(ValueError, match="max_tokens must be positive"):
         await summarize_if_needed("x", 0)
+
+
+def test_sync_code_may_call_asyncio_run_again_and_again(fresh_llm: FakeLLM) -> None:
+    """One engine (the default one is cached for the process) across event loops: each
+    `asyncio.run()` is a new loop, and the LLM client must not be the closed loop's."""
+    import asyncio
+
+    engine = _engine(fresh_llm)
+    output = "\n".join(f"row {i}: worker {i % 5} finished job {i * 7} in {i % 13} s" for i in range(400))
+    for run in range(3):
+        text, summarized = asyncio.run(summarize_if_needed(output, 100, engine=engine, focus="workers"))
+        assert summarized and 0 < tokens.count(text) <= 100
+        assert not text.startswith("[summarized offline"), f"run {run} degraded: {text[:120]}"
+    assert fresh_llm.calls >= 3 and all(r.outcome == "ok" for r in fresh_llm.requests)

@@ -26,6 +26,7 @@ import re
 import time
 import unicodedata
 import urllib.parse
+import weakref
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
@@ -174,13 +175,24 @@ class OpenAIBackend:
         self.model = settings.llm_model
         self._settings = settings
         self._secrets = _secrets(settings)
-        self._client = AsyncOpenAI(
-            # Local servers need no key, but the SDK insists on one.
-            api_key=settings.openrouter_api_key.get_secret_value() or "not-needed",
-            base_url=settings.openrouter_base_url,
-            max_retries=0,
-            timeout=settings.llm_timeout_seconds,
+        # One client per event loop: its connection pool belongs to the loop that made it, and
+        # in-process callers may run `asyncio.run()` many times (each a new loop).
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
         )
+
+    def _client(self) -> AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = AsyncOpenAI(
+                # Local servers need no key, but the SDK insists on one.
+                api_key=self._settings.openrouter_api_key.get_secret_value() or "not-needed",
+                base_url=self._settings.openrouter_base_url,
+                max_retries=0,
+                timeout=self._settings.llm_timeout_seconds,
+            )
+        return client
 
     async def complete(
         self, system: str, user: str, max_tokens: int, *, slot: Slot = nullcontext
@@ -225,7 +237,7 @@ class OpenAIBackend:
         s = self._settings
         try:
             async with asyncio.timeout(s.llm_timeout_seconds):
-                return await self._client.chat.completions.create(
+                return await self._client().chat.completions.create(
                     model=self.model,
                     messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                     max_tokens=max_tokens,
@@ -246,4 +258,7 @@ class OpenAIBackend:
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        """Close this loop's client (the clients of loops that are gone went with them)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
