@@ -244,7 +244,17 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
     async def health(_: HTTPRequest) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
+        """Readiness, and the gauges that show a leak or a pile-up from outside (all O(1))."""
+        return JSONResponse(
+            {
+                "status": "draining" if service.draining else "ok",
+                "requests_in_flight": len(service.inflight),
+                "llm_calls_in_flight": engine.limiter.active,
+                "llm_calls_waiting": engine.limiter.waiting,
+                "input_tokens_in_flight": engine.admission.held,
+                "tasks": len(asyncio.all_tasks()),
+            }
+        )
 
     return server, service
 

@@ -68,7 +68,15 @@ def text_of(result) -> str:  # type: ignore[no-untyped-def]
 def test_health(server: RunningServer) -> None:
     response = httpx.get(f"{server.base}/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok"}
+    assert response.json() == {
+        "status": "ok",
+        "requests_in_flight": 0,
+        "llm_calls_in_flight": 0,
+        "llm_calls_waiting": 0,
+        "input_tokens_in_flight": 0,
+        "tasks": response.json()["tasks"],
+    }
+    assert response.json()["tasks"] > 0
 
 
 async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) -> None:
