@@ -5,6 +5,7 @@ local test LLM behind the real openai client."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import urllib.parse
 from collections.abc import Iterator
@@ -307,11 +308,18 @@ async def test_robots_ignored_and_embedded_summary_without_llm(site) -> None:
         stop_server(srv)
 
 
+def _stdio_env(llm: FakeLLM | None) -> dict[str, str]:
+    """The stdio client starts the server with only the environment it is given: pass on
+    PYTHONPATH, so the server runs the code under test."""
+    inherited = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+    return {**inherited, **_env(llm)}
+
+
 async def test_stdio_round_trip(site) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mcp_summarizer", "--transport", "stdio"],
-        env=_env(None),
+        env=_stdio_env(None),
     )
     async with Client(params) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
