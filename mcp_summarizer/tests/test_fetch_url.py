@@ -17,6 +17,7 @@ from local_site import DOCS, Site
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
+from shared.testing import free_port
 
 CONTEXT = 16384
 BUDGET = 1024
@@ -278,6 +279,34 @@ async def test_bad_urls_are_named(server, url) -> None:
 
 async def test_404_is_reported_with_its_status(server, site) -> None:
     assert "HTTP 404" in await refused(server, url=f"{site.base}/nowhere")
+
+
+@pytest.mark.parametrize(
+    "target", ["data:text/plain,hi", "mailto:bob@example.com", "javascript:alert(1)", "x:y"]
+)
+async def test_a_redirect_to_another_kind_of_url_is_named(server, site, target) -> None:
+    message = await refused(server, url=f"{site.base}/to/{urllib.parse.quote(target, safe='')}")
+    assert message.endswith(f": redirect to an unsupported URL {target!r} (only http and https)")
+
+
+async def test_an_unreachable_host_is_not_a_robots_txt_problem(server) -> None:
+    port = free_port()  # nobody listens there: connections are refused
+    message = await refused(server, url=f"http://127.0.0.1:{port}/page.html")
+    assert f": could not reach host '127.0.0.1': no connection to port {port} (" in message
+    assert "robots" not in message and "FETCH_RESPECT_ROBOTS" not in message
+
+
+async def test_url_passwords_are_never_echoed(server, site) -> None:
+    with_password = site.base.replace("http://", "http://bob:hunter2@")
+    fields, body = await ok(server, url=f"{with_password}/small.txt?pw=1")
+    assert fields["URL"] == site.base.replace("http://", "http://bob:***@") + "/small.txt?pw=1"
+    assert "Eastern Kingdoms" in body
+    [headers] = [h for p, h in site.requests if p == "/small.txt?pw=1"]
+    assert headers["Authorization"] == "Basic Ym9iOmh1bnRlcjI=", "the credentials are still used"
+    message = await refused(server, url=f"{with_password}/nowhere?pw=2")
+    assert ": HTTP 404 Not Found for 'http://bob:***@" in message and "hunter2" not in message
+    server.wait_for_event("fetch_failed", count=1)
+    assert not [line for line in server.lines if "hunter2" in line], "the log keeps no password either"
 
 
 # -- other settings: the guard on, robots ignored, no LLM ---------------------------------------------
