@@ -55,7 +55,7 @@ class HostUnreachable(FetchError):
         self.host = host
 
 
-def shown(value: object) -> str:
+def _shown(value: object) -> str:
     """``value`` as an error message quotes it: password hidden, length capped, repr-escaped."""
     return repr(clip(redact_credentials(str(value)), _SHOWN_CHARS))
 
@@ -253,11 +253,11 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
                 raise httpcore.ConnectTimeout(f"resolving {host!r} timed out") from exc
             except OSError as exc:
                 raise HostUnreachable(
-                    f"could not reach host {shown(host)}: its name could not be resolved ({_detail(exc)})",
+                    f"could not reach host {_shown(host)}: its name could not be resolved ({_detail(exc)})",
                     host=host,
                 ) from exc
             if not resolved:
-                message = f"could not reach host {shown(host)}: its name has no addresses"
+                message = f"could not reach host {_shown(host)}: its name has no addresses"
                 raise HostUnreachable(message, host=host)
             addresses = [ipaddress.ip_address(a) for a in resolved]
         for ip in addresses:
@@ -277,7 +277,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
                 last_error = exc
         assert last_error is not None
         raise HostUnreachable(
-            f"could not reach host {shown(host)}: no connection to port {port} "
+            f"could not reach host {_shown(host)}: no connection to port {port} "
             f"({type(last_error).__name__}: {_detail(_root_cause(last_error))})",
             host=host,
         ) from last_error
@@ -325,12 +325,12 @@ def validate_url(url: httpx.URL | str, limits: FetchLimits) -> httpx.URL:
         parsed = httpx.URL(url) if isinstance(url, str) else url
         host = parsed.host  # decodes an IDNA name, which can fail too
     except (httpx.InvalidURL, TypeError, ValueError) as exc:  # ValueError: UnicodeError from IDNA
-        raise FetchError(f"invalid URL {shown(url)}: {_detail(exc)}") from exc
+        raise FetchError(f"invalid URL {_shown(url)}: {_detail(exc)}") from exc
     if parsed.scheme not in ALLOWED_SCHEMES:
-        scheme = shown(parsed.scheme)
-        raise FetchError(f"unsupported URL scheme {scheme} in {shown(url)}: only http and https")
+        scheme = _shown(parsed.scheme)
+        raise FetchError(f"unsupported URL scheme {scheme} in {_shown(url)}: only http and https")
     if not host:
-        raise FetchError(f"URL has no host: {shown(url)}")
+        raise FetchError(f"URL has no host: {_shown(url)}")
     if len(parsed.raw_host) > MAX_HOST_CHARS:
         raise FetchError(f"host name too long ({len(parsed.raw_host)} characters, at most {MAX_HOST_CHARS})")
     _precheck_literal(host, limits)
@@ -342,15 +342,15 @@ def _redirect_target(response: httpx.Response, limits: FetchLimits) -> httpx.URL
     location = str(response.extensions.get(_LOCATION, "")).strip()
     if not location:
         raise FetchError(
-            f"HTTP {response.status_code} redirect without a Location from {shown(response.url)}",
+            f"HTTP {response.status_code} redirect without a Location from {_shown(response.url)}",
             status=response.status_code,
         )
     try:
         target = response.url.join(location)
     except (httpx.InvalidURL, ValueError) as exc:  # ValueError: UnicodeError from IDNA
-        raise FetchError(f"redirect to an invalid URL {shown(location)}: {_detail(exc)}") from exc
+        raise FetchError(f"redirect to an invalid URL {_shown(location)}: {_detail(exc)}") from exc
     if target.scheme not in ALLOWED_SCHEMES:
-        raise FetchError(f"redirect to an unsupported URL {shown(location)} (only http and https)")
+        raise FetchError(f"redirect to an unsupported URL {_shown(location)} (only http and https)")
     return validate_url(target, limits)
 
 
@@ -402,7 +402,7 @@ class _Inflater:
             self._first = True
         elif encoding not in ("", "identity"):
             raise FetchError(
-                f"unsupported Content-Encoding {shown(encoding)} (we ask for gzip or deflate only)"
+                f"unsupported Content-Encoding {_shown(encoding)} (we ask for gzip or deflate only)"
             )
 
     def feed(self, data: bytes, room: int) -> list[bytes]:
@@ -472,14 +472,14 @@ async def _fetch(url: str, limits: FetchLimits) -> Fetched:
                             location = response.extensions.get(_LOCATION, "")
                             raise FetchError(
                                 f"too many redirects: more than max_redirects={limits.max_redirects} "
-                                f"(last hop {shown(current)} -> {shown(location)})"
+                                f"(last hop {_shown(current)} -> {_shown(location)})"
                             )
                         hops += 1
                         current = _redirect_target(response, limits)
                         continue
                     if not 200 <= status < 300:
                         raise FetchError(
-                            f"HTTP {status} {_reason(response)} for {shown(response.url)}", status=status
+                            f"HTTP {status} {_reason(response)} for {_shown(response.url)}", status=status
                         )
                     body = await _read_body(response, limits)
                     content_type, charset = _media_type(response)
@@ -499,8 +499,8 @@ async def _fetch(url: str, limits: FetchLimits) -> Fetched:
 def _request_failed(url: httpx.URL, exc: httpx.HTTPError) -> FetchError:
     what = f"{type(exc).__name__}: {_detail(exc)}"
     if isinstance(exc, httpx.ProtocolError | httpx.DecodingError):
-        return FetchError(f"{shown(url)} sent a malformed HTTP response ({what})")
-    return FetchError(f"request failed for {shown(url)}: {what}")
+        return FetchError(f"{_shown(url)} sent a malformed HTTP response ({what})")
+    return FetchError(f"request failed for {_shown(url)}: {what}")
 
 
 async def fetch(url: str, limits: FetchLimits | None = None) -> Fetched:
@@ -513,15 +513,15 @@ async def fetch(url: str, limits: FetchLimits | None = None) -> Fetched:
         raise
     except TimeoutError as exc:
         raise FetchError(
-            f"fetch timed out: exceeded timeout_seconds={limits.timeout_seconds} for {shown(url)}"
+            f"fetch timed out: exceeded timeout_seconds={limits.timeout_seconds} for {_shown(url)}"
         ) from exc
     except httpx.TimeoutException as exc:
         raise FetchError(
             f"fetch timed out ({type(exc).__name__}): exceeded timeout_seconds={limits.timeout_seconds} "
-            f"for {shown(url)}"
+            f"for {_shown(url)}"
         ) from exc
     except Exception as exc:
         # A failure no branch above foresaw (a library's own exception type): the caller
         # still gets a FetchError saying what happened, and the log keeps the traceback.
         logger.warning("fetch_unexpected_error", extra={"url": url}, exc_info=True)
-        raise FetchError(f"request failed for {shown(url)}: {type(exc).__name__}: {_detail(exc)}") from exc
+        raise FetchError(f"request failed for {_shown(url)}: {type(exc).__name__}: {_detail(exc)}") from exc
