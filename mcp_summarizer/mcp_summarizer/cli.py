@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         },
     )
     if args.transport == "stdio":
-        server.run("stdio")
+        from mcp_summarizer.stdio import run_stdio
+
+        run_stdio(server)  # server.run("stdio"), but lines that are not JSON-RPC get an error
         return
     serve(build_http_app(server, settings), service)
 

@@ -5,7 +5,9 @@ local test LLM behind the real openai client."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 
@@ -16,6 +18,8 @@ from local_site import DOCS, Site
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
+from shared.logs import MAX_FIELD_CHARS, MAX_LINE_CHARS
+from shared.testing import free_port
 
 CONTEXT = 16384
 BUDGET = 1024
@@ -279,6 +283,54 @@ async def test_404_is_reported_with_its_status(server, site) -> None:
     assert "HTTP 404" in await refused(server, url=f"{site.base}/nowhere")
 
 
+@pytest.mark.parametrize(
+    "target", ["data:text/plain,hi", "mailto:bob@example.com", "javascript:alert(1)", "x:y"]
+)
+async def test_a_redirect_to_another_kind_of_url_is_named(server, site, target) -> None:
+    message = await refused(server, url=f"{site.base}/to/{urllib.parse.quote(target, safe='')}")
+    assert message.endswith(f": redirect to an unsupported URL {target!r} (only http and https)")
+
+
+async def test_an_unreachable_host_is_not_a_robots_txt_problem(server) -> None:
+    port = free_port()  # nobody listens there: connections are refused
+    message = await refused(server, url=f"http://127.0.0.1:{port}/page.html")
+    assert f": could not reach host '127.0.0.1': no connection to port {port} (" in message
+    assert "robots" not in message and "FETCH_RESPECT_ROBOTS" not in message
+
+
+def logged(server: RunningServer, name: str, url_part: str) -> dict:
+    """The ``name`` event about a URL containing ``url_part``, once the server has printed it."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        found = [e for e in server.events(name) if url_part in e.get("url", "")]
+        if found:
+            return found[-1]
+        time.sleep(0.05)
+    raise AssertionError(f"no {name} event for {url_part!r}")
+
+
+async def test_a_huge_url_gives_a_short_error_and_bounded_log_lines(server, site) -> None:
+    huge = f"{site.base}/" + "a" * 3_000_000
+    message = await refused(server, url=huge)
+    assert "invalid URL" in message and "URL too long" in message and len(message) < 1000
+    event = logged(server, "fetch_failed", f"{site.base}/aaa")
+    assert event["url"].endswith(f"…(+{len(huge) - MAX_FIELD_CHARS} chars)")
+    assert max(len(line) for line in server.lines) <= MAX_LINE_CHARS
+
+
+async def test_url_passwords_are_never_echoed(server, site) -> None:
+    with_password = site.base.replace("http://", "http://bob:hunter2@")
+    fields, body = await ok(server, url=f"{with_password}/small.txt?pw=1")
+    assert fields["URL"] == site.base.replace("http://", "http://bob:***@") + "/small.txt?pw=1"
+    assert "Eastern Kingdoms" in body
+    [headers] = [h for p, h in site.requests if p == "/small.txt?pw=1"]
+    assert headers["Authorization"] == "Basic Ym9iOmh1bnRlcjI=", "the credentials are still used"
+    message = await refused(server, url=f"{with_password}/nowhere?pw=2")
+    assert ": HTTP 404 Not Found for 'http://bob:***@" in message and "hunter2" not in message
+    assert logged(server, "fetch_failed", "pw=2")["url"].startswith("http://bob:***@")
+    assert not [line for line in server.lines if "hunter2" in line], "the log keeps no password either"
+
+
 # -- other settings: the guard on, robots ignored, no LLM ---------------------------------------------
 
 
@@ -307,11 +359,18 @@ async def test_robots_ignored_and_embedded_summary_without_llm(site) -> None:
         stop_server(srv)
 
 
+def _stdio_env(llm: FakeLLM | None) -> dict[str, str]:
+    """The stdio client starts the server with only the environment it is given: pass on
+    PYTHONPATH, so the server runs the code under test."""
+    inherited = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
+    return {**inherited, **_env(llm)}
+
+
 async def test_stdio_round_trip(site) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mcp_summarizer", "--transport", "stdio"],
-        env=_env(None),
+        env=_stdio_env(None),
     )
     async with Client(params) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}

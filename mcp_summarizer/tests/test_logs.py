@@ -213,3 +213,30 @@ def test_calling_setup_twice_does_not_duplicate_lines() -> None:
     logging.getLogger("x").info("once")
     assert first.getvalue() == ""
     assert [e["event"] for e in lines(second)] == ["once"]
+
+
+def test_credentials_are_redacted_in_library_and_access_logs(stream: io.StringIO) -> None:
+    logging.getLogger("uvicorn.access").info(
+        '%s - "%s %s HTTP/%s" %d', "127.0.0.1:50000", "GET", "/mcp?next=http://bob:hunter2@h/", "1.1", 200
+    )
+    logging.getLogger("httpx").warning("redirected to %s", "https://bob:hunter2@example.com/x")
+    logging.getLogger("mcp_summarizer").info("fetch_failed", extra={"url": "http://bob:hunter2@h/"})
+    assert "hunter2" not in stream.getvalue()
+    entries = lines(stream)
+    assert entries[0]["event"] == '127.0.0.1:50000 - "GET /mcp?next=http://bob:***@h/ HTTP/1.1" 200'
+    assert entries[1]["event"] == "redirected to https://bob:***@example.com/x"
+    assert entries[2]["url"] == "http://bob:***@h/"
+
+
+def test_exceptions_carry_their_traceback(stream: io.StringIO) -> None:
+    def failing_step() -> None:
+        raise ValueError("the chunk was too big")
+
+    try:
+        failing_step()
+    except ValueError:
+        logging.getLogger("mcp_summarizer").exception("request_failed")
+    [entry] = lines(stream)
+    assert entry["traceback"].startswith("Traceback (most recent call last):")
+    assert "in failing_step" in entry["traceback"]
+    assert entry["traceback"].endswith("ValueError: the chunk was too big")

@@ -9,11 +9,16 @@
 * manual redirect handling, each hop re-validated, capped by ``max_redirects``;
 * a streamed body cap on *decoded* bytes (decompression bombs included);
 * one total deadline over the whole fetch, redirects and slow bodies included.
+
+Every failure is a :class:`FetchError` whose message says what went wrong; a URL quoted in
+one has its password hidden and its length capped, and nothing the server sent (a reason
+phrase, a Location) is quoted raw.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 import zlib
 from collections.abc import Iterable
@@ -24,11 +29,49 @@ import httpcore
 import httpx
 
 from mcp_summarizer.errors import BlockedAddressError, FetchError
+from shared.logs import clip, redact_credentials
+
+logger = logging.getLogger(__name__)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ALLOWED_SCHEMES = frozenset({"http", "https"})
+MAX_HOST_CHARS = 253  # the longest name DNS can carry
+_SHOWN_CHARS = 300  # a URL or header value quoted in an error message
+_DETAIL_CHARS = 200  # a library's own explanation, quoted after ours
+_REASON_CHARS = 100  # an HTTP reason phrase
+_LOCATION = "mcp_summarizer.location"  # response extension: the Location, kept from httpx
+
+
+class HostUnreachable(FetchError):
+    """The host could not be resolved or connected to; ``host`` names it.
+
+    Kept apart from other failures because nothing about the URL's path can help: robots.txt
+    and the page itself fail alike."""
+
+    def __init__(self, message: str, *, host: str) -> None:
+        super().__init__(message)
+        self.host = host
+
+
+def _shown(value: object) -> str:
+    """``value`` as an error message quotes it: password hidden, length capped, repr-escaped."""
+    return repr(clip(redact_credentials(str(value)), _SHOWN_CHARS))
+
+
+def _detail(exc: BaseException) -> str:
+    """An exception's own text, redacted and capped, for the end of a message."""
+    return clip(redact_credentials(str(exc)), _DETAIL_CHARS)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    """The innermost cause: "Connection refused" says more than "All connection attempts failed"."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
 
 
 @dataclass(frozen=True)
@@ -209,9 +252,13 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             except TimeoutError as exc:
                 raise httpcore.ConnectTimeout(f"resolving {host!r} timed out") from exc
             except OSError as exc:
-                raise FetchError(f"could not resolve host {host!r}: {exc}") from exc
+                raise HostUnreachable(
+                    f"could not reach host {_shown(host)}: its name could not be resolved ({_detail(exc)})",
+                    host=host,
+                ) from exc
             if not resolved:
-                raise FetchError(f"could not resolve host {host!r}: no addresses")
+                message = f"could not reach host {_shown(host)}: its name has no addresses"
+                raise HostUnreachable(message, host=host)
             addresses = [ipaddress.ip_address(a) for a in resolved]
         for ip in addresses:
             _check_ip(host, ip, self.allow_private)
@@ -229,7 +276,11 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last_error = exc
         assert last_error is not None
-        raise last_error
+        raise HostUnreachable(
+            f"could not reach host {_shown(host)}: no connection to port {port} "
+            f"({type(last_error).__name__}: {_detail(_root_cause(last_error))})",
+            host=host,
+        ) from last_error
 
     async def connect_unix_socket(
         self,
@@ -272,14 +323,52 @@ def _make_transport(limits: FetchLimits) -> httpx.AsyncHTTPTransport:
 def validate_url(url: httpx.URL | str, limits: FetchLimits) -> httpx.URL:
     try:
         parsed = httpx.URL(url) if isinstance(url, str) else url
-    except (httpx.InvalidURL, TypeError) as exc:
-        raise FetchError(f"invalid URL {url!r}: {exc}") from exc
+        host = parsed.host  # decodes an IDNA name, which can fail too
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:  # ValueError: UnicodeError from IDNA
+        raise FetchError(f"invalid URL {_shown(url)}: {_detail(exc)}") from exc
     if parsed.scheme not in ALLOWED_SCHEMES:
-        raise FetchError(f"unsupported URL scheme {parsed.scheme!r} in {str(url)!r}: only http and https")
-    if not parsed.host:
-        raise FetchError(f"URL has no host: {str(url)!r}")
-    _precheck_literal(parsed.host, limits)
+        scheme = _shown(parsed.scheme)
+        raise FetchError(f"unsupported URL scheme {scheme} in {_shown(url)}: only http and https")
+    if not host:
+        raise FetchError(f"URL has no host: {_shown(url)}")
+    if len(parsed.raw_host) > MAX_HOST_CHARS:
+        raise FetchError(f"host name too long ({len(parsed.raw_host)} characters, at most {MAX_HOST_CHARS})")
+    _precheck_literal(host, limits)
     return parsed
+
+
+def _redirect_target(response: httpx.Response, limits: FetchLimits) -> httpx.URL:
+    """Where a redirect leads, checked as the first URL was; a FetchError names a bad one."""
+    location = str(response.extensions.get(_LOCATION, "")).strip()
+    if not location:
+        raise FetchError(
+            f"HTTP {response.status_code} redirect without a Location from {_shown(response.url)}",
+            status=response.status_code,
+        )
+    try:
+        target = response.url.join(location)
+    except (httpx.InvalidURL, ValueError) as exc:  # ValueError: UnicodeError from IDNA
+        raise FetchError(f"redirect to an invalid URL {_shown(location)}: {_detail(exc)}") from exc
+    if target.scheme not in ALLOWED_SCHEMES:
+        raise FetchError(f"redirect to an unsupported URL {_shown(location)} (only http and https)")
+    return validate_url(target, limits)
+
+
+async def _take_location(response: httpx.Response) -> None:
+    """Response hook: keep a redirect's Location away from httpx.
+
+    Even with follow_redirects=False, httpx parses Location to offer ``next_request`` (which
+    we never use), and values such as ``mailto:x`` make it raise InvalidURL, not an
+    httpx.HTTPError, with no word of a redirect. ``_redirect_target`` reads it instead.
+    """
+    if response.status_code in REDIRECT_STATUSES:
+        response.extensions[_LOCATION] = response.headers.pop("location", "")
+
+
+def _reason(response: httpx.Response) -> str:
+    """The reason phrase, printable and short: it is the server's text, quoted to the caller."""
+    printable = "".join(c if c.isprintable() else " " for c in response.reason_phrase[: 4 * _REASON_CHARS])
+    return clip(" ".join(printable.split()), _REASON_CHARS)
 
 
 def _precheck_literal(host: str, limits: FetchLimits) -> None:
@@ -312,7 +401,9 @@ class _Inflater:
             self._zlib = zlib.decompressobj()  # zlib-wrapped; raw deflate is tried on the first error
             self._first = True
         elif encoding not in ("", "identity"):
-            raise FetchError(f"unsupported Content-Encoding {encoding!r} (we ask for gzip or deflate only)")
+            raise FetchError(
+                f"unsupported Content-Encoding {_shown(encoding)} (we ask for gzip or deflate only)"
+            )
 
     def feed(self, data: bytes, room: int) -> list[bytes]:
         """Decoded pieces of ``data``, in total at most ``room + 1`` bytes (one over = too large)."""
@@ -370,37 +461,46 @@ async def _fetch(url: str, limits: FetchLimits) -> Fetched:
         trust_env=False,  # no env proxies: a proxy would connect on our behalf, bypassing the guard
         timeout=timeout,
         headers=headers,
+        event_hooks={"response": [_take_location]},
     ) as client:
         while True:
-            async with client.stream("GET", current) as response:
-                status = response.status_code
-                location = response.headers.get("location")
-                if status in REDIRECT_STATUSES and location:
-                    if hops >= limits.max_redirects:
+            try:
+                async with client.stream("GET", current) as response:
+                    status = response.status_code
+                    if status in REDIRECT_STATUSES:
+                        if hops >= limits.max_redirects:
+                            location = response.extensions.get(_LOCATION, "")
+                            raise FetchError(
+                                f"too many redirects: more than max_redirects={limits.max_redirects} "
+                                f"(last hop {_shown(current)} -> {_shown(location)})"
+                            )
+                        hops += 1
+                        current = _redirect_target(response, limits)
+                        continue
+                    if not 200 <= status < 300:
                         raise FetchError(
-                            f"too many redirects: more than max_redirects={limits.max_redirects} "
-                            f"(last hop {str(current)!r} -> {location!r})"
+                            f"HTTP {status} {_reason(response)} for {_shown(response.url)}", status=status
                         )
-                    hops += 1
-                    try:
-                        target = response.url.join(location)
-                    except httpx.InvalidURL as exc:
-                        raise FetchError(f"invalid redirect Location {location!r}: {exc}") from exc
-                    current = validate_url(target, limits)
-                    continue
-                if not 200 <= status < 300:
-                    raise FetchError(
-                        f"HTTP {status} {response.reason_phrase} for {str(response.url)!r}", status=status
+                    body = await _read_body(response, limits)
+                    content_type, charset = _media_type(response)
+                    return Fetched(
+                        url=redact_credentials(str(response.url)),  # shown to callers: no password
+                        status=status,
+                        content_type=content_type,
+                        charset=charset,
+                        body=body,
                     )
-                body = await _read_body(response, limits)
-                content_type, charset = _media_type(response)
-                return Fetched(
-                    url=str(response.url),
-                    status=status,
-                    content_type=content_type,
-                    charset=charset,
-                    body=body,
-                )
+            except httpx.TimeoutException:
+                raise  # one message for every timeout: fetch() says which limit ran out
+            except httpx.HTTPError as exc:
+                raise _request_failed(current, exc) from exc
+
+
+def _request_failed(url: httpx.URL, exc: httpx.HTTPError) -> FetchError:
+    what = f"{type(exc).__name__}: {_detail(exc)}"
+    if isinstance(exc, httpx.ProtocolError | httpx.DecodingError):
+        return FetchError(f"{_shown(url)} sent a malformed HTTP response ({what})")
+    return FetchError(f"request failed for {_shown(url)}: {what}")
 
 
 async def fetch(url: str, limits: FetchLimits | None = None) -> Fetched:
@@ -413,12 +513,15 @@ async def fetch(url: str, limits: FetchLimits | None = None) -> Fetched:
         raise
     except TimeoutError as exc:
         raise FetchError(
-            f"fetch timed out: exceeded timeout_seconds={limits.timeout_seconds} for {url!r}"
+            f"fetch timed out: exceeded timeout_seconds={limits.timeout_seconds} for {_shown(url)}"
         ) from exc
     except httpx.TimeoutException as exc:
         raise FetchError(
             f"fetch timed out ({type(exc).__name__}): exceeded timeout_seconds={limits.timeout_seconds} "
-            f"for {url!r}"
+            f"for {_shown(url)}"
         ) from exc
-    except httpx.HTTPError as exc:
-        raise FetchError(f"request failed for {url!r}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        # A failure no branch above foresaw (a library's own exception type): the caller
+        # still gets a FetchError saying what happened, and the log keeps the traceback.
+        logger.warning("fetch_unexpected_error", extra={"url": url}, exc_info=True)
+        raise FetchError(f"request failed for {_shown(url)}: {type(exc).__name__}: {_detail(exc)}") from exc

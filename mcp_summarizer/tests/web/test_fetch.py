@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import ipaddress
+import socket
 import time
 import zlib
 
@@ -15,6 +16,7 @@ from mcp_summarizer.errors import BlockedAddressError, FetchError
 from mcp_summarizer.web import fetch as fetch_mod
 from mcp_summarizer.web.fetch import (
     FetchLimits,
+    HostUnreachable,
     blocked_reason,
     classify_address,
     fetch,
@@ -39,6 +41,8 @@ class Server:
         self.host = host
         self.port = 0
         self.paths: list[str] = []
+        self.location = b""  # what /odd sends as its Location, byte for byte
+        self.headers: list[dict[str, str]] = []
         self._server: asyncio.Server | None = None
 
     @property
@@ -62,6 +66,7 @@ class Server:
                 k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)
             }
             self.paths.append(path)
+            self.headers.append(headers)
             await self._route(path, headers, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
@@ -84,6 +89,13 @@ class Server:
             w(_response("302 Found", headers={"Location": "http://169.254.169.254/latest/meta-data/"}))
         elif path == "/to-loopback":
             w(_response("302 Found", headers={"Location": "http://127.0.0.1:9/ok"}))
+        elif path == "/odd":
+            w(b"HTTP/1.1 302 Found\r\nConnection: close\r\nContent-Length: 0\r\nLocation: ")
+            w(self.location.replace(b"{base}", self.base.encode()) + b"\r\n\r\n")
+        elif path == "/weird-reason":
+            body = b"upstream secret: the database password is hunter2"
+            w(b"HTTP/1.1 500 \tOops" + b"A" * 5000 + b" \x80\xff\r\nConnection: close\r\n")
+            w(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         elif path == "/to-ftp":
             w(_response("302 Found", headers={"Location": "ftp://example.com/x"}))
         elif path == "/slow":
@@ -380,7 +392,9 @@ async def test_redirect_to_loopback_refused_without_allow_private(monkeypatch, c
 
 
 async def test_redirect_to_other_scheme_refused(server):
-    with pytest.raises(FetchError, match="unsupported URL scheme 'ftp'"):
+    with pytest.raises(
+        FetchError, match=r"redirect to an unsupported URL 'ftp://example\.com/x' \(only http"
+    ):
         await fetch(f"{server.base}/to-ftp", LOCAL)
 
 
@@ -462,5 +476,144 @@ async def test_connection_refused_is_fetch_error():
     port = srv.port
     await srv.stop()
     await asyncio.sleep(0)
-    with pytest.raises(FetchError, match="request failed"):
+    with pytest.raises(
+        HostUnreachable, match=f"could not reach host '127.0.0.1': no connection to port {port}"
+    ):
         await fetch(f"http://127.0.0.1:{port}/ok", LOCAL)
+
+
+# ---------------------------------------------------------------- every failure is a FetchError that says why
+
+
+@pytest.fixture
+def dns_fails(monkeypatch):
+    """Every name lookup fails as an unknown host does (and no real resolver is asked)."""
+
+    async def unknown(host, port):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(fetch_mod, "_resolve", unknown)
+
+
+def readable(error: FetchError) -> str:
+    message = str(error)
+    assert message.isprintable(), f"control characters in {message!r}"
+    assert len(message) < 1000, f"{len(message)} characters"
+    assert "hunter2" not in message, "a URL password is echoed"
+    return message
+
+
+# Location bytes as a server sends them -> what the fetch must end with ("OK": the page).
+ODD_LOCATIONS = [
+    (b"data:text/plain,hi", "redirect to an unsupported URL 'data:text/plain,hi' (only http and https)"),
+    (
+        b"mailto:bob@example.com",
+        "redirect to an unsupported URL 'mailto:bob@example.com' (only http and https)",
+    ),
+    (b"javascript:alert(1)", "redirect to an unsupported URL 'javascript:alert(1)' (only http and https)"),
+    (b"x:y", "redirect to an unsupported URL 'x:y' (only http and https)"),
+    (b"ftp://bob:hunter2@example.com/", "redirect to an unsupported URL 'ftp://bob:***@example.com/'"),
+    (b"", "HTTP 302 redirect without a Location from"),
+    (b"   ", "HTTP 302 redirect without a Location from"),
+    (b"//", "too many redirects"),
+    (b"http:///", "HTTP 404 Not Found"),
+    (b"http:evil.example", "HTTP 404 Not Found"),  # a relative reference, for httpx as for browsers
+    (b"   /ok   ", "OK"),
+    (b"{base}/ok", "OK"),
+    (b"/ok\r\nX-Injected: 1", "OK"),  # a header of its own, not part of the Location
+    (b"/ok%0d%0aX-Injected:%201", "HTTP 404 Not Found"),
+    (b"/x\rInjected: 1", "sent a malformed HTTP response (RemoteProtocolError"),
+    (b"/x\x00y", "sent a malformed HTTP response (RemoteProtocolError"),
+    (b"/caf\xc3\xa9", "HTTP 404 Not Found for '{base}/caf%C3%A9'"),
+    (b"/caf\xe9", "HTTP 404 Not Found"),
+    (b"http://[::1]:1/", "could not reach host '::1': no connection to port 1"),
+    (b"http://[::1", "redirect to an invalid URL 'http://[::1': Invalid port"),
+    (b"http://[]/", "redirect to an invalid URL 'http://[]/'"),
+    (b"http://[fe80::1%25eth0]/", "is link-local"),
+    (b"http://[::ffff:169.254.169.254]/", "is metadata"),
+    (b"http://[64:ff9b::a9fe:a9fe]/", "is metadata"),
+    (b"http://host.example:abc/", "redirect to an invalid URL 'http://host.example:abc/': Invalid port"),
+    (b"https://:80/", "URL has no host"),
+    (b"http://xn--/", "invalid URL 'http://xn--/'"),
+    (b"http://\xc3\xa9t\xc3\xa9.example/", "could not reach host 'xn--t-9fab.example'"),
+    (b"http://" + b"a" * 10_000 + b".example/", "host name too long (10008 characters, at most 253)"),
+    (b"/" + b"a" * 10_000, "HTTP 404 Not Found"),
+    (b"{base}/" + "é".encode() * 5_000, "HTTP 404 Not Found"),
+]
+
+
+@pytest.mark.parametrize(
+    ("location", "outcome"), ODD_LOCATIONS, ids=[repr(loc[:30]) for loc, _ in ODD_LOCATIONS]
+)
+async def test_odd_redirect_locations_give_a_page_or_a_readable_error(server, dns_fails, location, outcome):
+    server.location = location
+    if outcome == "OK":
+        result = await fetch(f"{server.base}/odd", LOCAL)
+        assert result.body == b"<h1>hello</h1>" and result.url == f"{server.base}/ok"
+        return
+    with pytest.raises(FetchError) as info:
+        await fetch(f"{server.base}/odd", LOCAL)
+    assert outcome.replace("{base}", server.base) in readable(info.value)
+
+
+async def test_redirect_statuses_without_location_keep_their_status(server):
+    server.location = b""
+    with pytest.raises(FetchError) as info:
+        await fetch(f"{server.base}/odd", LOCAL)
+    assert info.value.status == 302
+
+
+async def test_a_reason_phrase_is_capped_and_the_error_body_never_quoted(server):
+    with pytest.raises(FetchError) as info:
+        await fetch(f"{server.base}/weird-reason", LOCAL)
+    message = readable(info.value)
+    assert message.startswith("HTTP 500 OopsAAAA") and "chars)" in message
+    assert info.value.status == 500
+    assert "upstream secret" not in message
+
+
+@pytest.mark.parametrize(
+    ("url", "outcome"),
+    [
+        ("http://xn--/", "invalid URL 'http://xn--/'"),
+        ("http://" + "a" * 300 + ".example/", "host name too long (308 characters, at most 253)"),
+        ("http://[::1", "invalid URL 'http://[::1'"),
+        ("http://bob:hunter2@" + "a" * 10_000_000, "': URL too long"),  # httpx's own limit: 64 KiB
+        ("gopher://bob:hunter2@example.com/" + "x" * 10_000_000, "invalid URL 'gopher://bob:***@example"),
+        ("gopher://bob:hunter2@example.com/", "unsupported URL scheme 'gopher' in 'gopher://bob:***@example"),
+    ],
+)
+async def test_bad_first_urls_give_a_readable_error(no_dns, url, outcome):
+    with pytest.raises(FetchError) as info:
+        await fetch(url, LOCAL)
+    assert outcome in readable(info.value)
+
+
+async def test_an_unknown_host_is_reported_as_unreachable(dns_fails):
+    with pytest.raises(HostUnreachable) as info:
+        await fetch("http://nowhere.example/page", FetchLimits())
+    assert info.value.host == "nowhere.example"
+    message = readable(info.value)
+    assert message.startswith("could not reach host 'nowhere.example': its name could not be resolved")
+
+
+async def test_an_unexpected_failure_still_becomes_a_fetch_error(monkeypatch, caplog):
+    async def broken(host, port):
+        raise RuntimeError("resolver bug")
+
+    monkeypatch.setattr(fetch_mod, "_resolve", broken)
+    with pytest.raises(FetchError) as info:
+        await fetch("http://bob:hunter2@somewhere.example/", FetchLimits())
+    message = readable(info.value)
+    assert message == "request failed for 'http://bob:***@somewhere.example/': RuntimeError: resolver bug"
+    [record] = [r for r in caplog.records if r.getMessage() == "fetch_unexpected_error"]
+    assert record.exc_info is not None, "the log keeps the traceback of what no branch foresaw"
+
+
+async def test_url_passwords_are_used_but_never_echoed(server):
+    result = await fetch(f"http://bob:hunter2@127.0.0.1:{server.port}/ok", LOCAL)
+    assert result.url == f"http://bob:***@127.0.0.1:{server.port}/ok"
+    assert server.headers[-1]["authorization"] == "Basic Ym9iOmh1bnRlcjI="  # bob:hunter2, sent
+    with pytest.raises(FetchError) as info:
+        await fetch(f"http://bob:hunter2@127.0.0.1:{server.port}/missing", LOCAL)
+    assert readable(info.value) == f"HTTP 404 Not Found for 'http://bob:***@127.0.0.1:{server.port}/missing'"

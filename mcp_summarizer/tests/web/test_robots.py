@@ -24,8 +24,9 @@ from local_site import Site
 
 from mcp_summarizer.config import DEFAULT_USER_AGENT
 from mcp_summarizer.errors import BlockedAddressError, RobotsDisallowed
+from mcp_summarizer.web import fetch as fetch_module
 from mcp_summarizer.web import robots as robots_module
-from mcp_summarizer.web.fetch import FetchLimits
+from mcp_summarizer.web.fetch import FetchLimits, HostUnreachable
 from mcp_summarizer.web.robots import Robots, product_token
 
 UA = "lore-bot/2.0 (+https://example.invalid/bot)"
@@ -308,11 +309,58 @@ async def test_unreachable_5xx_disallows_everything(status: int) -> None:
     assert "disallow all" in message and "FETCH_RESPECT_ROBOTS=false" in message
 
 
-async def test_connection_refused_disallows_everything(closed_port: int) -> None:
-    with pytest.raises(RobotsDisallowed, match="could not be read") as info:
+# -- a host that cannot be reached: the page could not be had either, so robots.txt is not the news
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Name lookups without a resolver: names in the dict resolve, every other name is unknown."""
+    names: dict[str, str] = {}
+
+    async def resolve(host: str, port: int) -> list[str]:
+        if host in names:
+            return [names[host]]
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(fetch_module, "_resolve", resolve)
+    return names
+
+
+async def test_an_unknown_host_is_reported_unreachable_not_as_robots(dns: dict[str, str]) -> None:
+    robots = Robots(LOCAL)
+    for _ in range(2):  # and nothing is cached: the second check asks again
+        with pytest.raises(HostUnreachable) as info:
+            await robots.check("http://nowhere.example/page.html")
+        assert not isinstance(info.value, RobotsDisallowed)
+        message = str(info.value)
+        assert message.startswith("could not reach host 'nowhere.example': its name could not be resolved")
+        assert "FETCH_RESPECT_ROBOTS" not in message and "robots" not in message
+
+
+async def test_a_host_that_refuses_connections_is_reported_unreachable(closed_port: int) -> None:
+    with pytest.raises(HostUnreachable) as info:
         await Robots(LOCAL).check(f"http://127.0.0.1:{closed_port}/page.html")
+    message = str(info.value)
+    assert message.startswith(f"could not reach host '127.0.0.1': no connection to port {closed_port}")
+    assert "FETCH_RESPECT_ROBOTS" not in message
+
+
+async def test_robots_txt_redirected_to_an_unknown_host_still_disallows(dns: dict[str, str]) -> None:
+    # The page's own host answers; only the file is out of reach: RFC 9309's "unreachable".
+    with ScriptedSite({"/robots.txt": redirect("http://elsewhere.example/robots.txt")}) as site:
+        with pytest.raises(RobotsDisallowed, match="could not be read") as info:
+            await Robots(LOCAL).check(f"{site.base}/page.html")
+    assert "could not reach host 'elsewhere.example'" in str(info.value)
     assert "FETCH_RESPECT_ROBOTS=false" in str(info.value)
-    assert "ConnectError" in str(info.value)
+
+
+async def test_a_refusal_does_not_echo_a_url_password() -> None:
+    with serving("User-agent: *\nDisallow: /private/\n") as site:
+        url = site.base.replace("http://", "http://bob:hunter2@") + "/private/x"
+        with pytest.raises(RobotsDisallowed) as info:
+            await Robots(LOCAL).check(url)
+    assert "hunter2" not in str(info.value)
+    assert f"disallows {site.base.replace('http://', 'http://bob:***@')}/private/x" in str(info.value)
 
 
 @pytest.fixture
