@@ -141,7 +141,7 @@ async def test_checkpoint_resumes_with_the_real_summarizer(
     assert all(len(r.sources) == 2 for r in checkpoint.research.values())
 
 
-async def test_llm_failure_in_the_summarizer_degrades_to_cut_raw_text(
+async def test_llm_failure_in_the_summarizer_degrades_to_its_offline_summary(
     tmp_path: Path, search: SearchServer, summarizer: RealSummarizer, llm: Any, fake_llm_module: ModuleType
 ) -> None:
     llm.reset()
@@ -154,9 +154,10 @@ async def test_llm_failure_in_the_summarizer_degrades_to_cut_raw_text(
         llm.responder = None
     small, large = checkpoint.research["npcs_and_factions"].sources
     assert small.status == "full"
-    assert (large.status, large.summarized) == ("not_summarized", False)
-    assert large.reason and "LLM failed" in large.reason
-    assert large.truncated and large.tokens <= 300  # RESEARCHER_UNSUMMARIZED_MAX_TOKENS (make_settings)
+    # The summarizer's default ON_LLM_FAILURE=extractive: a summary within its budget, saying why.
+    assert (large.status, large.summarized) == ("summarized", True)
+    assert large.reason and "embedded extractive summary: the LLM failed: HTTP 500" in large.reason
+    assert 0 < large.tokens <= FETCH_MAX_TOKENS and not large.truncated
 
 
 async def test_summarizer_killed_mid_run_degrades(

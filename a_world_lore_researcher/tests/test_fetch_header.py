@@ -26,7 +26,17 @@ def test_summarized() -> None:
     )
     assert page.kind == "summarized" and page.summarized
     assert page.original_tokens == 23456
-    assert page.body == "summary"
+    assert page.body == "summary" and page.reason == ""
+
+
+def test_summarized_offline_keeps_the_reason() -> None:
+    page = parse_fetch_result(
+        "URL: u\nTitle: t\nStatus: summarized from 23,456 to 3,990 tokens (embedded extractive "
+        "summary: the LLM failed: HTTP 500: upstream exploded (retry later) after 3 attempts)\n\nsummary"
+    )
+    assert page.kind == "summarized" and page.summarized and page.body == "summary"
+    why = "the LLM failed: HTTP 500: upstream exploded (retry later) after 3 attempts"
+    assert page.reason == f"embedded extractive summary: {why}"
 
 
 def test_not_summarized_keeps_the_reason_and_the_next_index() -> None:

@@ -118,6 +118,8 @@ def parse_fetch_result(text: str) -> FetchResult:
     elif lowered.startswith("summarized"):
         kind = "summarized"
         original = _int(m.group(1)) if (m := re.search(r"from\s+" + _NUMBER, status)) else None
+        if "failed" in lowered and (m := re.search(r"\((.*)\)\s*$", status)) is not None:
+            reason = m.group(1).strip()  # summarized offline: the summarizer's LLM failed
     elif lowered.startswith("not summarized"):
         kind = "not_summarized"
         if (m := re.search(r"\((.*?)\)(?:;|$)", status)) is not None:

@@ -11,6 +11,7 @@ surface is a bug: it is logged with its traceback.
     ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
     └── FetchError           a page that cannot be had (status: the HTTP status, if any)
         ├── BlockedAddressError   the SSRF guard refused the address, before connecting
+        ├── HostUnreachable       the host could not be resolved or connected to
         ├── RobotsDisallowed      robots.txt forbids the URL, or could not be read
         └── UnsupportedContent    the body is not text (image, archive, binary)
 """
@@ -22,6 +23,7 @@ __all__ = [
     "BusyError",
     "ConfigError",
     "FetchError",
+    "HostUnreachable",
     "InputError",
     "LLMError",
     "RobotsDisallowed",
@@ -65,6 +67,17 @@ class FetchError(SummarizerError):
 
 class BlockedAddressError(FetchError):
     """The SSRF guard refused a target address (raised before any connection is attempted)."""
+
+
+class HostUnreachable(FetchError):
+    """The host could not be resolved or connected to; ``host`` names it.
+
+    Kept apart from other failures because nothing about the URL's path can help: robots.txt
+    and the page itself fail alike."""
+
+    def __init__(self, message: str, *, host: str) -> None:
+        super().__init__(message)
+        self.host = host
 
 
 class RobotsDisallowed(FetchError):

@@ -28,7 +28,7 @@ import anyio
 import httpcore
 import httpx
 
-from mcp_summarizer.errors import BlockedAddressError, FetchError
+from mcp_summarizer.errors import BlockedAddressError, FetchError, HostUnreachable
 from shared.logs import clip, redact_credentials
 
 logger = logging.getLogger(__name__)
@@ -42,17 +42,6 @@ _SHOWN_CHARS = 300  # a URL or header value quoted in an error message
 _DETAIL_CHARS = 200  # a library's own explanation, quoted after ours
 _REASON_CHARS = 100  # an HTTP reason phrase
 _LOCATION = "mcp_summarizer.location"  # response extension: the Location, kept from httpx
-
-
-class HostUnreachable(FetchError):
-    """The host could not be resolved or connected to; ``host`` names it.
-
-    Kept apart from other failures because nothing about the URL's path can help: robots.txt
-    and the page itself fail alike."""
-
-    def __init__(self, message: str, *, host: str) -> None:
-        super().__init__(message)
-        self.host = host
 
 
 def _shown(value: object) -> str:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 import httpx
 from protego import Protego
 
-from mcp_summarizer.errors import BlockedAddressError, FetchError, RobotsDisallowed
-from mcp_summarizer.web.fetch import FetchLimits, HostUnreachable, fetch
+from mcp_summarizer.errors import BlockedAddressError, FetchError, HostUnreachable, RobotsDisallowed
+from mcp_summarizer.web.fetch import FetchLimits, fetch
 from shared.logs import clip, redact_credentials
 
 __all__ = ["Robots", "product_token"]

@@ -12,11 +12,10 @@ import zlib
 import httpcore
 import pytest
 
-from mcp_summarizer.errors import BlockedAddressError, FetchError
+from mcp_summarizer.errors import BlockedAddressError, FetchError, HostUnreachable
 from mcp_summarizer.web import fetch as fetch_mod
 from mcp_summarizer.web.fetch import (
     FetchLimits,
-    HostUnreachable,
     blocked_reason,
     classify_address,
     fetch,

@@ -23,10 +23,10 @@ import pytest
 from local_site import Site
 
 from mcp_summarizer.config import DEFAULT_USER_AGENT
-from mcp_summarizer.errors import BlockedAddressError, RobotsDisallowed
+from mcp_summarizer.errors import BlockedAddressError, HostUnreachable, RobotsDisallowed
 from mcp_summarizer.web import fetch as fetch_module
 from mcp_summarizer.web import robots as robots_module
-from mcp_summarizer.web.fetch import FetchLimits, HostUnreachable
+from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.robots import Robots, product_token
 
 UA = "lore-bot/2.0 (+https://example.invalid/bot)"
