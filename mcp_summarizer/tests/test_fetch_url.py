@@ -172,12 +172,28 @@ async def test_long_docs_page_is_summarized_within_budget_and_context(server, si
 
 
 @needs_docs
-async def test_llm_failure_returns_a_raw_slice_that_says_so(server, site, fresh_llm) -> None:
+async def test_llm_failure_answers_with_the_offline_summary_saying_so(server, site, fresh_llm) -> None:
     fresh_llm.responder = lambda record: error(500, delay=0.0)
+    try:
+        result = await call(server, url=f"{site.base}/docs/library/stdtypes.html", context="x")
+    finally:
+        fresh_llm.responder = None
+    fields, body = parse(result.content[0].text)
+    assert fields["Status"].startswith("summarized from ")
+    assert "(embedded extractive summary: the LLM failed: HTTP 500" in fields["Status"]
+    assert 0 < tokens.count(body) <= BUDGET and not body.startswith("[summarized offline"), "one notice"
+    facts = result.meta["io.github.mythline/summary"]
+    assert facts["degraded"] is True and facts["backend"] == "extractive"
+
+
+async def test_llm_failure_with_original_returns_a_raw_slice_that_says_so(site, fresh_llm) -> None:
+    fresh_llm.responder = lambda record: error(500, delay=0.0)
+    server = start_server(_env(fresh_llm, ON_LLM_FAILURE="original"))
     try:
         fields, body = await ok(server, url=f"{site.base}/docs/library/stdtypes.html", context="x")
     finally:
         fresh_llm.responder = None
+        stop_server(server)
     assert fields["Status"].startswith("not summarized (the LLM failed")
     assert (
         f"raw tokens 0-{BUDGET} of " in fields["Status"] and f"next start_index={BUDGET}" in fields["Status"]
@@ -206,10 +222,12 @@ async def _pages(server: RunningServer, url: str, size: int) -> list[str]:
 @needs_docs
 async def test_raw_windows_tile_the_page(server, site) -> None:
     url = f"{site.base}/docs/library/functions.html"
-    _, whole = await ok(server, url=url, raw=True, max_length=10**7)
     windows = await _pages(server, url, 5000)
-    assert len(windows) > 3
-    assert "".join(windows) == whole
+    other = await _pages(server, url, 7001)  # other cuts, the same page
+    assert len(windows) > 3 and len(other) < len(windows)
+    assert "".join(windows) == "".join(other)
+    page = "".join(windows)
+    assert page.startswith("# Built-in Functions") and page.rstrip().endswith("style newlines."), "all of it"
     assert all(tokens.count(w) <= 5000 for w in windows)
 
 
