@@ -11,6 +11,7 @@ import signal
 from conftest import RunningServer, start_server
 from fake_llm import FakeLLM, hang, ok
 from mcp import Client
+from mcp.types import CallToolResult
 
 from mcp_summarizer.summarize import tokens
 
@@ -35,6 +36,17 @@ def start(llm: FakeLLM, grace: float) -> RunningServer:
     )
 
 
+async def call_then_sigterm(
+    client: Client, server: RunningServer, llm: FakeLLM, calls: int = 1
+) -> asyncio.Task[CallToolResult]:
+    """A summarize call, and SIGTERM once ``calls`` of its LLM calls are in flight."""
+    await client.list_tools()  # as clients do first (this one would list them on the result)
+    call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
+    await wait_until(lambda: llm.in_flight >= calls)
+    server.proc.send_signal(signal.SIGTERM)
+    return call
+
+
 async def wait_until(condition, within: float = 10.0) -> None:  # type: ignore[no-untyped-def]
     for _ in range(int(within / 0.02)):
         if condition():
@@ -47,11 +59,7 @@ async def test_a_request_in_flight_finishes_within_the_grace_period(fresh_llm: F
     fresh_llm.latency = 0.3  # each call; the request needs several, well within the grace
     server = start(fresh_llm, grace=30)
     async with Client(server.url) as client:
-        await client.list_tools()  # as clients do first (this one would list them on the result)
-        call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
-        await wait_until(lambda: fresh_llm.in_flight > 0)
-        server.proc.send_signal(signal.SIGTERM)
-        result = await call
+        result = await (await call_then_sigterm(client, server, fresh_llm))
     assert not result.is_error, result.content
     assert 0 < tokens.count(result.content[0].text) <= 300
     assert await asyncio.to_thread(server.proc.wait, 30) == 0, "a requested shutdown exits 0"
@@ -64,11 +72,7 @@ async def test_a_request_past_the_grace_period_gets_an_answer_saying_so(fresh_ll
     fresh_llm.responder = lambda record: hang()
     server = start(fresh_llm, grace=1)
     async with Client(server.url) as client:
-        await client.list_tools()  # as clients do first (this one would list them on the result)
-        call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
-        await wait_until(lambda: fresh_llm.in_flight == 2)
-        server.proc.send_signal(signal.SIGTERM)
-        result = await call
+        result = await (await call_then_sigterm(client, server, fresh_llm, calls=2))
     assert result.is_error
     assert "shut down before this request finished" in result.content[0].text
     assert "SHUTDOWN_GRACE_SECONDS=1" in result.content[0].text
@@ -85,10 +89,7 @@ async def test_a_new_request_during_the_drain_is_refused(fresh_llm: FakeLLM) -> 
     fresh_llm.script(*[ok() for _ in range(3)])
     server = start(fresh_llm, grace=30)
     async with Client(server.url) as client:
-        await client.list_tools()  # as clients do first (this one would list them on the result)
-        call = asyncio.create_task(client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300}))
-        await wait_until(lambda: fresh_llm.in_flight > 0)
-        server.proc.send_signal(signal.SIGTERM)
+        call = await call_then_sigterm(client, server, fresh_llm)
         await wait_until(lambda: bool(server.events("shutdown_draining")))
         # Refused either way: the connection (once uvicorn has closed its socket, within 0.1 s)
         # or, on a connection made just before that, the request, with a message saying why.
