@@ -19,7 +19,10 @@ cl100k pre-tokenizer always starts a new piece, so the text on either side encod
 as it does in the whole: ``count(text[a:b])`` is the number of tokens between ``a`` and
 ``b``.  Every cut is made at a safe boundary when one exists, so chunk sizes are read off
 the one encoding; only where none exists (a long run of CJK text, a base64 blob) is a
-chunk cut at a plain character boundary and counted again.
+chunk cut at a plain character boundary and counted again.  (The encoding is
+`tokens.encode_array`'s, in pieces; a whitespace run of over 131,072 characters, which
+tiktoken cannot encode whole past a million, is cut at offsets from its own start, so the
+claim holds there too.)
 
 Invariants (property-tested): no chunk exceeds ``chunk_size`` tokens; chunk bodies
 (``text[start:end]``) cover the input in order, overlapping only by the token overlap;
@@ -136,7 +139,8 @@ class TokenOffsets:
         # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
         # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
         # text has few continuation bytes, so this stays cheap.
-        raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        # "surrogatepass": a lone surrogate takes 3 bytes, as the U+FFFD it is encoded as does.
+        raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
         continuation = np.flatnonzero((raw & 0xC0) == 0x80)
         before = np.searchsorted(continuation, byte_off)
         self.char = byte_off - before

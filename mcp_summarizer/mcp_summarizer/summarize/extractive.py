@@ -909,4 +909,4 @@ class _Selector:
 
 def _estimate(text: str) -> float:
     """Roughly the tokens of ``text`` (4 ASCII characters a token)."""
-    return max(1.0, len(text) / 4 if text.isascii() else len(text.encode()) / 3)
+    return max(1.0, len(text) / 4 if text.isascii() else len(text.encode("utf-8", "surrogatepass")) / 3)
