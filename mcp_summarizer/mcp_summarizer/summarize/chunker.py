@@ -58,7 +58,9 @@ _RANK_LINE = 7
 # is matched with _FIRST_LINE.
 _STRUCTURE = r"""(?:
         (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
-      | (?P<hr>(?P<c>[-*_])(?:[ \t]*(?P=c)){2,}[ \t]*$)   # thematic break
+      | (?P<hr>(?=[-*_])(?:(?:-[ \t]*+){3}[- \t]*+$     # thematic break, per character:
+         |(?:\*[ \t]*+){3}[* \t]*+$                        # no repeated group, so a line of
+         |(?:_[ \t]*+){3}[_ \t]*+$))                        # a million "-" is one fast scan
       | (?P<fence>[ ]{0,3}(?P<f>`{3,}|~{3,}))              # code fence (CommonMark allows 3 spaces)
       | (?<=\n\n)(?=\S)                                    # paragraph after a blank line
     )"""
