@@ -8,6 +8,21 @@ dir), its sha256 checked, and an Encoding named `cl100k_base` built with identic
 
 All encoding is "ordinary": text such as `<|endoftext|>` inside a crawled page is counted
 as text, never rejected as a special token.
+
+Long text is encoded in pieces (`pieces`), for two reasons.  tiktoken's pre-tokenizer is a
+backtracking regex whose stack overflows on a run of about a million blanks followed by
+text: a Rust panic, which Python does not even catch as an Exception.  And one call over a
+megabyte builds a list of a million ints while holding the GIL.  A piece of about
+`PIECE_CHARS` characters ends where the cl100k pre-tokenizer starts a new piece whatever
+surrounds the cut: after a newline and before a non-blank character, or between a non-blank
+character and a space or tab (no pre-token runs from a non-blank character into a space,
+and what follows the cut is tokenized from the cut on); so the ids are exactly the whole
+text's.  A whitespace run longer than `WHITESPACE_RUN_CHARS` has no such place: it is cut
+every `WHITESPACE_RUN_CHARS` characters from its start, so its count can differ by a few
+tokens from an uncut encoding (which tiktoken cannot compute past a million blanks); the
+cuts depend only on the run, so counts stay the same whatever text surrounds it.  A lone
+surrogate (possible in a str, impossible in UTF-8) is encoded as U+FFFD, one character for
+one.
 """
 
 from __future__ import annotations
@@ -15,6 +30,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -29,9 +46,12 @@ __all__ = [
     "cl100k",
     "count",
     "encode",
+    "encode_piece",
+    "pieces",
     "ranks",
     "read_ranks",
     "truncate",
+    "utf8_safe",
     "vocabulary_path",
 ]
 
@@ -95,12 +115,106 @@ def cl100k() -> tiktoken.Encoding:
     return build_encoding(ranks())
 
 
+# -- encoding in pieces (see the module docstring) ---------------------------------------------
+
+PIECE_CHARS = 1 << 15  # a long text is encoded in pieces of about this many characters
+WHITESPACE_RUN_CHARS = 1 << 17  # a longer whitespace run is cut every this many characters
+_SEARCH_CHARS = 1 << 16  # one regex call looks this far (each call holds the GIL)
+# Unicode White_Space: what \s means in the cl100k pattern (Rust).  Python's \s also has
+# \x1c-\x1f, which the pre-tokenizer reads as punctuation.
+_WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_CUT = re.compile(f"(?<=\n)(?=[^{_WS}])|(?<=[^{_WS}])(?=[ \t])")
+_LONG_RUN = re.compile(f"(?<![{_WS}])[{_WS}]{{{WHITESPACE_RUN_CHARS + 1}}}")
+_RUN_REST = re.compile(f"[{_WS}]*+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def pieces(text: str) -> Iterator[str]:
+    """``text`` in consecutive pieces whose encodings, joined, are its encoding."""
+    start, size = 0, len(text)
+    while size - start > PIECE_CHARS:
+        end = _next_cut(text, start + PIECE_CHARS)
+        if end - start > WHITESPACE_RUN_CHARS:  # no cut for long: maybe a huge whitespace run
+            yield from _cut_long_runs(text, start, end)
+        else:
+            yield text[start:end]
+        start = end
+    if start < size:
+        yield text[start:] if start else text
+
+
+def _next_cut(text: str, pos: int) -> int:
+    """The first cut at or after ``pos`` (the text's end if none), one bounded search at a time."""
+    size = len(text)
+    while pos < size:
+        found = _CUT.search(text, pos, min(pos + _SEARCH_CHARS, size))
+        if found:
+            return found.start()
+        pos += _SEARCH_CHARS
+    return size
+
+
+def _cut_long_runs(text: str, start: int, end: int) -> Iterator[str]:
+    """text[start:end] (which has no cut) in pieces: whitespace runs longer than
+    WHITESPACE_RUN_CHARS are cut every WHITESPACE_RUN_CHARS characters from their start."""
+    pos = piece = start
+    while pos < end:
+        # A window reaches far enough past its start to see a whole run's first stretch.
+        found = _LONG_RUN.search(text, pos, min(pos + 4 * _SEARCH_CHARS + WHITESPACE_RUN_CHARS + 1, end))
+        if found is None:
+            pos += 4 * _SEARCH_CHARS
+            continue
+        run_end = _run_end(text, found.end(), end)
+        for cut in range(found.start() + WHITESPACE_RUN_CHARS, run_end, WHITESPACE_RUN_CHARS):
+            yield text[piece:cut]
+            piece = cut
+        pos = run_end
+    yield text[piece:end]
+
+
+def _run_end(text: str, pos: int, end: int) -> int:
+    """Where the whitespace run going on at ``pos`` stops (``end`` at most)."""
+    while pos < end:
+        rest = _RUN_REST.match(text, pos, min(pos + _SEARCH_CHARS, end))
+        assert rest is not None  # the pattern matches the empty string
+        if rest.end() < min(pos + _SEARCH_CHARS, end):
+            return rest.end()
+        pos = rest.end()
+    return end
+
+
+def encode_piece(piece: str) -> list[int]:
+    """tiktoken on one piece (see `pieces`)."""
+    return cl100k().encode_ordinary(utf8_safe(piece))
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD: as long, and valid UTF-8.
+
+    (tiktoken's own fallback also joins a surrogate pair into one character, which would
+    shift the character offsets the chunker computes.)"""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def encode(text: str) -> list[int]:
-    return cl100k().encode_ordinary(text)
+    if len(text) <= PIECE_CHARS:
+        return encode_piece(text)
+    ids: list[int] = []
+    for piece in pieces(text):
+        ids += encode_piece(piece)
+    return ids
 
 
 def count(text: str) -> int:
-    return len(cl100k().encode_ordinary(text)) if text else 0
+    if len(text) <= PIECE_CHARS:
+        return len(encode_piece(text)) if text else 0
+    return sum(len(encode_piece(piece)) for piece in pieces(text))
 
 
 def truncate(text: str, max_tokens: int) -> str:
@@ -112,8 +226,12 @@ def truncate(text: str, max_tokens: int) -> str:
     """
     if max_tokens <= 0:
         return ""
-    ids = encode(text)
-    if len(ids) <= max_tokens:
+    ids: list[int] = []
+    for piece in pieces(text):  # only as far as needed: the pieces' ids are the whole's
+        ids += encode_piece(piece)
+        if len(ids) > max_tokens:
+            break
+    else:
         return text
     n = max_tokens
     while n > 0:

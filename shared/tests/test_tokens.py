@@ -192,3 +192,49 @@ def test_truncate_properties(text: str, max_tokens: int) -> None:
     assert "\ufffd" not in out
     if tokens.count(text) <= max_tokens:
         assert out == text
+
+
+# -- encoding in pieces: any input, exact ids ----------------------------------------------------
+
+PIECE_PARTS = ["word", " ", "  ", "\n", "\n\n", " \n", "\r\n", "\t", ".", "...", "日本語", "é", "😀", "1234"]
+PIECE_PARTS += ["'s", "x", "-", "\u3000", "\xa0", "\x1c", "\n ", "<|endoftext|>"]
+PIECES_TEXT = st.lists(st.sampled_from(PIECE_PARTS), max_size=120).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(PIECES_TEXT, TEXT), st.sampled_from([1, 2, 3, 5, 8, 13]))
+def test_pieces_encode_to_the_ids_of_the_whole_text(text: str, piece_chars: int) -> None:
+    """Cut every few characters wherever a cut is allowed, the ids are tiktoken's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens, "PIECE_CHARS", piece_chars)
+        assert "".join(tokens.pieces(text)) == text
+        assert tokens.encode(text) == tokens.cl100k().encode_ordinary(text)
+        assert tokens.count(text) == len(tokens.cl100k().encode_ordinary(text))
+
+
+RUN = 1_100_000  # tiktoken's pre-tokenizer overflows its stack from about 1,000,000 blanks on
+
+
+@pytest.mark.parametrize("blank", [" ", "\t", "\u3000", "\xa0", " \t", "\n" + " " * 99])
+def test_a_million_blanks_before_text_are_counted(blank: str) -> None:
+    run = blank * (RUN // len(blank))
+    text = "Text." + run + "x and more"
+    n = tokens.count(text)  # was a Rust panic (a BaseException: it killed the service)
+    ids = tokens.encode(text)
+    assert n == len(ids) > 0
+    assert tokens.cl100k().decode(ids) == text
+    if run[0] in " \t":  # a cut before the run: the run's own cuts depend on the run alone
+        assert n == tokens.count("Text.") + tokens.count(run + "x and more")
+    out = tokens.truncate(text, 50)
+    assert text.startswith(out) and tokens.count(out) <= 50
+
+
+def test_a_whitespace_run_up_to_the_cut_length_is_counted_exactly() -> None:
+    text = "Text." + " " * tokens.WHITESPACE_RUN_CHARS + "x"
+    assert tokens.count(text) == len(tokens.cl100k().encode_ordinary(text))
+
+
+def test_lone_surrogates_count_as_replacement_characters() -> None:
+    text = "Hello \ud800 world \udfff. " * 3
+    assert tokens.count(text) == tokens.count(text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"))
+    assert tokens.encode("a\ud83d\ude00b") == tokens.encode("a\ufffd\ufffdb"), "one for one, never joined"

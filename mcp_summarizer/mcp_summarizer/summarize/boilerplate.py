@@ -12,7 +12,8 @@ Removing real content is worse than keeping chrome, so every rule is narrow:
 * Nothing inside a fenced code block (``` or ~~~, CommonMark rules: a closing fence uses the
   same character, is at least as long and has nothing after it; an unclosed fence runs to
   the end) and no line indented as code (4+ columns, not a list item) is ever touched.
-* Headers (ATX and setext), table rows and block quotes are never removed.
+* Headers (ATX and setext), table rows and block quotes are never removed, nor is a line
+  longer than `MAX_CHROME_LINE_CHARS` (chrome is short).
 * A line is only removed when it stands as a block of its own: a list item, a one-line
   paragraph, a hard-broken line, or a line next to other chrome-looking lines.  A line in
   the middle of a prose paragraph is kept even if its words match a rule ("...as
@@ -72,12 +73,13 @@ Blank lines that a removal leaves next to each other collapse to one; at the sta
 of the text they go.  Blank lines elsewhere are untouched.  ``strip_boilerplate`` is
 idempotent and deterministic, and never adds text.
 
-Cost: linear.  One regular-expression scan anchored at line starts finds the lines that
-may be chrome, at regex-engine speed; Python judges each distinct line text once
-(memoized) and walks only those lines' neighbours.  For `repeated`, a text with 3+
-top-level sections gets one more scan, for its one-line paragraphs.  Measured at 17-33%
-of one cl100k encoding pass over the same text (more chrome, more cost): see
-bench/README.md, "Boilerplate removal".
+Cost: linear, whatever the input (every pattern is written so that the regex engine never
+retries a run of characters from each of its positions).  One regular-expression scan
+anchored at line starts finds the lines that may be chrome, at regex-engine speed; Python
+judges each distinct line text once (memoized) and walks only those lines' neighbours.
+For `repeated`, a text with 3+ top-level sections gets one more scan, for its one-line
+paragraphs.  Measured at 17-33% of one cl100k encoding pass over the same text (more
+chrome, more cost): see bench/README.md, "Boilerplate removal".
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ MIN_NAV_ITEMS = 3  # link lines in a run before it is a menu
 MAX_PHRASE_CHARS = 300  # visible length of a cookie/footer sentence
 MIN_REPEATED_CHARS = 20
 MIN_REPEATS = 3
+# Chrome is short: a menu of a hundred links on one line is ~5,000 characters.  Longer lines
+# are content, and are not even read by the line rules (whose regexes walk a line of links
+# one piece at a time: tens of milliseconds per megabyte, holding the GIL).
+MAX_CHROME_LINE_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +255,7 @@ _LINK_LINE = re.compile(
     re.VERBOSE,
 )
 _PHRASE_AT = re.compile(rf"[ \t]*+{_PHRASE_START}")
-_BLANK_LINE_AFTER = re.compile(r"\n[ \t\r]*(?:\n|\Z)")
+_BLANK_LINE_AFTER = re.compile(r"\n[ \t\r]*+(?:\n|\Z)")
 # A one-line paragraph of MIN_REPEATED_CHARS+: an empty line (or the text's start) above, a
 # blank line or the end below.  "\n\n" is a literal prefix, which the engine finds fast.
 _BLOCK_LINE = re.compile(
@@ -258,22 +264,31 @@ _BLOCK_LINE = re.compile(
 _H1 = re.compile(r"\n#[ \t]")  # a top-level ATX header: where a page of a multi-page input starts
 _BLOCK_START = re.compile(r"[ \t]{0,3}[^\s#>|`~]")  # what _BLOCK_LINE accepts as a line's start
 
+# A thematic break, spelled out per character rather than with a repeated group and a
+# backreference: a line of a million "*" is then one fast scan, not a million steps.
+_RULE = (
+    r"[ \t]{0,3}(?=[-*_])(?:(?:-[ \t]*+){3}[- \t]*+|(?:\*[ \t]*+){3}[* \t]*+|(?:_[ \t]*+){3}[_ \t]*+)"
+    r"[ \t\r]*+$"
+)
 # Matched at a line's start (pos) up to its end (endpos).
 _COMMON_BOUNDARY = (
-    r"[ \t\r]*$|[ \t]{0,3}\#{1,6}(?:[ \t]|\r?$)|[ \t]*(?:`{3,}|~{3,})"
-    r"|[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t\r]*$|[ \t]*[|><]"
+    r"[ \t\r]*+$|[ \t]{0,3}\#{1,6}(?:[ \t]|\r?$)|[ \t]*+(?:`{3,}|~{3,})"
+    rf"|{_RULE}|[ \t]*+[|><]"
 )
-_BOUNDARY_ABOVE = re.compile(_COMMON_BOUNDARY + r"|.*(?:[ ]{2}|\\)\r?$")  # ...or a hard break
+_BOUNDARY_ABOVE = re.compile(_COMMON_BOUNDARY)  # ...or a hard break (_HARD_BREAK, checked apart)
 _BOUNDARY_BELOW = re.compile(_COMMON_BOUNDARY + rf"|[ \t]*{_MARKER}(?:[ \t]|\r?$)")  # ...or a list item
-_UNDERLINE = re.compile(r"[ \t]{0,3}(?:=+|-+)[ \t\r]*(?:\n|\Z)")  # under a line, makes it a header
+_UNDERLINE = re.compile(r"[ \t]{0,3}(?:=++|-++)[ \t\r]*+(?:\n|\Z)")  # under a line, makes it a header
 _LIST_ITEM = re.compile(rf"[ \t]*+{_MARKER}(?:[ \t]|\r?(?:\n|\Z))")
-_THEMATIC = re.compile(r"[ \t]{0,3}([-*_])(?:[ \t]*\1){2,}[ \t\r]*$")
+_THEMATIC = re.compile(_RULE)
 _ONLY_WHITESPACE = re.compile(r"[ \t\r\n]*")
 _HARD_BREAK = ("  ", "\\", "  \r", "\\\r")
 
 _LINK_PARTS = re.compile(r"(!?)\[((?:[^\[\]\n]++|\[[^\[\]\n]*+\])*+)\]" + _DEST)
-_LIST_PREFIX = re.compile(rf"[ \t]*+{_MARKER}(?:[ \t]+|$)")
-_SEP_SPLIT = re.compile(rf"[ \t]*[{_SEPS}]+[ \t]*|[ \t]{{2,}}")
+# These two are searched for anywhere in a line: a match is only tried from the first blank
+# of a run (from inside the run it would fail the same way), else a long run of blanks
+# costs quadratic time.
+_LIST_PREFIX = re.compile(rf"(?<![ \t])[ \t]*+{_MARKER}(?:[ \t]+|$)")
+_SEP_SPLIT = re.compile(rf"(?<![ \t])[ \t]*+[{_SEPS}]+[ \t]*|[ \t]{{2,}}")
 _EMPHASIS = re.compile(r"[*_`]+")
 _SPACES = re.compile(r"\s+")
 
@@ -401,6 +416,8 @@ class _Page:
         phrases: list[tuple[int, int, str]] = []  # (start, end, rule)
         links: list[tuple[int, int, str]] = []  # (start, end, "item" | "bar" | "sep")
         for start, end, indent in self._scan():
+            if end - start > MAX_CHROME_LINE_CHARS:
+                continue
             kind, is_item = _line_kind(text[start:end])
             if kind is None or (indent >= 4 and not is_item):
                 continue  # not chrome, or indented code
@@ -437,6 +454,7 @@ class _Page:
         found: list[tuple[int, int, int]] = []
         code: list[tuple[int, int]] = []
         fence: tuple[str, int, int] | None = None  # (char, length, start of the opening line)
+        table_end = 0  # end of the last table found
         find = text.find
         for m in _SCAN.finditer("\n\n" + text):
             start = m.start() - 1  # "\n\n" shifts offsets by 2; the line starts after the "\n"
@@ -457,9 +475,12 @@ class _Page:
             elif fence is not None:
                 continue
             elif kind == "delim":
+                if start < table_end:  # another delimiter row of the table just recorded
+                    continue  # (searching from each of them again was quadratic)
                 above = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start > 0 else 0
                 blank = _BLANK_LINE_AFTER.search(text, start)
-                code.append((above, blank.start() + 1 if blank else len(text) + 1))
+                table_end = blank.start() + 1 if blank else len(text) + 1
+                code.append((above, table_end))
             else:
                 indent = m.group("indent")
                 found.append((start, end, len(indent) + 3 * indent.count("\t")))  # a tab: 4 columns
@@ -491,6 +512,7 @@ class _Page:
                 above == start - 1  # an empty line
                 or above in self.looks_chrome
                 or _BOUNDARY_ABOVE.match(text, above, start - 1)
+                or text.endswith(_HARD_BREAK, above, start - 1)
                 or self.is_protected(above)
             ):
                 return False

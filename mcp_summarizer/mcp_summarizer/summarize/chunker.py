@@ -19,7 +19,10 @@ cl100k pre-tokenizer always starts a new piece, so the text on either side encod
 as it does in the whole: ``count(text[a:b])`` is the number of tokens between ``a`` and
 ``b``.  Every cut is made at a safe boundary when one exists, so chunk sizes are read off
 the one encoding; only where none exists (a long run of CJK text, a base64 blob) is a
-chunk cut at a plain character boundary and counted again.
+chunk cut at a plain character boundary and counted again.  (The encoding is
+`tokens.encode_array`'s, in pieces; a whitespace run of over 131,072 characters, which
+tiktoken cannot encode whole past a million, is cut at offsets from its own start, so the
+claim holds there too.)
 
 Invariants (property-tested): no chunk exceeds ``chunk_size`` tokens; chunk bodies
 (``text[start:end]``) cover the input in order, overlapping only by the token overlap;
@@ -55,7 +58,9 @@ _RANK_LINE = 7
 # is matched with _FIRST_LINE.
 _STRUCTURE = r"""(?:
         (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
-      | (?P<hr>(?P<c>[-*_])(?:[ \t]*(?P=c)){2,}[ \t]*$)   # thematic break
+      | (?P<hr>(?=[-*_])(?:(?:-[ \t]*+){3}[- \t]*+$     # thematic break, per character:
+         |(?:\*[ \t]*+){3}[* \t]*+$                        # no repeated group, so a line of
+         |(?:_[ \t]*+){3}[_ \t]*+$))                        # a million "-" is one fast scan
       | (?P<fence>[ ]{0,3}(?P<f>`{3,}|~{3,}))              # code fence (CommonMark allows 3 spaces)
       | (?<=\n\n)(?=\S)                                    # paragraph after a blank line
     )"""
@@ -136,7 +141,8 @@ class TokenOffsets:
         # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
         # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
         # text has few continuation bytes, so this stays cheap.
-        raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        # "surrogatepass": a lone surrogate takes 3 bytes, as the U+FFFD it is encoded as does.
+        raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
         continuation = np.flatnonzero((raw & 0xC0) == 0x80)
         before = np.searchsorted(continuation, byte_off)
         self.char = byte_off - before

@@ -278,8 +278,10 @@ class Engine:
         )
         if progress is not None:
             await progress(1, 1, "extractive summary: done")
+        # Off the event loop too: a summary of 5,000 tokens of dots is 320,000 characters.
+        output_tokens = await asyncio.to_thread(tokens.count, text)
         return Outcome(
-            text=text, input_tokens=input_tokens, output_tokens=tokens.count(text), backend="extractive"
+            text=text, input_tokens=input_tokens, output_tokens=output_tokens, backend="extractive"
         )
 
     # -- phases ---------------------------------------------------------------------------

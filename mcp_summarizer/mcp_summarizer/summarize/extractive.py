@@ -16,11 +16,12 @@ How, and why this way:
    a blank line or a header, rule, fence or table (an indented line right after text
    continues that text; a list item's continuation, indented less, stays its text).  Code
    is printed verbatim, so a "# comment" in it is never a header and its lines are never
-   joined like a paragraph's.  Headers are not units but structure: a selected unit brings
-   its header path (a table row its table's header row and separator line), each printed
-   once.  A code block larger than a third of the budget is never selected, and nothing is
-   ever cut inside a unit, so the summary is made of the author's own sentences, in the
-   author's order.
+   joined like a paragraph's.  Headers are structure: a selected unit brings its header
+   path (a table row its table's header row and separator line), each printed once; a
+   header is a unit itself only where nothing else would bring it (a section with nothing
+   in it: an outline is all headers).  A code block larger than a third of the budget is
+   never selected, and nothing is cut inside a unit (but see 6), so the summary is made of
+   the author's own sentences, in the author's order.
 2. **Salience**, SumBasic/centroid style.  Terms are lowercased words (CJK: single
    characters) minus stopwords, crudely stemmed ("NPCs" -> "npc", "wolves" -> "wolf"), from
    the visible text (link targets are skipped), plus *named things*: identifiers (dotted
@@ -57,12 +58,22 @@ How, and why this way:
    greedy goes on in that room (a few rounds).  Text that fits is returned unchanged; the
    whole input is only tokenized when it might fit (an exact count of a prefix cut at a
    line start, which encodes as in the whole text, rules that out first).
+6. **Never empty**: text over the budget always gets some of its own text back.  When no
+   unit fits with its headers (a tiny budget, or nothing but code blocks too large for
+   their share), the best unit alone is cut to the budget: prose at a word or character
+   boundary, code to its first lines, still fenced; with no unit at all (only rules, say),
+   the text's start.  Only whitespace gives "" (or a budget too small for one character).
 
 Speed (bench/extractive.py): one regex search per paragraph for its end, one scan for
 sentence ends, one for terms (words and named things in a single alternation; each distinct
 match is classified once and cached), Counter-based weights, a heap: 1M tokens summarized
 to 5,000 take about 2.2-2.6 times one tokenizer pass over the same text.  Large budgets cost
 more (every pick is re-scored lazily and tokenized): 50,000 from 1M about 3 passes.
+Linear on any input: no regex retries a run of characters from each of its positions
+(test_hostile_text.py times runs of every markup character against a tokenizer pass), and
+no single step holds the GIL long, so the service keeps answering while it works: C-level
+loops over all units go in batches, and units are plain tuples, which the garbage collector
+stops tracking (a full collection over 100,000s of objects took ~100 ms).
 Deterministic: no randomness, ties broken by position, and every iteration that reaches
 the output goes over lists or insertion-ordered dicts, never over a set of strings (whose
 order depends on the hash seed).
@@ -77,7 +88,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import chain
-from typing import Literal
+from typing import Final, Literal
 
 from mcp_summarizer.summarize import tokens
 
@@ -107,39 +118,48 @@ LAZY_CANDIDATES = 128  # at most this many re-scorings per pick
 MAX_REJECTIONS = 400  # stop the greedy after this many units in a row did not fit
 FILL_ROUNDS = 2
 LONG_SENTENCE_CHARS = 1500  # a "sentence" longer than this is cut at its line breaks
+_BATCH = 4096  # units per C-level loop (which holds the GIL: /health must not wait for it)
 
 # --- markdown -------------------------------------------------------------------------------------
 
 # What a line starts, if not paragraph text.  The order matters: "- - -" is a rule, not an
 # item.  `_PARAGRAPH_END` is the same set as a lookahead after a newline, so a paragraph's
-# end is found by one regex search instead of a loop over its lines.
+# end is found by one regex search instead of a loop over its lines.  A rule is spelled out
+# per character (three of them, then any more and blanks) rather than with a repeated group
+# and a backreference: a line of a million "*" is then one fast scan, not a million steps.
+# Blanks are matched possessively: nothing that follows can start with one.
 _BLOCK_KINDS = r"""
       (?P<fence>`{3,}|~{3,})
-    | (?P<rule>(?P<r>[-*_])(?:[ \t]*(?P=r)){2,}[ \t]*$)
+    | (?P<rule>(?=[-*_])(?:(?:-[ \t]*+){3}[- \t]*+$|(?:\*[ \t]*+){3}[* \t]*+$|(?:_[ \t]*+){3}[_ \t]*+$))
     | (?P<header>\#{1,6})(?:[ \t]|$)
     | (?P<item>(?:[-*+]|\d{1,9}[.)]))(?:[ \t]+|$)
     | (?P<quote>>)
     | (?P<pipe>\|)
 """
-_BLOCK = re.compile(rf"[ \t]*(?:{_BLOCK_KINDS})", re.VERBOSE | re.MULTILINE)
+_BLOCK = re.compile(rf"[ \t]*+(?:{_BLOCK_KINDS})", re.VERBOSE | re.MULTILINE)
 _PARAGRAPH_END = re.compile(
-    r"\n(?=[ \t]*(?:\n|\Z|"
-    + re.sub(r"\(\?P<\w+>", "(?:", _BLOCK_KINDS.replace("(?P<r>", "(").replace("(?P=r)", r"\1"))
-    + "))",
+    r"\n(?=[ \t]*+(?:\n|\Z|" + re.sub(r"\(\?P<\w+>", "(?:", _BLOCK_KINDS) + "))",
     re.VERBOSE | re.MULTILINE,
 )
-_TABLE_SEP = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+# Possessive: two optional blanks in a row ("[ \t]*\|?[ \t]*") could split a long run of
+# spaces in quadratically many ways before failing.
+_TABLE_SEP = re.compile(r"[ \t]*+\|?+[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?+[ \t]*+$")
 _NEWLINE_INDENT = re.compile(r"\n[ \t]*")
 # What would read as markdown structure at the start of a printed line (anchored, bounded).
 _BLOCK_SYNTAX = re.compile(r"#{1,6}(?:[ \t]|$)|>|[-+*][ \t]|\d{1,9}[.)][ \t]|`{3}|~{3}|\||=+[ \t]*$")
+_BLANKS = re.compile(r"\s*+")
 
 # --- sentences ------------------------------------------------------------------------------------
 
 # A sentence end: terminal punctuation and closers, then whitespace and a character that is
 # not lowercase or a continuation (checked again in Python for non-ASCII lowercase).  It
-# starts with one character class so that the regex engine skips ahead to it fast.
+# starts with one character class so that the regex engine skips ahead to it fast.  A run
+# of marks is always matched whole, possessively, and when no sentence follows it the empty
+# group "no" says so: a run that failed instead would be tried again from each of its marks
+# (quadratic), and even a skip via lookbehind would cost a step per mark, all in one call.
 _SENTENCE_END = re.compile(
-    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*[\"'”’)\]*_`]*(?=\s+[^\sa-z,;:)])|(?<=[。！？])[。！？]*[」』”’）)\]]*)"
+    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*+[\"'”’)\]*_`]*+(?:(?=\s++[^\sa-z,;:)])|(?P<no>))"
+    r"|(?<=[。！？])[。！？]*+[」』”’）)\]]*+)"
 )
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st mt vs cf fig figs no nos vol vols approx dept est ca al "
@@ -169,7 +189,9 @@ _NAMED = rf"""
       (?P<name>[A-Z][\w'’-]*+(?![.(][\w)])(?:[ ][A-Z][\w'’-]*+(?![.(][\w)]))*+)
 """
 _NAMED_RE = re.compile(_NAMED, re.VERBOSE)
-_LINK_TARGET = r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)"
+# A link target ends at the first ")" or blank, and never runs over the next "](": else
+# each "](" of a long run of them would scan to the run's end (quadratic).
+_LINK_TARGET = r"\]\([^)\s\]]*+(?:\](?!\()[^)\s\]]*+)*+(?:\s++\"[^\"]*+\")?+\)"
 # One scan for everything: a word, a link target (skipped) or a named thing.  No groups,
 # so findall returns plain strings, each classified once per document (see _Lexicon).
 _SCAN = re.compile(
@@ -227,8 +249,8 @@ def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "gene
 
     ``focus`` is a comma-separated list of topics or a schema hint; ``kind="extraction"``
     favours units dense in names, identifiers, numbers and dates.  Text that already fits
-    is returned unchanged; empty text or a budget below 1 gives ``""``, and so does text
-    with nothing that fits (only a code block larger than the budget, say).
+    is returned unchanged; empty or whitespace-only text or a budget below 1 gives ``""``;
+    any other text gets a non-empty summary (see "Never empty" above).
     """
     if kind not in ENTITY_WEIGHT:
         raise ValueError(f"kind must be 'general' or 'extraction', got {kind!r}")
@@ -238,8 +260,9 @@ def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "gene
         return text
     if text.isspace():
         return ""
-    doc = _parse(text.replace("\r\n", "\n").replace("\r", "\n"))
-    return _Selector(doc, max_tokens, focus, kind).run()
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Never empty: with no unit at all (only rules, say), the text's start.
+    return _Selector(_parse(text), max_tokens, focus, kind).run() or tokens.truncate(text.strip(), max_tokens)
 
 
 def _fits(text: str, max_tokens: int) -> bool:
@@ -260,17 +283,26 @@ def _fits(text: str, max_tokens: int) -> bool:
 
 # --- parsing ----------------------------------------------------------------------------------------
 
-SENTENCE, LINE, CODE = 0, 1, 2
+SENTENCE, LINE, CODE, HEADER = 0, 1, 2, 3
 
 
-@dataclass(slots=True)
-class _Unit:
-    text: str  # as rendered (a sentence's inner line breaks become spaces)
-    kind: int  # SENTENCE (joined on its block's line), LINE (a line or lines), CODE
-    block: int  # sentences of one block (paragraph, list item) share an output line
-    group: int  # blocks of one group (a list, a table) are separated by "\n", groups by "\n\n"
-    path: tuple[int, ...]  # indices of the headers above, outermost first
-    table: int  # index of the table header this row needs, or -1
+# A unit is a plain tuple (text, kind, block, group, path, table), not a class: the garbage
+# collector stops tracking a tuple of strings and ints once it has seen it, a class instance
+# it tracks for good, and a megabyte makes 100,000s of units; each full collection walks
+# every tracked object holding the GIL (it froze /health for ~100 ms in the server).
+#   text   as rendered (a sentence's inner line breaks become spaces)
+#   kind   SENTENCE (joined on its block's line), LINE (a line or lines), CODE, HEADER
+#   block  sentences of one block (paragraph, list item) share an output line
+#   group  blocks of one group (a list, a table) are separated by "\n", groups by "\n\n"
+#   path   indices of the headers above, outermost first
+#   table  index of the table header this row needs, or -1
+_Unit = tuple[str, int, int, int, tuple[int, ...], int]
+TEXT: Final = 0
+KIND: Final = 1
+BLOCK: Final = 2
+GROUP: Final = 3
+PATH: Final = 4
+TABLE: Final = 5
 
 
 @dataclass(slots=True)
@@ -391,11 +423,15 @@ def _parse(text: str) -> _Doc:
             stack.append((level, len(doc.headers)))
             doc.headers.append(line.strip())
             path = tuple(h for _, h in stack)
+            # Selectable itself if its section turns out to hold nothing else (see below).
+            group += 1
+            prefixes.append("")
+            units.append((doc.headers[-1], HEADER, len(prefixes) - 1, group, path, -1))
         elif kind == "quote":
             if not in_quote:
                 group += 1
             prefixes.append("")
-            units.append(_Unit(line.rstrip(), LINE, len(prefixes) - 1, group, path, -1))
+            units.append((line.rstrip(), LINE, len(prefixes) - 1, group, path, -1))
             in_list, in_quote = False, True
             code_ok = False
             pos = eol + 1
@@ -424,20 +460,24 @@ def _parse(text: str) -> _Doc:
                 body = text[pos + first : end]
             block = len(prefixes) - 1
             for sentence in _sentences(body):
-                units.append(_Unit(sentence, SENTENCE, block, group, path, -1))
+                units.append((sentence, SENTENCE, block, group, path, -1))
             in_list, in_quote = kind == "item", False
             code_ok = False  # until a blank line: an indented line after text continues it
             pos = end + 1
             continue
         in_list = in_quote = False
         pos = eol + 1
+    # A header is a unit only where nothing else would bring it: an outline, an empty
+    # section.  Elsewhere its content brings it, and a header alone would crowd that out.
+    filled = {h for u in units if u[KIND] != HEADER for h in u[PATH]}
+    doc.units = [u for u in units if u[KIND] != HEADER or u[PATH][-1] not in filled]
     return doc
 
 
 def _add_code(doc: _Doc, block: str, group: int, path: tuple[int, ...]) -> None:
     """A code block (fenced or indented) is one unit, printed verbatim."""
     doc.prefixes.append("")
-    doc.units.append(_Unit(block.rstrip(), CODE, len(doc.prefixes) - 1, group, path, -1))
+    doc.units.append((block.rstrip(), CODE, len(doc.prefixes) - 1, group, path, -1))
 
 
 def _line_end(text: str, pos: int) -> int:
@@ -467,7 +507,7 @@ def _table(text: str, pos: int, doc: _Doc, group: int, path: tuple[int, ...]) ->
         rows = rows[2:]
     for row in rows:
         doc.prefixes.append("")
-        doc.units.append(_Unit(row, LINE, len(doc.prefixes) - 1, group, path, table))
+        doc.units.append((row, LINE, len(doc.prefixes) - 1, group, path, table))
     return pos
 
 
@@ -477,10 +517,10 @@ def _sentences(body: str) -> list[str]:
     start = 0
     size = len(body)
     for m in _SENTENCE_END.finditer(body):
+        if m.lastindex:  # the group "no": marks, but no sentence after them
+            continue
         end = m.end()
-        nxt = end
-        while nxt < size and body[nxt].isspace():
-            nxt += 1
+        nxt = _skip_blanks(body, end)
         if nxt >= size:
             break
         if _BLOCK_SYNTAX.match(body, nxt):
@@ -510,6 +550,12 @@ def _sentences(body: str) -> list[str]:
         start = nxt
     _add_sentence(out, body[start:])
     return out
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    """The first non-whitespace position from ``pos`` (or the end), at regex speed."""
+    blanks = _BLANKS.match(text, pos)
+    return blanks.end() if blanks else pos  # never None: the pattern matches the empty string
 
 
 def _add_sentence(out: list[str], raw: str) -> None:
@@ -661,15 +707,17 @@ class _Selector:
         self.budget = budget
         units = doc.units
         lexicon = _Lexicon()
-        self.size = size = [_estimate(u.text) for u in units]
+        self.size = size = [_estimate(u[TEXT]) for u in units]
         # Units far over what they may take (the budget; a third of it for code) can never
         # be selected: their terms are not even read.
         limit, code_limit = 2 * budget + 8, 2 * (budget // CODE_BUDGET_SHARE) + 8
         self.terms = unit_terms = [
-            () if size[i] > (code_limit if u.kind == CODE else limit) else lexicon.terms(u.text)
+            () if size[i] > (code_limit if u[KIND] == CODE else limit) else lexicon.terms(u[TEXT])
             for i, u in enumerate(units)
         ]
-        df = Counter(chain.from_iterable(unit_terms))
+        df: Counter[str] = Counter()
+        for k in range(0, len(unit_terms), _BATCH):  # C loops of bounded length: each holds the GIL
+            df.update(chain.from_iterable(unit_terms[k : k + _BATCH]))
         n = max(len(units), 1)
         weight = {t: c / n * math.log(1.0 + n / c) for t, c in df.items() if t[0] != "\x00"}
         top = max(weight.values(), default=1.0) or 1.0
@@ -696,11 +744,11 @@ class _Selector:
         get, norm = weight.__getitem__, self.norm
         # A unit repeated word for word (boilerplate: "Return value: New reference.") is
         # only selectable where it first occurs.
-        first = {u.text: i for i, u in reversed(list(enumerate(units)))}
+        first = {units[i][TEXT]: i for i in range(len(units) - 1, -1, -1)}
         self.heap = [
             (-sum(map(get, terms)) * norm[i], i)
             for i, terms in enumerate(unit_terms)
-            if len(terms) >= MIN_TERMS and first[units[i].text] == i
+            if len(terms) >= MIN_TERMS and first[units[i][TEXT]] == i
         ]
         heapq.heapify(self.heap)
         self.rejected: list[tuple[float, int]] = []
@@ -720,11 +768,11 @@ class _Selector:
         units = self.doc.units
         boosts = [
             CODE_FACTOR
-            if u.kind == CODE
+            if u[KIND] == CODE
             else LEAD_IN_FACTOR
-            if u.text[-1] == ":"
+            if u[TEXT][-1] == ":"
             else ASIDE_FACTOR
-            if u.text[0] == "(" and u.text.rstrip(".")[-1:] == ")"
+            if u[TEXT][0] == "(" and u[TEXT].rstrip(".")[-1:] == ")"
             else 1.0
             for u in units
         ]
@@ -736,9 +784,9 @@ class _Selector:
                 if not wanted.isdisjoint(self.terms[i]):
                     boosts[i] *= FOCUS_UNIT_BOOST
                     continue
-                if u.path not in by_path:
-                    by_path[u.path] = any(hot[h] for h in u.path)
-                if by_path[u.path]:
+                if u[PATH] not in by_path:
+                    by_path[u[PATH]] = any(hot[h] for h in u[PATH])
+                if by_path[u[PATH]]:
                     boosts[i] *= SECTION_FOCUS_BOOST
         return boosts
 
@@ -747,13 +795,15 @@ class _Selector:
 
     def _text(self, i: int) -> str:
         u = self.doc.units[i]
-        return self.doc.prefixes[u.block] + u.text if u.kind == SENTENCE else u.text
+        return self.doc.prefixes[u[BLOCK]] + u[TEXT] if u[KIND] == SENTENCE else u[TEXT]
 
     def _cost(self, i: int) -> int:
         """Exact tokens of unit ``i`` (with its list marker)."""
         cost = self.costs.get(i)
         if cost is None:
-            cost = self.costs[i] = tokens.count(self._text(i))
+            # A header unit is printed as a header of its path: _extra_cost charges it.
+            header = self.doc.units[i][KIND] == HEADER
+            cost = self.costs[i] = 0 if header else tokens.count(self._text(i))
         return cost
 
     def _extra_cost(self, i: int) -> int:
@@ -761,16 +811,16 @@ class _Selector:
         separator: none after a sentence of the same paragraph (the space joins the next
         word's token), one otherwise (a line break)."""
         u = self.doc.units[i]
-        extra = 0 if u.kind == SENTENCE and u.block in self.charged_blocks else 1
-        for h in u.path:
+        extra = 0 if u[KIND] == SENTENCE and u[BLOCK] in self.charged_blocks else 1
+        for h in u[PATH]:
             if h not in self.charged_headers:
                 if h not in self.header_cost:
                     self.header_cost[h] = tokens.count(self.doc.headers[h]) + 1
                 extra += self.header_cost[h]
-        if u.table >= 0 and u.table not in self.charged_tables:
-            if u.table not in self.table_cost:
-                self.table_cost[u.table] = tokens.count(self.doc.table_heads[u.table]) + 1
-            extra += self.table_cost[u.table]
+        if u[TABLE] >= 0 and u[TABLE] not in self.charged_tables:
+            if u[TABLE] not in self.table_cost:
+                self.table_cost[u[TABLE]] = tokens.count(self.doc.table_heads[u[TABLE]]) + 1
+            extra += self.table_cost[u[TABLE]]
         return extra
 
     def _greedy(self, room: int) -> int:
@@ -805,7 +855,7 @@ class _Selector:
             if best < 0:
                 break
             cost = self._cost(best)
-            if cost > self.budget or (units[best].kind == CODE and cost > self.budget // CODE_BUDGET_SHARE):
+            if cost > self.budget or (units[best][KIND] == CODE and cost > self.budget // CODE_BUDGET_SHARE):
                 continue  # never selectable
             need = cost + self._extra_cost(best)
             if used + need > room:
@@ -820,10 +870,10 @@ class _Selector:
     def _take(self, i: int, score: float) -> None:
         u = self.doc.units[i]
         self.selected[i] = score
-        self.charged_blocks.add(u.block)
-        self.charged_headers.update(u.path)
-        if u.table >= 0:
-            self.charged_tables.add(u.table)
+        self.charged_blocks.add(u[BLOCK])
+        self.charged_headers.update(u[PATH])
+        if u[TABLE] >= 0:
+            self.charged_tables.add(u[TABLE])
         weight, decay = self.weight, self.decay
         for t in self.terms[i]:
             weight[t] *= decay[t]
@@ -836,20 +886,20 @@ class _Selector:
         group = block = -1
         for i in sorted(self.selected):
             u = doc.units[i]
-            if u.group != group:
+            if u[GROUP] != group:
                 if lines:
                     parts.append("\n".join(lines))
-                for h in u.path:
+                for h in u[PATH]:
                     if h not in printed:
                         printed.add(h)
                         parts.append(doc.headers[h])
-                lines = [doc.table_heads[u.table]] if u.table >= 0 else []
-                group = u.group
-            if u.kind == SENTENCE and u.block == block:
-                lines[-1] += " " + u.text
-            else:
+                lines = [doc.table_heads[u[TABLE]]] if u[TABLE] >= 0 else []
+                group = u[GROUP]
+            if u[KIND] == SENTENCE and u[BLOCK] == block:
+                lines[-1] += " " + u[TEXT]
+            elif u[KIND] != HEADER:  # a header unit was printed with its path
                 lines.append(self._text(i))
-            block = u.block
+            block = u[BLOCK]
         if lines:
             parts.append("\n".join(lines))
         return "\n\n".join(parts)
@@ -894,7 +944,7 @@ class _Selector:
                 cost = self._cost(i)
                 need = cost + self._extra_cost(i)
                 if need <= left and not (
-                    self.doc.units[i].kind == CODE and cost > self.budget // CODE_BUDGET_SHARE
+                    self.doc.units[i][KIND] == CODE and cost > self.budget // CODE_BUDGET_SHARE
                 ):
                     used += need
                     self._take(i, -bound)
@@ -906,15 +956,40 @@ class _Selector:
         return used
 
     def _fallback(self) -> str:
-        """Nothing fits with its headers (a tiny budget): the best prose unit alone, trimmed
-        to the budget at a word or character boundary.  Code is never cut."""
-        candidates = [i for i, u in enumerate(self.doc.units) if u.kind != CODE]
+        """Nothing fits with its headers (a tiny budget, or only code blocks too large to
+        select): the best unit alone, prose if there is any, cut to the budget: prose at a
+        word or character boundary, code to its first lines (still fenced)."""
+        units = self.doc.units
+        candidates = [i for i, u in enumerate(units) if u[KIND] != CODE] or list(range(len(units)))
         if not candidates:
             return ""
         best = max(candidates, key=lambda i: (self._score(i), -i))
+        if units[best][KIND] == CODE:
+            return _code_head(units[best][TEXT], self.budget)
         return tokens.truncate(self._text(best), self.budget)
+
+
+def _code_head(block: str, budget: int) -> str:
+    """The first lines of a code block within ``budget`` tokens, and its closing fence if it
+    has one, so that it stays a code block; the block cut anywhere if not one line fits."""
+    lines = block.split("\n")
+    opening = _BLOCK.match(lines[0])
+    marker = opening.group("fence") if opening is not None and len(lines) > 1 else None
+    closing = ""
+    if marker and _closing_fence(marker).fullmatch("\n" + lines[-1]):
+        closing = "\n" + lines.pop()
+    head = tokens.truncate("\n".join(lines), max(budget - tokens.count(closing), 0))
+    keep = head.count("\n") + 1
+    if "\n".join(lines[:keep]) != head:  # whole lines only
+        keep -= 1
+    while keep > (1 if marker else 0):  # a fence and at least one line of code
+        out = "\n".join(lines[:keep]) + closing
+        if tokens.count(out) <= budget:
+            return out
+        keep -= 1
+    return tokens.truncate(block, budget)
 
 
 def _estimate(text: str) -> float:
     """Roughly the tokens of ``text`` (4 ASCII characters a token)."""
-    return max(1.0, len(text) / 4 if text.isascii() else len(text.encode()) / 3)
+    return max(1.0, len(text) / 4 if text.isascii() else len(text.encode("utf-8", "surrogatepass")) / 3)

@@ -1,6 +1,11 @@
 """cl100k_base token counting that never touches the network (`shared.tokens` reads and checks
 the vocabulary and holds the helpers every service uses), plus the numpy helpers the
 chunker's one-pass sizing needs.
+
+Long text is encoded in `shared.tokens.pieces` (exact ids; see there): each tiktoken call
+releases the GIL while it works, and here its ids come back as a numpy buffer, never as a
+Python int per token, so no step holds the GIL for long on a megabyte (the service must
+keep answering /health meanwhile).
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import tiktoken
 
-from shared.tokens import CL100K_SPECIAL, cl100k, count, encode, ranks, truncate
+from shared.tokens import CL100K_SPECIAL, PIECE_CHARS, cl100k, encode, pieces, ranks, truncate, utf8_safe
+from shared.tokens import count as _count_short
 
 __all__ = ["count", "encode", "encode_array", "encoding", "token_byte_lengths", "truncate"]
 
@@ -20,9 +26,22 @@ def encoding() -> tiktoken.Encoding:
     return cl100k()
 
 
+def _array(piece: str) -> npt.NDArray[np.uint32]:
+    return cl100k().encode_to_numpy(utf8_safe(piece), disallowed_special=())
+
+
 def encode_array(text: str) -> npt.NDArray[np.uint32]:
     """Token ids as a uint32 array (no Python list: cheaper for megabyte inputs)."""
-    return cl100k().encode_to_numpy(text, disallowed_special=())
+    if len(text) <= PIECE_CHARS:
+        return _array(text)
+    return np.concatenate([_array(piece) for piece in pieces(text)])
+
+
+def count(text: str) -> int:
+    """``shared.tokens.count``, without a Python list of ids for a long text."""
+    if len(text) <= PIECE_CHARS:
+        return _count_short(text)
+    return sum(len(_array(piece)) for piece in pieces(text))
 
 
 @cache

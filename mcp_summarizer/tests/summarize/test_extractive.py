@@ -17,7 +17,16 @@ from hypothesis import strategies as st
 from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.extractive import _fits, _named_things, _parse, _sentences, summarize
+from mcp_summarizer.summarize.extractive import (
+    BLOCK,
+    KIND,
+    TEXT,
+    _fits,
+    _named_things,
+    _parse,
+    _sentences,
+    summarize,
+)
 
 # -- generators ------------------------------------------------------------------------------
 
@@ -71,7 +80,11 @@ def test_headers_and_code_blocks_survive_whole(text: str, budget: int) -> None:
     if out == text:
         return
     doc = _parse(text.replace("\r\n", "\n").replace("\r", "\n"))
-    code_blocks = [u.text for u in doc.units if u.kind == 2]
+    code_blocks = [u[TEXT] for u in doc.units if u[KIND] == 2]
+    if any(_is_code_head(out, block) for block in code_blocks):
+        return  # the last resort: a code block's first lines alone (test_hostile_text.py)
+    if "\n" not in out and any(header.startswith(out) for header in doc.headers):
+        return  # the last resort: a header alone, cut to the budget
     inside_code = set()
     for block in code_blocks:
         if block in out:
@@ -85,12 +98,21 @@ def test_headers_and_code_blocks_survive_whole(text: str, budget: int) -> None:
         assert line in headers, f"{line!r} is not an input header"
     assert len(out_headers) == len(set(out_headers)), "a header printed twice"
     # A code block is either entirely in the output or not at all: once the blocks that are
-    # there whole are taken out, no fence line is left.
+    # there whole are taken out, no fence line of a block is left (a paragraph may start
+    # with "```": after a quote line, an indented fence is paragraph text).
     rest = out
     for block in code_blocks:
         if block in rest:
             rest = rest.replace(block, "", 1)
-    assert not [line for line in rest.split("\n") if line.lstrip().startswith(("```", "~~~"))]
+    lines = [line for block in code_blocks for line in block.split("\n")]
+    fences = {line for line in lines if line.lstrip().startswith(("```", "~~~"))}
+    assert not [line for line in rest.split("\n") if line in fences]
+
+
+def _is_code_head(out: str, block: str) -> bool:
+    """``out`` is the first lines of ``block``, with or without its last (closing) line."""
+    lines, kept = block.split("\n"), out.split("\n")
+    return kept == lines[: len(kept)] or (kept[:-1] == lines[: len(kept) - 1] and kept[-1] == lines[-1])
 
 
 # -- deterministic, also across hash seeds -----------------------------------------------------
@@ -182,7 +204,7 @@ def test_budget_is_used() -> None:
 
 def _story_sentences() -> set[str]:
     doc = _parse(STORY)
-    return {u.text for u in doc.units}
+    return {u[TEXT] for u in doc.units}
 
 
 def test_output_lines_come_from_the_input_in_order() -> None:
@@ -354,12 +376,13 @@ def test_named_things() -> None:
 
 def test_parse_units() -> None:
     doc = _parse(STORY)
-    kinds = {u.text: u.kind for u in doc.units}
+    kinds = {u[TEXT]: u[KIND] for u in doc.units}
     assert kinds["- The Iron Compact holds the passes with hired blades."[2:]] == 0
     assert kinds["| 1187 | The Silver River floods |"] == 1
     assert doc.table_heads == ["| year | event |\n|---|---|"]
     assert doc.headers == ["# The Northern Marches", "## Factions", "## Wildlife", "## Events"]
-    assert any(u.kind == 2 and u.text.startswith("```python") and u.text.endswith("```") for u in doc.units)
+    code = [u[TEXT] for u in doc.units if u[KIND] == 2]
+    assert any(text.startswith("```python") and text.endswith("```") for text in code)
 
 
 # -- indented code blocks -----------------------------------------------------------------------
@@ -420,7 +443,7 @@ FILE_BLOCK = "\t# dump to a file\n\twith open('data.json', 'w') as f:\n\t    jso
 
 
 def _code_units(text: str) -> list[str]:
-    return [u.text for u in _parse(text).units if u.kind == 2]
+    return [u[TEXT] for u in _parse(text).units if u[KIND] == 2]
 
 
 def test_indented_code_is_one_verbatim_code_unit() -> None:
@@ -466,7 +489,7 @@ def test_an_indented_line_right_after_text_continues_it() -> None:
     """Indented code cannot interrupt a paragraph (CommonMark): the line is text, not a header."""
     doc = _parse("Run the tool like this\n    # with no arguments\nand read its output.\n")
     assert doc.headers == []
-    assert [u.text for u in doc.units] == ["Run the tool like this # with no arguments and read its output."]
+    assert [u[TEXT] for u in doc.units] == ["Run the tool like this # with no arguments and read its output."]
 
 
 def test_fenced_blocks_still_work_around_indented_code() -> None:
@@ -538,7 +561,7 @@ def test_a_list_items_indented_continuation_is_text_and_its_code_is_code() -> No
         "       $ tool --version\n       # prints the version",
         "      # code in a dash item",
     ]
-    texts = {u.text: (u.kind, doc.prefixes[u.block]) for u in doc.units}
+    texts = {u[TEXT]: (u[KIND], doc.prefixes[u[BLOCK]]) for u in doc.units}
     assert texts["Then check the version."] == (0, "   ")
     assert texts["It prints one line."] == (0, "   ")
     assert texts["The second step has a paragraph indented 4 spaces."] == (0, "    ")
@@ -590,6 +613,6 @@ def test_parsing_hostile_indentation_is_linear(make: Callable[[], str], code: in
     200k-line block or of a 1M-space line would be thousands of times slower."""
     text = make()
     doc = _parse(text)
-    assert (sum(u.kind == 2 for u in doc.units), len(doc.headers)) == (code, headers)
+    assert (sum(u[KIND] == 2 for u in doc.units), len(doc.headers)) == (code, headers)
     reference = _best_time(lambda: text.splitlines())
     assert _best_time(lambda: _parse(text)) < 200 * reference

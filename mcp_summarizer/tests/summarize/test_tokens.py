@@ -3,6 +3,7 @@ network, no cache and no writable directory."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize import chunker, extractive, tokens
 from shared import tokens as shared_tokens
 
 # Ids, counting, special tokens and the vocabulary check are shared.tokens' own tests
@@ -177,3 +178,66 @@ def test_the_sealed_child_does_stop_a_download(readonly: Path) -> None:
     proc = run_sealed(CONTROL, readonly)
     assert proc.returncode != 0
     assert "network use" in proc.stderr or "filesystem write" in proc.stderr, proc.stderr[-2000:]
+
+
+# -- any input: a million blanks, lone surrogates ---------------------------------------------------
+
+
+def test_a_million_spaces_then_text_do_not_kill_the_process() -> None:
+    """The colleague's report: tiktoken's Rust regex overflowed its stack and panicked."""
+    code = (
+        "from mcp_summarizer.summarize.extractive import summarize\n"
+        "print(repr(summarize('Text.\\n\\n' + ' ' * 1_000_000 + 'x\\n', 5)))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "'Text.'"
+
+
+LONG_BLANKS = [
+    "Text.\n\n" + " " * 1_000_000 + "x\n",
+    "Intro words" + "\t \u3000" * 400_000 + "end of it. " * 20,
+    "# Title\n\n" + ("word " * 50 + " " * 300_000 + "\n") * 4,
+]
+
+
+@pytest.mark.parametrize("text", LONG_BLANKS, ids=["spaces", "mixed blanks", "paragraphs"])
+@pytest.mark.parametrize("strategy", ["semantic", "token"])
+def test_chunks_of_long_whitespace_runs_keep_every_invariant(text: str, strategy: str) -> None:
+    size = 2000
+    chunks = chunker.chunk(text, strategy=strategy, chunk_size=size, overlap=100)
+    covered = 0
+    for c in chunks:
+        n = tokens.count(c.text)
+        assert n == c.tokens and n <= size
+        assert c.text[len(c.context) :] == text[c.start : c.end]
+        assert c.start <= covered < c.end
+        covered = c.end
+        assert "\ufffd" not in c.text
+    assert covered == len(text)
+    offsets = chunker.TokenOffsets(text)
+    assert offsets.n == tokens.count(text) == len(tokens.encode(text)) == len(tokens.encode_array(text))
+
+
+def test_one_encoding_splits_exactly_at_safe_boundaries_around_a_long_run() -> None:
+    text = "Alpha beta.\n" + " " * 300_000 + "gamma delta\nEpsilon zeta " + "\t" * 200_000 + "eta theta."
+    offsets = chunker.TokenOffsets(text)
+    safe = [p for p in range(len(text) + 1) if chunker.is_safe_boundary(text, p)]
+    assert len(safe) == 7  # the ends, spaces before words, line starts
+    for a, b in itertools.combinations(safe, 2):
+        ia, ib = offsets.index(a), offsets.index(b)
+        assert ia is not None and ib is not None
+        assert tokens.count(text[a:b]) == ib - ia
+
+
+def test_lone_surrogates_are_encoded_one_for_one() -> None:
+    text = ("Hello \ud800 world. " * 2000) + "a\ud83d\ude00b"
+    offsets = chunker.TokenOffsets(text)  # was UnicodeEncodeError
+    assert offsets.n == tokens.count(text) == len(tokens.encode_array(text))
+    clean = text.replace("\ud800", "\ufffd").replace("\ud83d", "\ufffd").replace("\ude00", "\ufffd")
+    assert tokens.encode_array(text).tolist() == tokens.encode(clean)
+    assert int(offsets.char[-1]) == len(text), "character offsets stay aligned"
+    assert chunker.chunk(text, chunk_size=500)
+    assert extractive.summarize(text, 50)
