@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -426,6 +426,9 @@ class FakeLLM:
             body = json.loads(await request.body())
         except ValueError:
             body = None
+        except ClientDisconnect:  # gone before its request was even read (a slow FakeLLM)
+            record.outcome = "cancelled"
+            return Response(status_code=499)
         if not isinstance(body, dict):
             return self._error_response(record, error(400, message="The request body is not a JSON object."))
         record.body = body
