@@ -241,6 +241,27 @@ async def test_trickling_llm(
 
 
 # -- clients that go away ---------------------------------------------------------------------------
+# On a server whose LLM calls would wait a minute for a hung LLM (LLM_TIMEOUT_SECONDS=60), so
+# that only the clients' going away can end them; they must stop within STOP_WITHIN seconds.
+
+STOP_WITHIN = 5.0
+
+
+@pytest.fixture(scope="module")
+def patient(llm: FakeLLM) -> Iterator[RunningServer]:
+    srv = start_server({"OPENROUTER_BASE_URL": llm.base_url, **SETTINGS, "LLM_TIMEOUT_SECONDS": "60"})
+    yield srv
+    stop_server(srv)
+
+
+@pytest.fixture(scope="module")
+def patient_baseline(patient: RunningServer, llm: FakeLLM, site: LongPages) -> Baseline:
+    llm.reset()
+    llm.latency, llm.responder = 0.05, None
+    answered, _, _ = asyncio.run(burst(patient.url, jobs(site, 10_200)))
+    llm.latency = 0.0
+    assert [p for t, r, _ in answered if (p := answer_problem(t, r, BUDGET))] == []
+    return Baseline.take(patient)
 
 
 async def wait_for(condition: Callable[[], bool], within: float, what: str) -> None:
@@ -266,7 +287,7 @@ async def stopped_after(
     name: str, server: RunningServer, llm: FakeLLM, baseline: Baseline, cancelled_before: int, go: float
 ) -> None:
     """After the clients went away: their LLM calls stop, no new one starts, nothing leaks."""
-    await wait_for(lambda: llm.in_flight == 0, 10, "the LLM calls of the gone clients stopped")
+    await wait_for(lambda: llm.in_flight == 0, STOP_WITHIN, "the LLM calls of the gone clients stopped")
     stopped = time.monotonic() - go
     calls = llm.calls
     after = await baseline.check_async(in_flight=lambda: llm.in_flight)
@@ -288,8 +309,9 @@ async def stopped_after(
 
 
 async def test_clients_that_cancel(
-    server: RunningServer, fresh_llm: FakeLLM, baseline: Baseline, site: LongPages
+    patient: RunningServer, fresh_llm: FakeLLM, patient_baseline: Baseline, site: LongPages
 ) -> None:
+    server, baseline = patient, patient_baseline
     fresh_llm.responder = lambda record: hang()
     cancelled_before = len(server.events("request_cancelled"))
     ready = asyncio.Semaphore(0)
@@ -329,9 +351,10 @@ def post_raw(port: int, arguments: dict[str, Any], tool: str) -> socket.socket:
 
 
 async def test_dropped_connections(
-    server: RunningServer, fresh_llm: FakeLLM, baseline: Baseline, site: LongPages
+    patient: RunningServer, fresh_llm: FakeLLM, patient_baseline: Baseline, site: LongPages
 ) -> None:
     """The connections are closed under the server: half with a FIN, half with a reset."""
+    server, baseline = patient, patient_baseline
     fresh_llm.responder = lambda record: hang()
     cancelled_before = len(server.events("request_cancelled"))
     socks = [post_raw(server.port, arguments, tool) for tool, arguments in jobs(site, 700)]
