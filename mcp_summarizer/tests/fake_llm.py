@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -207,15 +207,19 @@ def _text(content: Any) -> str:
 
 
 class FakeLLM:
-    """An OpenAI-compatible server on 127.0.0.1 with an ephemeral port, for one test.
+    """An OpenAI-compatible server on 127.0.0.1 with an ephemeral port (or ``port``), for one test.
 
     Use as `with FakeLLM() as llm:` (sync or async tests) or `async with` (does not block the
     test's event loop while starting/stopping), or call `start()`/`stop()`.
     Replies: the `script` queue first, then `responder`, then `ok()` (the default summary).
     """
 
-    def __init__(self, *, latency: float = 0.0, shutdown_timeout: float = 1.0) -> None:
+    def __init__(self, *, latency: float = 0.0, shutdown_timeout: float = 1.0, port: int = 0) -> None:
         self.latency = latency  # seconds added to replies whose `delay` is None
+        # 0: an ephemeral port. A fixed one lets a test stop (or kill) a server and start a new
+        # one where the service under test still points (SO_REUSEADDR: old connections may
+        # linger in TIME_WAIT on it).
+        self._requested_port = port
         self.responder: Callable[[Recorded], Reply] | None = None
         self._shutdown_timeout = shutdown_timeout
         self._lock = threading.Lock()
@@ -244,7 +248,10 @@ class FakeLLM:
         # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets it knows are TCP, and
         # without it every reply on a kept-alive connection waits ~40 ms for a delayed ACK.
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.bind(("127.0.0.1", 0))  # bound here so the port is known before the thread runs
+        if self._requested_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Bound here so the port is known before the thread runs.
+        sock.bind(("127.0.0.1", self._requested_port))
         self._port = sock.getsockname()[1]
         config = uvicorn.Config(
             self._app,
@@ -419,6 +426,9 @@ class FakeLLM:
             body = json.loads(await request.body())
         except ValueError:
             body = None
+        except ClientDisconnect:  # gone before its request was even read (a slow FakeLLM)
+            record.outcome = "cancelled"
+            return Response(status_code=499)
         if not isinstance(body, dict):
             return self._error_response(record, error(400, message="The request body is not a JSON object."))
         record.body = body

@@ -198,8 +198,10 @@ class Engine:
                     boilerplate_tokens=removed,
                 )
         stripped = replace(request, content=cleaned.text)
-        # Checked on both backends, so a request means the same whichever one answers.
-        map_system, reduce_system = self._systems(request)  # InputError: not a failure to degrade
+        # Checked on both backends, so a request means the same whichever one answers (an
+        # InputError, not a failure to degrade); off the event loop, since counting a caller's
+        # 10 MB focus or schema hint takes seconds.
+        map_system, reduce_system = await asyncio.to_thread(self._systems, request)
         if self.backend is None:
             outcome = await self._extractive(stripped, input_tokens, progress)
             outcome.boilerplate_tokens = removed

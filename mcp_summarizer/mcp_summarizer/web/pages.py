@@ -175,7 +175,8 @@ async def read(
     if not raw and (start_index or max_length):
         raise InputError("start_index and max_length page through the raw page: pass raw=true with them")
     window_tokens = budget.output_tokens(max_length, name="max_length") if max_length else budget.fetch_output
-    if context and (size := tokens.count(context)) > budget.max_fetch_context:
+    # Counted off the event loop: a caller's 10 MB context takes seconds to count.
+    if context and (size := await asyncio.to_thread(tokens.count, context)) > budget.max_fetch_context:
         # Checked before downloading: the context goes into every summarization prompt.
         raise InputError(
             f"context is too long: {size} tokens, over {budget.max_fetch_context} (LLM_CONTEXT_TOKENS="
