@@ -14,10 +14,12 @@ import inspect
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from typing import Annotated, Any, TypeVar
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -33,6 +35,7 @@ from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.summarize.engine import Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.web.pages import Pages, read
+from shared.logs import clip
 
 __all__ = ["INSTRUCTIONS", "Service", "build_http_app", "build_server"]
 
@@ -117,7 +120,13 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
     engine = Engine.from_settings(settings, backend)
     service = Service(settings, engine, Pages(settings))
-    server = MCPServer(name="mcp-summarizer", version=__version__, instructions=INSTRUCTIONS)
+    arguments: dict[str, list[str]] = {}  # each tool's argument names, filled as tools register
+    server = MCPServer(
+        name="mcp-summarizer",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        middleware=[_UnknownArguments(arguments)],
+    )
     ceiling = engine.budget.max_output
     default, fetch_default = engine.budget.default_output, engine.budget.fetch_output
 
@@ -128,6 +137,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
 
         def register(fn: _F) -> _F:
             description = inspect.cleandoc(fn.__doc__ or "")
+            arguments[fn.__name__] = [p for p in inspect.signature(fn).parameters if p != "ctx"]
             return server.tool(description=description, annotations=annotations, structured_output=False)(fn)
 
         return register
@@ -257,6 +267,36 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         )
 
     return server, service
+
+
+class _UnknownArguments:
+    """Refuse a tool call that names an argument the tool does not have.
+
+    The SDK drops unknown arguments silently, so a misspelled ``max_output_token`` would get
+    the default budget, and the caller would never learn why.  Middleware, because it sees
+    the raw arguments before the SDK's model drops them."""
+
+    def __init__(self, arguments: dict[str, list[str]]) -> None:
+        self._arguments = arguments
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        params = ctx.params if ctx.method == "tools/call" and ctx.params else {}
+        tool, given = str(params.get("name")), params.get("arguments")
+        known = self._arguments.get(tool)
+        unknown = [str(n) for n in given if n not in known] if known and isinstance(given, Mapping) else []
+        if not known or not unknown:
+            return await call_next(ctx)
+        named = ", ".join(_hint(n, known) for n in unknown[:5])
+        message = (
+            f"unknown argument{'s' if len(unknown) > 1 else ''} {named}; {tool} takes: {', '.join(known)}"
+        )
+        logger.info("request_rejected", extra={"tool": tool, "reason": message, "error": "UnknownArgument"})
+        return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _hint(name: str, known: list[str]) -> str:
+    close = get_close_matches(name, known, 1)
+    return f"{clip(name, 80)!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
 def _bounded(description: str, maximum: int | None = None) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 import socket
 import zlib
 from collections.abc import Iterable
@@ -38,6 +39,9 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 MAX_HOST_CHARS = 253  # the longest name DNS can carry
+# One label of a host name: 1-63 letters, digits, hyphens (not at either end); "_" too, which
+# DNS carries and some hosts use.
+_HOST_LABEL = re.compile(rb"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
 _SHOWN_CHARS = 300  # a URL or header value quoted in an error message
 _DETAIL_CHARS = 200  # a library's own explanation, quoted after ours
 _REASON_CHARS = 100  # an HTTP reason phrase
@@ -323,6 +327,7 @@ def validate_url(url: httpx.URL | str, limits: FetchLimits) -> httpx.URL:
     if len(parsed.raw_host) > MAX_HOST_CHARS:
         raise FetchError(f"host name too long ({len(parsed.raw_host)} characters, at most {MAX_HOST_CHARS})")
     _precheck_literal(host, limits)
+    _check_host_name(parsed)
     return parsed
 
 
@@ -365,6 +370,21 @@ def _precheck_literal(host: str, limits: FetchLimits) -> None:
     literal = _ip_literal(host)
     if literal is not None:
         _check_ip(host, literal, limits.allow_private)
+
+
+def _check_host_name(parsed: httpx.URL) -> None:
+    """Refuse a name DNS could never resolve (a space, an empty label, a hyphen at a label's
+    end, %-escapes) before asking DNS, with an error about the name, not the network."""
+    if _ip_literal(parsed.host) is not None:
+        return
+    labels = parsed.raw_host.split(b".")
+    if len(labels) > 1 and labels[-1] == b"":
+        labels.pop()  # a trailing dot names the root: "example.com." is fine
+    if not all(_HOST_LABEL.fullmatch(label) for label in labels):
+        raise FetchError(
+            f"invalid host name {_shown(parsed.raw_host.decode('ascii', 'replace'))} in {_shown(parsed)}: "
+            "a host name is dot-separated labels of letters, digits and hyphens"
+        )
 
 
 def _media_type(response: httpx.Response) -> tuple[str, str | None]:
