@@ -87,6 +87,17 @@ def figures(request: pytest.FixtureRequest) -> None:
 # -- numbers ---------------------------------------------------------------------------------------
 
 
+def end_child(proc: subprocess.Popen[bytes]) -> None:
+    """Close a child's stdin (its signal to exit cleanly); kill it if it is still there 10 s later."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def percentile(values: list[float], p: float) -> float:
     """Nearest-rank percentile (p in 0..100) of a non-empty list."""
     ordered = sorted(values)

@@ -38,6 +38,7 @@ from reliability_support import (
     HealthPoller,
     SyncClient,
     document,
+    end_child,
     figures,  # noqa: F401  (autouse: the end-of-run report)
     jailed_stdio,
     record,
@@ -989,13 +990,7 @@ class RawStdio:
         )
 
     def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end_child(self.proc)
         self._log.close()
 
 

@@ -38,6 +38,7 @@ from reliability_support import (
     answer_problem,
     burst,
     document,
+    end_child,
     figures,  # noqa: F401  (autouse: the end-of-run report)
     health,
     record,
@@ -393,13 +394,7 @@ class LLMProcess:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            end_child(self.proc)
 
     def kill(self) -> None:
         self.proc.kill()  # SIGKILL: no goodbye to the connections it holds
