@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     admission_wait_seconds: float = Field(30.0, ge=0)
     on_llm_failure: FailurePolicy = "extractive"
 
+    # summarize_documents: a cluster less relevant to the focus than this is the first to be
+    # left out of the summaries when the budget is tight (it stays in the index).
+    cluster_min_relevance: float = Field(0.2, ge=0, le=1)
+
     # fetch_url
     fetch_max_tokens: int = Field(DEFAULT_FETCH_TOKENS, ge=64)  # shrinks likewise
     fetch_max_bytes: int = Field(5_000_000, ge=1024)

@@ -31,7 +31,12 @@ from starlette.responses import JSONResponse
 
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings
+from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
+from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
+from mcp_summarizer.documents.sources import source_id as make_source_id
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.store import ContentStore, open_store
+from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.web.pages import Pages, read
@@ -42,9 +47,10 @@ __all__ = ["INSTRUCTIONS", "Service", "build_http_app", "build_server"]
 logger = logging.getLogger("mcp_summarizer")
 
 INSTRUCTIONS = (
-    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context, and "
-    "fetches web pages as markdown, summarized when long. Content already within the budget "
-    "comes back unchanged."
+    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context, "
+    "summarizes many documents at once with every claim citing its source (expand opens a "
+    "source), and fetches web pages as markdown, summarized when long. Content already within "
+    "the budget comes back unchanged."
 )
 # The result's `_meta` key for the facts about an answer (one key per kind, namespaced as the
 # MCP spec asks for vendor keys): degraded, cause, backend, model, token counts.
@@ -54,6 +60,8 @@ _BODY_BYTES_PER_TOKEN = 16
 
 # Summarizing reads nothing but its arguments and changes nothing.
 _SUMMARIZE_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+# expand reads what this service stored, and changes nothing.
+_EXPAND_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 # fetch_url reads the web: an open world.
 _FETCH_ANNOTATIONS = ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True)
 
@@ -69,6 +77,8 @@ class Service:
     settings: Settings
     engine: Engine
     pages: Pages
+    store: ContentStore
+    documents: DocumentsPipeline
     counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
     draining: bool = False
@@ -119,7 +129,8 @@ class Service:
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
     engine = Engine.from_settings(settings, backend)
-    service = Service(settings, engine, Pages(settings))
+    store = open_store(settings)
+    service = Service(settings, engine, Pages(settings), store, DocumentsPipeline(engine, store, settings))
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled as tools register
     server = MCPServer(
         name="mcp-summarizer",
@@ -130,15 +141,18 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     ceiling = engine.budget.max_output
     default, fetch_default = engine.budget.default_output, engine.budget.fetch_output
 
-    def tool(annotations: ToolAnnotations) -> Callable[[_F], _F]:
+    def tool(annotations: ToolAnnotations, *, structured: bool = False) -> Callable[[_F], _F]:
         """Register a tool whose description is its docstring, dedented.  Tools return a
-        `CallToolResult`: the text, and the facts about it in `_meta` (no structured copy,
-        which would send the text twice)."""
+        `CallToolResult`: the text, and the facts about it in `_meta` (no structured copy of
+        a text, which would send it twice; ``structured`` tools publish an outputSchema and
+        return their structure beside the text)."""
 
         def register(fn: _F) -> _F:
             description = inspect.cleandoc(fn.__doc__ or "")
             arguments[fn.__name__] = [p for p in inspect.signature(fn).parameters if p != "ctx"]
-            return server.tool(description=description, annotations=annotations, structured_output=False)(fn)
+            return server.tool(
+                description=description, annotations=annotations, structured_output=structured or False
+            )(fn)
 
         return register
 
@@ -250,6 +264,50 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         return await service.run(
             "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length)
         )
+
+    @tool(_SUMMARIZE_ANNOTATIONS, structured=True)
+    async def summarize_documents(
+        documents: Annotated[
+            list[DocumentIn],
+            Field(
+                description='The documents, e.g. [{"text": "...", "title": "Elwynn Forest", '
+                '"url": "https://..."}]. Each is cut into excerpts with ids <doc id>#<n>.',
+                max_length=10_000,
+            ),
+        ],
+        ctx: Context,
+        focus: Annotated[
+            str,
+            Field(description='What matters, e.g. "NPCs, factions, lore events". Ranks topics; empty = all.'),
+        ] = "",
+        max_output_tokens: Annotated[int, _bounded(budget_description, ceiling)] = 0,
+    ) -> Annotated[CallToolResult, DocumentsSummary]:
+        """Summarize many documents at once, every claim traceable to its source.
+
+        Returns a master summary, then a summary per topic (most relevant to focus first), at
+        most max_output_tokens tokens in all. Claims cite excerpts inline as [doc#n]; open one
+        with expand to read the original text. The structured result holds the topic index
+        (clusters with their source_ids and relevance), the summaries and the documents.
+        """
+        return await service.run(
+            "summarize_documents", _summarize_documents(service, ctx, documents, focus, max_output_tokens)
+        )
+
+    @tool(_EXPAND_ANNOTATIONS)
+    async def expand(
+        source_id: Annotated[
+            str, Field(description='An excerpt id from a summary, e.g. "3fa2c1d9#2".', max_length=200)
+        ],
+        max_tokens: Annotated[
+            int, _bounded(f"Largest answer in tokens. 0 = the whole excerpt; at most {ceiling}.", ceiling)
+        ] = 0,
+    ) -> CallToolResult:
+        """Open an excerpt that summarize_documents cited: its exact original text.
+
+        The answer starts with Source:, Title:, URL:, and the ids of the excerpts before and
+        after it (to read on), then a blank line and the text.
+        """
+        return await service.run("expand", _expand(service, source_id, max_tokens))
 
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -433,6 +491,93 @@ async def _fetch_url(
         },
     )
     return _result(answer.text, outcome, service.engine.model)
+
+
+async def _summarize_documents(
+    service: Service, ctx: Context, documents: list[DocumentIn], focus: str, max_output_tokens: int
+) -> CallToolResult:
+    started = time.perf_counter()
+    tool = "summarize_documents"
+    try:
+        budget = service.engine.budget.output_tokens(max_output_tokens)
+        outcome = await service.documents.summarize(documents, focus, budget, _progress(ctx))
+    except SummarizerError as exc:
+        service.counters["rejected"] += 1
+        logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
+        raise ToolError(str(exc)) from None
+    service.counters["requests"] += 1
+    if outcome.degraded:
+        service.counters["degraded"] += 1
+    coverage = outcome.structured.index.coverage
+    logger.info(
+        "documents_summary_complete",
+        extra={
+            "tool": tool,
+            "documents": coverage.documents,
+            "excerpts": coverage.excerpts,
+            "clusters": coverage.clusters,
+            "clusters_summarized": coverage.clusters_summarized,
+            "documents_not_covered": len(coverage.documents_not_covered),
+            "citations_removed": coverage.citations_removed,
+            "json_retries": outcome.json_retries,
+            "json_fallbacks": outcome.json_fallbacks,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "llm_calls": outcome.llm_calls,
+            "llm_prompt_tokens": outcome.llm_prompt_tokens,
+            "model": service.engine.model if outcome.backend == "llm" else "extractive",
+            "degraded": outcome.degraded,
+            "cause": outcome.cause or None,
+            "max_output_tokens": budget,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
+    return _documents_result(outcome, service.engine.model)
+
+
+def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
+    facts = {
+        "degraded": outcome.degraded,
+        "cause": outcome.cause or None,
+        "backend": outcome.backend,
+        "model": model if outcome.backend == "llm" else None,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+    }
+    return CallToolResult(
+        content=[TextContent(type="text", text=outcome.text)],
+        structured_content=outcome.structured.model_dump(mode="json"),
+        _meta={META_SUMMARY: facts},
+    )
+
+
+async def _expand(service: Service, source_id: str, max_tokens: int) -> CallToolResult:
+    try:
+        source = await service.store.get(source_id.strip())
+    except SummarizerError as exc:
+        logger.info(
+            "request_rejected", extra={"tool": "expand", "reason": str(exc), "error": type(exc).__name__}
+        )
+        raise ToolError(str(exc)) from None
+    whole = await asyncio.to_thread(tokens.count, source.text)
+    text, status = source.text, f"whole excerpt, {whole} tokens"
+    if max_tokens and whole > max_tokens:
+        text = await asyncio.to_thread(tokens.truncate, source.text, max_tokens)
+        status = f"cut to max_tokens={max_tokens} of {whole} tokens"
+    lines = [f"Source: {source.source_id} (excerpt {source.index + 1} of {source.chunk_count})"]
+    if source.title:
+        lines.append(f"Title: {' '.join(source.title.split())}")
+    if source.url:
+        lines.append(f"URL: {source.url}")
+    before = make_source_id(source.doc_id, source.index - 1) if source.index > 0 else "none (the first)"
+    after = (
+        make_source_id(source.doc_id, source.index + 1)
+        if source.index + 1 < source.chunk_count
+        else "none (the last)"
+    )
+    lines += [f"Previous: {before}", f"Next: {after}", f"Status: {status}"]
+    logger.info("expand_complete", extra={"tool": "expand", "source_id": source.source_id, "tokens": whole})
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(lines) + "\n\n" + text)])
 
 
 def build_http_app(server: MCPServer, settings: Settings) -> Starlette:

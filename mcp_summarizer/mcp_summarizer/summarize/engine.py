@@ -26,7 +26,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
@@ -39,7 +39,18 @@ from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["Engine", "Kind", "Outcome", "Progress", "Request", "Strategy", "Writer", "describe_failure"]
+__all__ = [
+    "Engine",
+    "Kind",
+    "Outcome",
+    "Progress",
+    "Prompt",
+    "Request",
+    "Run",
+    "Strategy",
+    "Writer",
+    "describe_failure",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +59,7 @@ Kind = Literal["general", "extraction"]
 Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
 Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"
+_T = TypeVar("_T")
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
 
 
@@ -389,10 +401,10 @@ class Engine:
         return trimmed
 
     @staticmethod
-    async def _gather(calls: Iterable[Coroutine[Any, Any, str]]) -> list[str]:
+    async def _gather(calls: Iterable[Coroutine[Any, Any, _T]]) -> list[_T]:
         """Run calls concurrently; the first failure cancels the rest and is raised as is
         (an LLMError in preference to the cancellations it caused)."""
-        tasks: list[asyncio.Task[str]] = []
+        tasks: list[asyncio.Task[_T]] = []
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [group.create_task(c) for c in calls]
@@ -400,6 +412,27 @@ class Engine:
             first = next((e for e in eg.exceptions if isinstance(e, LLMError)), eg.exceptions[0])
             raise first from None
         return [t.result() for t in tasks]
+
+    # -- for pipelines built on this one (documents) ---------------------------------------
+
+    def new_run(self, input_tokens: int, progress: Progress | None) -> _Run:
+        """Bookkeeping for one request of another pipeline: its fair share of the limiter,
+        its progress, its counts."""
+        return _Run(
+            owner=object(),
+            progress=progress,
+            outcome=Outcome(text="", input_tokens=input_tokens, backend="llm"),
+        )
+
+    async def call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:
+        """One LLM call under the limiter, its answer held to ``max_tokens``."""
+        return await self._call(run, system, content, max_tokens, phase)
+
+    async def reduce(self, run: _Run, summaries: list[str], system: _Prompt, target: int) -> str:
+        """Merge ``summaries`` as a tree until they fit ``target`` (no call if they already do)."""
+        return await self._reduce(run, summaries, system, target)
+
+    gather = _gather
 
     # -- prompts --------------------------------------------------------------------------
 
@@ -460,6 +493,10 @@ _CLOSERS = "\"'\u201d\u2019\u00bb)]*_"
 _ENDS_A_SENTENCE = re.compile(rf"[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*\Z")
 _BREAK = re.compile(rf"\n|[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*(?=\s)")
 _CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split by the cut
+
+
+Prompt = _Prompt  # public names for the pipelines built on the engine
+Run = _Run
 
 
 def _end_cleanly(text: str) -> str:

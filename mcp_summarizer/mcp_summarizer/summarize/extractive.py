@@ -92,7 +92,7 @@ from typing import Final, Literal
 
 from mcp_summarizer.summarize import tokens
 
-__all__ = ["summarize"]
+__all__ = ["stemmed_words", "summarize"]
 
 Kind = Literal["general", "extraction"]
 
@@ -600,6 +600,13 @@ def _stem(word: str) -> str:
         if word.endswith("s") and not word.endswith(("ss", "us", "is")):
             return word[:-1]
     return word
+
+
+def stemmed_words(text: str) -> list[tuple[str, str]]:
+    """(lowercase word, stem) for each word of ``text`` but stopwords, in order: the words
+    this module scores by, for other modules that weigh text the same way (topic labels)."""
+    stems = _Stems()
+    return [(w, s) for w in _WORD.findall(text.lower()) if (s := stems[w])]
 
 
 def _word_stems(text: str) -> tuple[str, ...]:

@@ -1,0 +1,103 @@
+"""The shapes of `summarize_documents`: what comes in, and the structure that goes out.
+
+The output models are the tool's published `outputSchema`: programs read the index and the
+summaries from ``structuredContent`` instead of parsing markdown.  Every ``source_id`` is
+``<doc id>#<chunk index>``, filled in Python (never by a model), and `expand` opens it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "DOC_ID_PATTERN",
+    "Cluster",
+    "ClusterSummary",
+    "Coverage",
+    "DocumentIn",
+    "DocumentInfo",
+    "DocumentsSummary",
+    "Index",
+    "MasterSummary",
+]
+
+# Letters, digits and . _ - : short, so a citation such as [guide-3#2] stays cheap, and
+# never '#', '[' or ']', which would make citations ambiguous.
+DOC_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+
+class DocumentIn(BaseModel):
+    """One document to summarize."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="The document's text (markdown structure is used).")
+    id: str | None = Field(
+        None,
+        pattern=DOC_ID_PATTERN,
+        description="Your id for it (letters, digits, . _ -; at most 64). "
+        "Default: a short stable hash of the url, or of the text when there is no url.",
+    )
+    title: str = Field("", max_length=1000, description="Its title, shown with its summaries.")
+    url: str = Field("", max_length=4096, description="Where it came from.")
+
+
+class DocumentInfo(BaseModel):
+    id: str
+    title: str
+    url: str
+    chunk_count: int = Field(description="Excerpts it was cut into: its source ids are id#0 .. id#(n-1).")
+    tokens: int
+
+
+class Cluster(BaseModel):
+    cluster_id: str
+    topic: str
+    subtopic: str
+    relevance_score: float = Field(ge=0, le=1, description="The highest of its excerpts' scores.")
+    source_ids: list[str]
+    doc_ids: list[str]
+    excerpt_count: int
+    summarized: bool = Field(description="false: dropped from the summaries (see dropped_because).")
+    dropped_because: str | None = None
+
+
+class Coverage(BaseModel):
+    documents: int
+    clusters: int
+    excerpts: int
+    clusters_summarized: int
+    documents_not_covered: list[str] = Field(
+        description="Ids of documents none of whose excerpts reached a summary (empty, or only "
+        "in dropped clusters)."
+    )
+    citations_removed: int = Field(description="Citations a model made up (ids that do not exist), removed.")
+
+
+class Index(BaseModel):
+    clusters: list[Cluster] = Field(description="Most relevant first.")
+    coverage: Coverage
+
+
+class ClusterSummary(BaseModel):
+    cluster_id: str
+    topic: str
+    subtopic: str
+    relevance_score: float
+    summary: str
+    source_ids: list[str] = Field(description="The excerpts this summary rests on.")
+    doc_ids: list[str]
+
+
+class MasterSummary(BaseModel):
+    summary: str = Field(description="Cites excerpts inline as [doc#chunk].")
+    source_ids: list[str]
+    cluster_ids: list[str]
+    doc_ids: list[str]
+
+
+class DocumentsSummary(BaseModel):
+    index: Index
+    cluster_summaries: list[ClusterSummary] = Field(description="Most relevant first.")
+    master_summary: MasterSummary
+    documents: list[DocumentInfo]

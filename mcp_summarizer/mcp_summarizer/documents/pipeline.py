@@ -1,0 +1,513 @@
+"""`summarize_documents`: many documents in, one traceable summary out.
+
+1. Cut: each document is chunked (no overlap); chunk i of document d is ``d#i``.  The
+   originals go into the content store first, so `expand` can open any id a summary cites.
+2. Map: each excerpt gets a summary, a topic, a subtopic and a relevance to the focus.  On the
+   LLM path the model answers in JSON, validated; a malformed answer is asked for once more,
+   then the excerpt gets a deterministic fallback (its extractive summary, its title and
+   heading as the label), never a failed request.  On the embedded path (no key) topics come
+   from the text itself (`topics`).
+3. Index: excerpts grouped by label (`index`), ranked by relevance, the budget shared out.
+4. Cluster summaries, in parallel under the engine's limiter, each a reduce tree over its
+   excerpts' summaries with their ids inline; then a master summary over the cluster
+   summaries.  Every citation is checked: an id a model made up is removed and counted.
+5. The answer: markdown within ``max_output_tokens``, and the same as a structure.
+
+When the LLM fails for good, the embedded path answers, with a notice line in the budget and
+``degraded`` set (the same policy as a single summary's ``extractive``: a structured answer
+has no "original" to fall back to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ValidationError
+
+from mcp_summarizer.config import Settings
+from mcp_summarizer.documents import cite, render
+from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, Plan, group, plan
+from mcp_summarizer.documents.model import (
+    Cluster,
+    ClusterSummary,
+    Coverage,
+    DocumentIn,
+    DocumentInfo,
+    DocumentsSummary,
+    Index,
+    MasterSummary,
+)
+from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain
+from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
+from mcp_summarizer.errors import LLMError
+from mcp_summarizer.store.content import ContentStore, Source
+from mcp_summarizer.summarize import extractive, tokens
+from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, map_output_tokens
+from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Progress, Prompt, Run, Writer, describe_failure
+from shared.prompt_loader import load_prompt
+from shared.prompt_loader import render as fill
+
+__all__ = ["DocumentsOutcome", "DocumentsPipeline"]
+
+logger = logging.getLogger(__name__)
+
+JSON_OVERHEAD = 80  # the JSON keys and a label around a map summary
+_MEMBER_TOKENS = 50  # embedded path: the least an excerpt's share of a cluster summary may be
+_SECTION_GAP = "\n\n"
+_SENTENCE = re.compile(r"[^\n]*?[.!?\u3002\uff01\uff1f](?=\s|$)|[^\n]+")
+_HEADING_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_LEAD_WORDS = 5  # a lead sentence is prose: a line of links or a heading is not one
+
+
+class _MapAnswer(BaseModel):
+    summary: str
+    topic: str
+    subtopic: str = ""
+    relevance_score: float = 1.0
+
+
+@dataclass(slots=True)
+class _Mapped:
+    summary: str
+    label: Label
+    score: float
+
+
+@dataclass(slots=True, kw_only=True)
+class DocumentsOutcome:
+    text: str
+    structured: DocumentsSummary
+    input_tokens: int
+    output_tokens: int
+    backend: Writer
+    degraded: bool = False
+    cause: str = ""
+    llm_calls: int = 0
+    llm_prompt_tokens: int = 0
+    json_retries: int = 0
+    json_fallbacks: int = 0
+
+
+@dataclass(slots=True)
+class _Counts:
+    retries: int = 0
+    fallbacks: int = 0
+    removed: int = 0
+
+
+@dataclass(slots=True)
+class _Cut:
+    documents: list[Document]
+    excerpts: list[Excerpt] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(d.tokens for d in self.documents)
+
+
+class DocumentsPipeline:
+    def __init__(self, engine: Engine, store: ContentStore, settings: Settings) -> None:
+        self.engine = engine
+        self.store = store
+        self.min_relevance = settings.cluster_min_relevance
+        self._t = {
+            name: load_prompt(__file__, name)
+            for name in (
+                "documents_map",
+                "documents_json_retry",
+                "documents_cluster",
+                "documents_master",
+                "focus_instructions",
+                "document",
+            )
+        }
+
+    async def summarize(
+        self, documents: Sequence[DocumentIn], focus: str, budget: int, progress: Progress | None = None
+    ) -> DocumentsOutcome:
+        """Summarize ``documents`` within ``budget`` tokens (already resolved by
+        `Budget.output_tokens`).  Raises InputError for requests that cannot be served."""
+        ids = document_ids(documents)
+        focus_text = fill(self._t["focus_instructions"], focus=focus) if focus.strip() else ""
+        map_prompt = Prompt(self._t["documents_map"], {"focus_instructions": focus_text})
+        excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
+        chunk_size = self.engine.budget.chunk_size(
+            tokens.count(map_prompt(excerpt_target)),
+            tokens.count(fill(self._t["document"], content="")) + 16,  # + a title line
+            excerpt_target + JSON_OVERHEAD,
+        )
+        cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size)
+        self.engine.budget.check_input(cuts.tokens)
+        async with self.engine.admission.hold(cuts.tokens):
+            await self.store.put([_source(e) for e in cuts.excerpts])
+            if progress is not None:
+                await progress(0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(ids)} documents")
+            if self.engine.backend is None or not cuts.excerpts:
+                return await asyncio.to_thread(self._embedded, cuts, focus, budget, "")
+            run = self.engine.new_run(cuts.tokens, progress)
+            try:
+                return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target)
+            except Exception as exc:  # the LLM failed for good: the embedded path answers
+                cause = describe_failure(exc)
+                logger.warning(
+                    "documents_summary_degraded",
+                    exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
+                    extra={"cause": cause},
+                )
+                outcome = await asyncio.to_thread(self._embedded, cuts, focus, budget, cause)
+                outcome.llm_calls = run.outcome.llm_calls
+                outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
+                return outcome
+
+    # -- the LLM path -----------------------------------------------------------------------
+
+    async def _llm(
+        self,
+        run: Run,
+        cuts: _Cut,
+        focus: str,
+        focus_text: str,
+        budget: int,
+        map_prompt: Prompt,
+        excerpt_target: int,
+    ) -> DocumentsOutcome:
+        engine, counts, terms = self.engine, _Counts(), focus_terms(focus)
+        excerpts = cuts.excerpts
+        target = map_output_tokens(budget, len(excerpts), engine.budget.chunk_tokens)
+        target = min(target, excerpt_target)
+        run.planned = len(excerpts)
+
+        async def map_one(e: Excerpt) -> _Mapped:
+            content = (f"Title: {e.title}\n\n" if e.title else "") + e.for_model
+            system = map_prompt(target)
+            answer = await engine.call(run, system, content, target + JSON_OVERHEAD, "map")
+            parsed, error = _parse(answer)
+            if parsed is None:
+                counts.retries += 1
+                run.planned += 1
+                retry = system + "\n\n" + fill(self._t["documents_json_retry"], error=error)
+                answer = await engine.call(run, retry, content, target + JSON_OVERHEAD, "map (retry)")
+                parsed, error = _parse(answer)
+            if parsed is None:
+                counts.fallbacks += 1
+                logger.info("documents_map_fallback", extra={"source_id": e.source_id, "reason": error})
+                summary = await asyncio.to_thread(extractive.summarize, e.text, target, focus=focus)
+                return _Mapped(summary, _fallback_label(e), relevance(e.text, terms))
+            score = min(max(parsed.relevance_score, 0.0), 1.0) if terms else 1.0
+            summary = tokens.truncate(parsed.summary.strip(), target)
+            return _Mapped(summary, Label(parsed.topic, parsed.subtopic), score)
+
+        mapped = await engine.gather(map_one(e) for e in excerpts)
+        by_id = {e.source_id: m for e, m in zip(excerpts, mapped, strict=True)}
+        groups = group(excerpts, [m.label for m in mapped], [m.score for m in mapped])
+        shape = self._plan(groups, cuts, budget, focused=bool(terms))
+        run.planned += len(shape.kept) + 1
+        cluster_prompt = self._t["documents_cluster"]
+
+        async def cluster_one(g: Group, share: int) -> str:
+            pieces = [f"[{e.source_id}] {by_id[e.source_id].summary}" for e in g.members]
+            label = _heading(g)
+            prompt = Prompt(cluster_prompt, {"label": label, "focus_instructions": focus_text})
+            text = await engine.reduce(run, pieces, prompt, share)
+            text, removed = cite.clean(text.replace(SEPARATOR, "\n\n"), set(g.source_ids))
+            counts.removed += removed
+            return text
+
+        summaries = await engine.gather(
+            cluster_one(g, s) for g, s in zip(shape.kept, shape.shares, strict=True)
+        )
+        rests_on = [g.source_ids for g in shape.kept]
+        master = ""
+        if shape.kept and shape.master_tokens >= MIN_CLUSTER_TOKENS // 2:
+            pieces = [
+                f"## {_heading(g)}\n\n{s}" for g, s in zip(shape.kept, summaries, strict=True) if s.strip()
+            ]
+            prompt = Prompt(self._t["documents_master"], {"focus_instructions": focus_text})
+            calls = run.outcome.llm_calls
+            master = await engine.reduce(run, pieces, prompt, shape.master_tokens)
+            if run.outcome.llm_calls == calls and len(pieces) > 1:  # it fitted: still write an overview
+                master = await engine.call(
+                    run, prompt(shape.master_tokens), master, shape.master_tokens, "master"
+                )
+            allowed = {sid for ids in rests_on for sid in ids}
+            master, removed = cite.clean(master.replace(SEPARATOR, "\n\n"), allowed)
+            counts.removed += removed
+        outcome = self._answer(cuts, groups, shape, summaries, rests_on, master, budget, counts, terms, "")
+        outcome.backend = "llm"
+        outcome.llm_calls = run.outcome.llm_calls
+        outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
+        outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
+        return outcome
+
+    # -- the embedded path ------------------------------------------------------------------
+
+    def _embedded(self, cuts: _Cut, focus: str, budget: int, cause: str) -> DocumentsOutcome:
+        """No model: labels from the text, relevance from focus terms, each cluster's summary
+        made of its most relevant excerpts' extractive summaries, each cited."""
+        terms = focus_terms(focus)
+        notice = _notice(cause, budget) if cause else ""
+        room = budget - (tokens.count(notice + _SECTION_GAP) if notice else 0)
+        excerpts = cuts.excerpts
+        labels = label_excerpts(excerpts)
+        scores = [relevance(e.text, terms) for e in excerpts]
+        groups = group(excerpts, labels, scores)
+        shape = self._plan(groups, cuts, room, focused=bool(terms))
+        summaries: list[str] = []
+        rests_on: list[list[str]] = []
+        leads: list[str] = []
+        for g, share in zip(shape.kept, shape.shares, strict=True):
+            text, ids, lead = _cluster_extract(g, share, focus)
+            summaries.append(text)
+            rests_on.append(ids)
+            leads.append(lead)
+        master = _master_extract(shape.kept, leads, shape.master_tokens)
+        outcome = self._answer(
+            cuts, groups, shape, summaries, rests_on, master, room, _Counts(), terms, notice
+        )
+        outcome.backend = "extractive"
+        outcome.degraded, outcome.cause = bool(cause), cause
+        return outcome
+
+    # -- shared -----------------------------------------------------------------------------
+
+    def _plan(self, groups: list[Group], cuts: _Cut, budget: int, *, focused: bool) -> Plan:
+        docs = {d.id: d for d in cuts.documents}
+
+        def overhead(g: Group) -> int:
+            frame = render.cluster_section(
+                g.topic, g.subtopic, g.relevance, "", g.source_ids, docs, focused=focused
+            )
+            return tokens.count(frame + _SECTION_GAP) + 2
+
+        # The master's frame, and the footer a dropped cluster adds (at its longest).
+        master_overhead = tokens.count(render.master_section(len(cuts.documents), "")) + tokens.count(
+            _SECTION_GAP + render.footer(len(groups))
+        )
+        return plan(
+            groups,
+            budget,
+            min_relevance=self.min_relevance,
+            overhead=overhead,
+            master_overhead=master_overhead,
+        )
+
+    def _answer(
+        self,
+        cuts: _Cut,
+        groups: list[Group],
+        shape: Plan,
+        summaries: list[str],
+        rests_on: list[list[str]],
+        master: str,
+        budget: int,
+        counts: _Counts,
+        terms: Sequence[str],
+        notice: str,
+    ) -> DocumentsOutcome:
+        docs = {d.id: d for d in cuts.documents}
+        focused = bool(terms)
+        kept = shape.kept
+        summaries = [demote_headings(s) for s in summaries]
+        master = demote_headings(master)
+
+        def compose() -> str:
+            sections = [notice, render.master_section(len(cuts.documents), master)]
+            for g, s, ids in zip(kept, summaries, rests_on, strict=True):
+                sections.append(
+                    render.cluster_section(g.topic, g.subtopic, g.relevance, s, ids, docs, focused=focused)
+                )
+            sections.append(render.footer(len(groups) - len(kept)))
+            return _SECTION_GAP.join(s for s in sections if s)
+
+        text = compose()
+        limit = budget + (tokens.count(notice + _SECTION_GAP) if notice else 0)
+        for _ in range(8):  # planned sizes are close; a model's tokenizer may not be
+            excess = tokens.count(text) - limit
+            if excess <= 0:
+                break
+            longest = max(range(len(summaries)), key=lambda i: tokens.count(summaries[i]), default=None)
+            if longest is None:
+                master = tokens.truncate(master, max(tokens.count(master) - excess - 2, 0))
+            else:
+                size = tokens.count(summaries[longest])
+                summaries[longest] = tokens.truncate(summaries[longest], max(size - excess - 2, 0))
+            text = compose()
+        text = tokens.truncate(text, limit)
+
+        covered = {sid for ids in rests_on for sid in ids}
+        covered_docs = {sid.rpartition("#")[0] for sid in covered}
+        structured = DocumentsSummary(
+            index=Index(
+                clusters=[
+                    Cluster(
+                        cluster_id=g.cluster_id,
+                        topic=g.topic,
+                        subtopic=g.subtopic,
+                        relevance_score=g.relevance,
+                        source_ids=g.source_ids,
+                        doc_ids=g.doc_ids,
+                        excerpt_count=len(g.members),
+                        summarized=g in kept,
+                        dropped_because=None if g in kept else g.dropped_because,
+                    )
+                    for g in groups
+                ],
+                coverage=Coverage(
+                    documents=len(cuts.documents),
+                    clusters=len(groups),
+                    excerpts=len(cuts.excerpts),
+                    clusters_summarized=len(kept),
+                    documents_not_covered=[d.id for d in cuts.documents if d.id not in covered_docs],
+                    citations_removed=counts.removed,
+                ),
+            ),
+            cluster_summaries=[
+                ClusterSummary(
+                    cluster_id=g.cluster_id,
+                    topic=g.topic,
+                    subtopic=g.subtopic,
+                    relevance_score=g.relevance,
+                    summary=s,
+                    source_ids=ids,
+                    doc_ids=list(dict.fromkeys(i.rpartition("#")[0] for i in ids)),
+                )
+                for g, s, ids in zip(kept, summaries, rests_on, strict=True)
+            ],
+            master_summary=MasterSummary(
+                summary=master,
+                source_ids=[sid for ids in rests_on for sid in ids],
+                cluster_ids=[g.cluster_id for g in kept],
+                doc_ids=[d.id for d in cuts.documents if d.id in covered_docs],
+            ),
+            documents=[
+                DocumentInfo(id=d.id, title=d.title, url=d.url, chunk_count=d.chunk_count, tokens=d.tokens)
+                for d in cuts.documents
+            ],
+        )
+        return DocumentsOutcome(
+            text=text,
+            structured=structured,
+            input_tokens=cuts.tokens,
+            output_tokens=tokens.count(text),
+            backend="none",
+        )
+
+
+def _cut_all(documents: Sequence[DocumentIn], ids: list[str], chunk_size: int) -> _Cut:
+    out = _Cut([])
+    for doc, doc_id in zip(documents, ids, strict=True):
+        document, excerpts = cut(doc, doc_id, chunk_size)
+        out.documents.append(document)
+        out.excerpts.extend(excerpts)
+    return out
+
+
+def _source(e: Excerpt) -> Source:
+    return Source(
+        source_id=e.source_id,
+        doc_id=e.doc_id,
+        index=e.index,
+        chunk_count=e.chunk_count,
+        text=e.text,
+        title=e.title,
+        url=e.url,
+    )
+
+
+def _parse(answer: str) -> tuple[_MapAnswer | None, str]:
+    """A map answer as JSON, leniently found (a code fence or a sentence around it is
+    forgiven), then validated; else None and what was wrong, briefly."""
+    start, end = answer.find("{"), answer.rfind("}")
+    if start < 0 or end <= start:
+        return None, "no JSON object"
+    try:
+        parsed = _MapAnswer.model_validate(json.loads(answer[start : end + 1]))
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON: {exc.msg}"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return None, f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
+    if not parsed.summary.strip() or not parsed.topic.strip():
+        return None, "empty summary or topic"
+    return parsed, ""
+
+
+def _fallback_label(e: Excerpt) -> Label:
+    return Label(e.title or e.doc_id, e.heading or "text")
+
+
+def _heading(g: Group) -> str:
+    return render.title(g.topic, g.subtopic)
+
+
+def _cluster_extract(g: Group, share: int, focus: str) -> tuple[str, list[str], str]:
+    """A cluster's embedded summary: its most relevant (then largest) excerpts, as many as
+    can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id."""
+    n = max(1, min(len(g.members), share // _MEMBER_TOKENS))
+    order = sorted(range(len(g.members)), key=lambda i: (-g.scores[i], -g.members[i].tokens, i))
+    chosen = sorted(order[:n])
+    each = share // n
+    parts: list[str] = []
+    ids: list[str] = []
+    lead = ""
+    for i in chosen:
+        e = g.members[i]
+        cite_tag = f" [{e.source_id}]"
+        room = each - tokens.count(cite_tag) - 2
+        if room <= 0:
+            continue
+        summary = extractive.summarize(e.text, room, focus=focus).strip()
+        if not summary:
+            continue
+        parts.append(summary + cite_tag)
+        ids.append(e.source_id)
+        if not lead:
+            lead = _lead(summary)
+            lead = lead + cite_tag if lead else ""
+    return "\n\n".join(parts), ids, lead
+
+
+def _lead(summary: str) -> str:
+    """The first sentence of a summary that reads as prose, in plain words."""
+    for line in summary.splitlines():
+        if line.lstrip().startswith("#"):
+            continue
+        words = plain(line.lstrip(" \t-*>0123456789."))
+        if len(words.split()) >= _LEAD_WORDS:
+            first = _SENTENCE.search(words)
+            return first.group(0).strip() if first else words
+    return ""
+
+
+def demote_headings(text: str) -> str:
+    """Headings inside a summary become bold lines: the answer's own headings (master, one
+    per cluster) must stay its only structure."""
+    return _HEADING_LINE.sub(lambda m: f"**{plain(m.group(1))}**", text)
+
+
+def _master_extract(kept: list[Group], leads: list[str], budget: int) -> str:
+    """The embedded overview: each summarized cluster's leading sentence, with its id, most
+    relevant first, as many as fit."""
+    lines: list[str] = []
+    used = 0
+    for g, lead in zip(kept, leads, strict=True):
+        if not lead:
+            continue
+        line = f"- **{_heading(g)}**: {tokens.truncate(lead, 80)}"
+        cost = tokens.count(line + "\n")
+        if used + cost > budget:
+            break
+        lines.append(line)
+        used += cost
+    return "\n".join(lines)
+
+
+def _notice(cause: str, budget: int) -> str:
+    words = " ".join(cause.split())[:200]
+    notice = f"[summarized offline: the LLM failed: {words}]"
+    return tokens.truncate(notice, max(budget // 2, 1))

@@ -1,0 +1,133 @@
+"""Documents in, excerpts out: ids checked or made, each document cut into chunks, and each
+chunk given its ``source_id`` (``<doc id>#<chunk index>``).  Pure, no I/O.
+
+A default id is a hash of the url (or of the text when there is no url), so the same page
+gets the same ids in every run, and a summary's citations stay valid across runs.  Chunks do
+not overlap here (unlike a single summary's map): a source id must point at one place, and
+neighbouring ids must be the text just before and after.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.errors import InputError
+from mcp_summarizer.summarize.chunker import chunk
+
+__all__ = ["Document", "Excerpt", "cut", "document_ids", "plain", "source_id"]
+
+_HASH_CHARS = 8  # 32 bits: a collision among a run's documents is reported, never merged
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str
+    title: str
+    url: str
+    tokens: int
+    chunk_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """One chunk of one document, with what the map step learned about it."""
+
+    source_id: str
+    doc_id: str
+    index: int
+    chunk_count: int
+    title: str
+    url: str
+    text: str  # the chunk's exact original text (what `expand` returns)
+    context: str  # the headings above it (the chunker's header path), for the model
+    tokens: int  # of context + text, as the model reads it
+    heading: str = ""  # the nearest heading above the chunk, if any
+
+    @property
+    def for_model(self) -> str:
+        return self.context + self.text
+
+
+def source_id(doc_id: str, index: int) -> str:
+    return f"{doc_id}#{index}"
+
+
+def document_ids(documents: Sequence[DocumentIn]) -> list[str]:
+    """Each document's id: its own, or a hash of its url (else its text).  Ids must be
+    unique: a repeat is an error naming both positions, never a silent merge."""
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    for i, doc in enumerate(documents):
+        given = doc.id
+        key = doc.url.strip() or doc.text
+        doc_id = given or hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+        if doc_id in seen:
+            j = seen[doc_id]
+            why = (
+                "the same id"
+                if given
+                else ("the same url" if doc.url.strip() else "the same text") + ", so the same default id"
+            )
+            raise InputError(
+                f"documents[{j}] and documents[{i}] have {why} {doc_id!r}: ids must be unique "
+                "(give each document its own id, or drop the duplicate)"
+            )
+        seen[doc_id] = i
+        ids.append(doc_id)
+    return ids
+
+
+def cut(doc: DocumentIn, doc_id: str, chunk_size: int) -> tuple[Document, list[Excerpt]]:
+    """A document's excerpts: its text cut at markdown boundaries into chunks of at most
+    ``chunk_size`` tokens, in order, without overlap.  Empty text has no excerpt."""
+    chunks = (
+        chunk(doc.text, strategy="semantic", chunk_size=chunk_size, overlap=0) if doc.text.strip() else []
+    )
+    n = len(chunks)
+    excerpts = [
+        Excerpt(
+            source_id=source_id(doc_id, i),
+            doc_id=doc_id,
+            index=i,
+            chunk_count=n,
+            title=doc.title,
+            url=doc.url,
+            text=doc.text[c.start : c.end],
+            context=c.context,
+            tokens=c.tokens,
+            heading=_nearest_heading(c.text, c.context),
+        )
+        for i, c in enumerate(chunks)
+    ]
+    total = sum(e.tokens for e in excerpts)
+    return Document(doc_id, doc.title, doc.url, total, n), excerpts
+
+
+# Markdown inline markup in a heading, for a label that reads as plain words: a link's target
+# and title go, its text stays; code ticks and emphasis marks go.  Bounded: linear on any text.
+_LINK_TARGET = re.compile(r"\]\([^()\n]{0,2000}\)")
+_MARKS = re.compile(r"[`*\[\]]+")
+
+
+def plain(heading: str) -> str:
+    """A markdown heading's words, without its markup (links, code ticks, emphasis)."""
+    return " ".join(_MARKS.sub("", _LINK_TARGET.sub("", heading)).split())
+
+
+def _nearest_heading(text: str, context: str) -> str:
+    """The chunk's own first heading, else the last heading of the path above it."""
+    for line in text.splitlines()[:50]:
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            heading = plain(stripped.lstrip("#"))
+            if heading:
+                return heading[:200]
+    for line in reversed(context.splitlines()):
+        heading = plain(line.lstrip().lstrip("#"))
+        if heading:
+            return heading[:200]
+    return ""

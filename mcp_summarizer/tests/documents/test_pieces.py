@@ -1,0 +1,189 @@
+"""The pure parts of summarize_documents: ids, excerpts, citations, topics, the index and its
+budget plan.  (The whole tool, over MCP, is in tests/test_documents.py.)"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mcp_summarizer.documents import cite
+from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, group, plan
+from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.sources import Excerpt, cut, document_ids, plain
+from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
+from mcp_summarizer.errors import InputError
+from mcp_summarizer.summarize import tokens
+
+
+def doc(text: str, **kw: str) -> DocumentIn:
+    return DocumentIn(text=text, **kw)  # type: ignore[arg-type]
+
+
+# -- ids and excerpts -----------------------------------------------------------------------
+
+
+def test_default_ids_are_stable_hashes_of_the_url_else_the_text() -> None:
+    a = document_ids([doc("one", url="https://a.example/x"), doc("two")])
+    b = document_ids([doc("changed text", url="https://a.example/x"), doc("two")])
+    assert a[0] == b[0] and a[1] == b[1]  # the url decides, not the text
+    assert len(a[0]) == 8 and a[0] != a[1]
+
+
+def test_given_ids_are_kept() -> None:
+    assert document_ids([doc("x", id="guide"), doc("y", id="faq-2")]) == ["guide", "faq-2"]
+
+
+@pytest.mark.parametrize(
+    ("documents", "words"),
+    [
+        ([doc("x", id="a"), doc("y", id="a")], ["documents[0] and documents[1]", "same id 'a'"]),
+        ([doc("x", url="https://e.example"), doc("y", url="https://e.example")], ["same url"]),
+        ([doc("x"), doc("z"), doc("x")], ["documents[0] and documents[2]", "same text"]),
+    ],
+)
+def test_repeated_ids_are_refused_naming_both(documents: list[DocumentIn], words: list[str]) -> None:
+    with pytest.raises(InputError) as info:
+        document_ids(documents)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_an_id_with_a_hash_or_brackets_is_refused_by_the_schema() -> None:
+    for bad in ("a#1", "[x]", "", "a b", "x" * 65):
+        with pytest.raises(ValueError):
+            DocumentIn(text="t", id=bad)
+
+
+def test_excerpts_partition_the_document_with_sequential_source_ids() -> None:
+    text = "\n\n".join(f"## Part {i}\n\n" + f"Sentence {i} about the river Elwynn. " * 60 for i in range(12))
+    document, excerpts = cut(doc(text, title="T", url="u"), "d1", 512)
+    assert len(excerpts) > 3 and document.chunk_count == len(excerpts)
+    assert [e.source_id for e in excerpts] == [f"d1#{i}" for i in range(len(excerpts))]
+    assert "".join(e.text for e in excerpts) == text  # no overlap, nothing lost
+    assert all(e.chunk_count == len(excerpts) and e.title == "T" and e.url == "u" for e in excerpts)
+    assert all(e.tokens <= 512 for e in excerpts)
+    assert all(e.for_model.endswith(e.text) for e in excerpts)
+    assert excerpts[3].heading.startswith("Part")
+
+
+def test_empty_text_has_no_excerpt() -> None:
+    document, excerpts = cut(doc("  \n "), "e", 512)
+    assert excerpts == [] and document.chunk_count == 0 and document.tokens == 0
+
+
+def test_plain_heading_drops_markup_but_keeps_identifiers() -> None:
+    assert plain('[`argparse`](#module-argparse "x") — *Parser* for `add_argument`') == (
+        "argparse — Parser for add_argument"
+    )
+
+
+# -- citations ------------------------------------------------------------------------------
+
+
+def test_citations_are_found_in_order_and_made_up_ones_removed() -> None:
+    text = "Goldshire has an inn [d1#0]. Wolves roam [d1#2, zz#9]. Hogger leads gnolls [ghost#4]."
+    assert cite.cited(text) == ["d1#0", "d1#2", "zz#9", "ghost#4"]
+    cleaned, removed = cite.clean(text, {"d1#0", "d1#2"})
+    assert cleaned == "Goldshire has an inn [d1#0]. Wolves roam [d1#2]. Hogger leads gnolls."
+    assert removed == 2
+
+
+def test_brackets_that_are_not_citations_stay() -> None:
+    text = "A list [1, 2] and a link [text](http://x#frag) and [see above]."
+    assert cite.clean(text, set()) == (text, 0)
+
+
+def test_citation_scan_is_linear_on_hostile_text() -> None:
+    # Many opening brackets and id-like runs with no closing bracket: a backtracking pattern
+    # would be quadratic here.  Compared with the same scan of a text 10x shorter.
+    def scan(n: int) -> float:
+        text = "[a#1, " * n
+        start = time.perf_counter()
+        cite.clean(text, {"a#1"})
+        return time.perf_counter() - start
+
+    small, big = min(scan(2_000) for _ in range(3)), min(scan(20_000) for _ in range(3))
+    assert big < small * 30, (small, big)  # linear: ~10x; quadratic: ~100x
+
+
+# -- topics and relevance -------------------------------------------------------------------
+
+
+def excerpt(sid: str, text: str, heading: str = "") -> Excerpt:
+    doc_id = sid.split("#")[0]
+    return Excerpt(sid, doc_id, int(sid.split("#")[1]), 1, "", "", text, "", tokens.count(text), heading)
+
+
+def test_relevance_is_the_share_of_focus_terms_mentioned() -> None:
+    terms = focus_terms("NPCs, factions")
+    assert relevance("The NPC Marshal Dughan serves the Stormwind faction.", terms) == 1.0
+    assert relevance("Marshal Dughan is an NPC.", terms) == 0.5
+    assert relevance("Rivers and hills.", terms) == 0.0
+    assert relevance("anything", ()) == 1.0
+
+
+def test_excerpts_about_one_subject_share_a_label_and_others_do_not() -> None:
+    wolves = "Wolves hunt in packs in the forest. The wolf pack follows the alpha wolf through the forest."
+    json_text = "The json module encodes Python objects. json.dumps encodes, json.loads decodes JSON text."
+    excerpts = [
+        excerpt("a#0", wolves),
+        excerpt("b#0", json_text),
+        excerpt("a#1", wolves.replace("alpha", "grey")),
+        excerpt("b#1", json_text.replace("objects", "dicts")),
+    ]
+    labels = label_excerpts(excerpts)
+    assert labels[0] == labels[2] and labels[1] == labels[3] and labels[0] != labels[1]
+    assert "wolf" in labels[0].topic or "wolves" in labels[0].topic or "forest" in labels[0].topic
+    assert "json" in labels[1].topic or "encode" in labels[1].topic
+
+
+def test_labels_are_deterministic_and_cope_with_cjk_and_no_words() -> None:
+    excerpts = [
+        excerpt("c#0", "東京は日本の首都です。東京の人口は多い。"),
+        excerpt("n#0", "12 34 56 ... !!!"),
+    ]
+    assert label_excerpts(excerpts) == label_excerpts(excerpts)
+    assert all(label.topic for label in label_excerpts(excerpts))
+
+
+# -- index and plan -------------------------------------------------------------------------
+
+
+def test_near_duplicate_labels_merge_and_clusters_rank_by_relevance() -> None:
+    es = [excerpt(f"d#{i}", f"text {i}") for i in range(4)]
+    labels = [
+        Label("Quests", "quest givers"),
+        Label("quests", "Quest-givers"),  # same stems: one cluster
+        Label("Geography", "rivers"),
+        Label("Quests", "quest givers and rewards"),  # same topic, subtopic Jaccard >= 0.5
+    ]
+    groups = group(es, labels, [0.4, 0.9, 0.95, 0.1])
+    assert [g.cluster_id for g in groups] == ["geography::rivers", "quests::quest-givers"]
+    quests = groups[1]
+    assert quests.source_ids == ["d#0", "d#1", "d#3"] and quests.relevance == 0.9
+
+
+def test_plan_keeps_the_budget_and_drops_low_relevance_first() -> None:
+    es = [excerpt(f"d#{i}", "x") for i in range(6)]
+    labels = [Label(f"topic{i}", "") for i in range(6)]
+    groups = group(es, labels, [0.9, 0.1, 0.8, 0.7, 0.05, 0.6])
+    shape = plan(groups, 600, min_relevance=0.2, overhead=lambda g: 40, master_overhead=20)
+    assert shape.master_tokens == 150
+    assert sum(shape.shares) + 40 * len(shape.kept) + shape.master_tokens + 20 <= 600
+    assert all(s >= MIN_CLUSTER_TOKENS for s in shape.shares)
+    kept = {g.cluster_id for g in shape.kept}
+    dropped = [g for g in groups if g.cluster_id not in kept]
+    assert kept and dropped
+    # everything kept is at least as relevant as everything dropped above the threshold
+    assert min(g.relevance for g in shape.kept) >= max(
+        (g.relevance for g in dropped if g.relevance >= 0.2), default=0
+    )
+    assert all(g.dropped_because for g in dropped)
+    assert any("CLUSTER_MIN_RELEVANCE=0.2" in (g.dropped_because or "") for g in dropped)
+
+
+def test_a_budget_too_small_for_any_cluster_goes_to_the_master_summary() -> None:
+    groups = group([excerpt("d#0", "x")], [Label("a", "b")], [1.0])
+    shape = plan(groups, 50, min_relevance=0.2, overhead=lambda g: 40, master_overhead=10)
+    assert shape.kept == [] and shape.master_tokens == 40

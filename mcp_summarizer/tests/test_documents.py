@@ -1,0 +1,336 @@
+"""summarize_documents and expand: the real server (`python -m mcp_summarizer`), the real MCP
+client over HTTP (and stdio), both backends: the embedded one (no key) and the LLM path
+against the local test LLM answering scripted JSON (valid, malformed, made-up ids)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import RunningServer, start_server, stop_server
+from fake_llm import FakeLLM, Recorded, Reply, error, ok
+from mcp import Client, StdioServerParameters
+
+from mcp_summarizer.documents.model import DocumentsSummary
+from mcp_summarizer.summarize import tokens
+
+META = "io.github.mythline/summary"
+ID = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*#\d+)\]")
+
+
+VOCABULARY = {
+    "wolves": "packs of grey wolves hunt deer in the forest at night, howling under the moon",
+    "mines": "dwarven miners dig copper ore and tin from deep tunnels lit by lanterns",
+}
+
+
+def page(name: str, sections: int, subject: str) -> str:
+    parts = [f"# {name}"]
+    for s in range(sections):
+        parts.append(f"## {subject.title()} part {s}")
+        for p in range(3):
+            parts.append(
+                f"In {name} ({s}.{p}) {VOCABULARY[subject]}; Marshal Dughan counts {s * 7 + p} {subject} "
+                f"in year {600 + s}. " * 3
+            )
+    return "\n\n".join(parts)
+
+
+WOLVES = [page(f"Elwynn {i}", 6, "wolves") for i in range(3)]
+MINES = [page(f"Dun Morogh {i}", 6, "mines") for i in range(3)]
+DOCS = [
+    {"text": t, "title": f"Page {i}", "url": f"https://wiki.example/page{i}"}
+    for i, t in enumerate(WOLVES + MINES)
+]
+
+
+def env(tmp: Path, **extra: str) -> dict[str, str]:
+    return {
+        "CACHE_DIR": str(tmp),
+        "LLM_CONTEXT_TOKENS": "16000",
+        "DEFAULT_CHUNK_SIZE_TOKENS": "600",
+        "DEFAULT_CHUNK_OVERLAP_TOKENS": "50",
+        "DEFAULT_MAX_OUTPUT_TOKENS": "1500",
+        "LLM_RETRY_BASE_SECONDS": "0.01",
+        "LLM_TIMEOUT_SECONDS": "5",
+        **extra,
+    }
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    srv = start_server(env(tmp_path_factory.mktemp("cache"), SUMMARIZER_BACKEND="extractive"))
+    yield srv
+    stop_server(srv)
+
+
+@pytest.fixture(scope="module")
+def with_llm(llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    srv = start_server(
+        env(
+            tmp_path_factory.mktemp("cache"),
+            OPENROUTER_BASE_URL=llm.base_url,
+            OPENROUTER_API_KEY="test-key",
+            LLM_MODEL="test/fake",
+            LLM_MAX_ATTEMPTS="2",
+        )
+    )
+    yield srv
+    stop_server(srv)
+
+
+async def call(srv: RunningServer, tool: str, args: dict[str, Any]) -> Any:
+    async with Client(f"{srv.base}/mcp") as client:
+        return await client.call_tool(tool, args)
+
+
+def text_of(result: Any) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def check_answer(result: Any, docs: list[dict[str, Any]], budget: int) -> DocumentsSummary:
+    """The invariants of every answer: valid structure, budget, every id real, citations valid."""
+    assert not result.is_error, text_of(result)
+    structured = DocumentsSummary.model_validate(result.structured_content)
+    text = text_of(result)
+    assert 0 < tokens.count(text) <= budget
+    known = {f"{d.id}#{i}" for d in structured.documents for i in range(d.chunk_count)}
+    assert len(structured.documents) == len(docs)
+    everywhere = set(ID.findall(text))
+    for c in structured.index.clusters:
+        everywhere |= set(c.source_ids)
+    for s in structured.cluster_summaries:
+        everywhere |= set(s.source_ids) | set(ID.findall(s.summary))
+    everywhere |= set(structured.master_summary.source_ids) | set(
+        ID.findall(structured.master_summary.summary)
+    )
+    assert everywhere <= known, everywhere - known
+    index_ids = [sid for c in structured.index.clusters for sid in c.source_ids]
+    assert sorted(index_ids) == sorted(known)  # every excerpt in exactly one cluster
+    return structured
+
+
+# -- embedded backend ------------------------------------------------------------------------
+
+
+async def test_embedded_answer_is_traceable_and_expand_opens_the_original(embedded: RunningServer) -> None:
+    result = await call(embedded, "summarize_documents", {"documents": DOCS, "max_output_tokens": 1200})
+    s = check_answer(result, DOCS, 1200)
+    assert s.index.coverage.documents == 6 and s.index.coverage.excerpts >= 6
+    assert s.cluster_summaries and s.master_summary.summary
+    assert result.meta[META]["backend"] == "extractive" and result.meta[META]["degraded"] is False
+    # wolves and mines never share a cluster (doc ids are hashes: told apart by their texts)
+    by_id = {d.id: DOCS[i]["text"] for i, d in enumerate(s.documents)}
+    for c in s.index.clusters:
+        kinds = {("wolves" in by_id[d]) for d in c.doc_ids}
+        assert len(kinds) == 1, c
+    # every cited id opens to text that is in its document
+    cited = ID.findall(text_of(result))
+    assert cited
+    for sid in cited[:5]:
+        opened = await call(embedded, "expand", {"source_id": sid})
+        assert not opened.is_error, text_of(opened)
+        header, _, body = text_of(opened).partition("\n\n")
+        assert (
+            f"Source: {sid}" in header and "Title: Page" in header and "URL: https://wiki.example" in header
+        )
+        assert body and body in by_id[sid.split("#")[0]]
+
+
+async def test_embedded_is_deterministic(embedded: RunningServer) -> None:
+    args = {"documents": DOCS, "focus": "wolves", "max_output_tokens": 800}
+    first, second = (
+        await call(embedded, "summarize_documents", args),
+        await call(embedded, "summarize_documents", args),
+    )
+    assert text_of(first) == text_of(second) and first.structured_content == second.structured_content
+
+
+async def test_focus_ranks_relevant_clusters_first(embedded: RunningServer) -> None:
+    result = await call(
+        embedded, "summarize_documents", {"documents": DOCS, "focus": "mines", "max_output_tokens": 800}
+    )
+    s = check_answer(result, DOCS, 800)
+    scores = [c.relevance_score for c in s.index.clusters]
+    assert scores == sorted(scores, reverse=True)
+    assert s.index.clusters[0].relevance_score == 1.0 and s.index.clusters[-1].relevance_score < 1.0
+    by_id = {d.id: DOCS[i]["text"] for i, d in enumerate(s.documents)}
+    assert all("mines" in by_id[d] for d in s.cluster_summaries[0].doc_ids)
+
+
+async def test_a_tight_budget_drops_clusters_and_says_so(embedded: RunningServer) -> None:
+    result = await call(
+        embedded, "summarize_documents", {"documents": DOCS, "focus": "mines", "max_output_tokens": 150}
+    )
+    s = check_answer(result, DOCS, 150)
+    dropped = [c for c in s.index.clusters if not c.summarized]
+    assert dropped and all(c.dropped_because for c in dropped)
+    assert s.index.coverage.clusters_summarized == len(s.cluster_summaries) < s.index.coverage.clusters
+
+
+@pytest.mark.parametrize(
+    ("documents", "words"),
+    [
+        ([{"text": "a", "id": "x"}, {"text": "b", "id": "x"}], ["documents[0] and documents[1]", "unique"]),
+        (
+            [{"text": "a", "url": "https://e.example"}, {"text": "b", "url": "https://e.example"}],
+            ["same url"],
+        ),
+    ],
+)
+async def test_duplicate_ids_are_refused(
+    embedded: RunningServer, documents: list[dict[str, str]], words: list[str]
+) -> None:
+    result = await call(embedded, "summarize_documents", {"documents": documents})
+    assert result.is_error
+    for w in words:
+        assert w in text_of(result)
+
+
+async def test_no_documents_and_one_small_document(embedded: RunningServer) -> None:
+    none = await call(embedded, "summarize_documents", {"documents": []})
+    assert not none.is_error
+    s = DocumentsSummary.model_validate(none.structured_content)
+    assert s.index.coverage.documents == 0 and s.cluster_summaries == []
+    one = await call(
+        embedded, "summarize_documents", {"documents": [{"text": "Hogger leads the gnolls.", "id": "h"}]}
+    )
+    s = check_answer(one, [{}], 5000)
+    assert s.index.clusters[0].source_ids == ["h#0"] and "[h#0]" in text_of(one)
+
+
+async def test_empty_documents_are_reported_as_not_covered(embedded: RunningServer) -> None:
+    docs = [{"text": "", "id": "empty"}, {"text": WOLVES[0], "id": "w"}]
+    s = check_answer(await call(embedded, "summarize_documents", {"documents": docs}), docs, 5000)
+    assert "empty" in s.index.coverage.documents_not_covered
+    assert s.documents[0].chunk_count == 0
+
+
+async def test_five_hundred_small_documents(embedded: RunningServer) -> None:
+    docs = [
+        {"text": f"Note {i}: the {['wolves', 'mines'][i % 2]} report {i} says {i * 3} items.", "id": f"n{i}"}
+        for i in range(500)
+    ]
+    s = check_answer(
+        await call(embedded, "summarize_documents", {"documents": docs, "max_output_tokens": 2000}),
+        docs,
+        2000,
+    )
+    assert s.index.coverage.excerpts == 500
+
+
+async def test_one_document_of_a_million_tokens(embedded: RunningServer) -> None:
+    big = page("Huge", 1, "wolves")
+    text = "\n\n".join(
+        big.replace("Huge", f"Huge {i}") for i in range(int(1_000_000 / tokens.count(big)) + 1)
+    )
+    assert tokens.count(text) >= 1_000_000
+    docs = [{"text": text, "id": "huge"}]
+    s = check_answer(
+        await call(embedded, "summarize_documents", {"documents": docs, "max_output_tokens": 3000}),
+        docs,
+        3000,
+    )
+    assert s.documents[0].tokens >= 1_000_000 and s.documents[0].chunk_count > 100
+
+
+@pytest.mark.parametrize(
+    ("source_id", "words"),
+    [("nothere#3", ["nothere#3"]), ("", ["source"]), ("a" * 300, ["source_id"])],
+)
+async def test_expand_names_the_problem(embedded: RunningServer, source_id: str, words: list[str]) -> None:
+    result = await call(embedded, "expand", {"source_id": source_id})
+    assert result.is_error
+    for w in words:
+        assert w in text_of(result)
+
+
+async def test_expand_max_tokens_cuts_and_says_so(embedded: RunningServer) -> None:
+    await call(embedded, "summarize_documents", {"documents": [{"text": WOLVES[0], "id": "cut"}]})
+    result = await call(embedded, "expand", {"source_id": "cut#0", "max_tokens": 20})
+    header, _, body = text_of(result).partition("\n\n")
+    assert "cut to max_tokens=20" in header and 0 < tokens.count(body) <= 20
+    assert "Previous: none (the first)" in header and "Next: cut#1" in header
+
+
+# -- the LLM path ----------------------------------------------------------------------------
+
+
+def scripted(malformed: set[str], invent: bool = True) -> Any:
+    """The test LLM as a model that follows the prompts: JSON for the map (but malformed for
+    excerpts whose text holds a marker in ``malformed``), citations for the merges (plus one
+    made-up id when ``invent``)."""
+
+    def respond(r: Recorded) -> Reply:
+        if "indexing engine" in r.system:
+            if any(m in r.user for m in malformed):
+                return ok("Sure! Here is the summary: wolves, many of them.")
+            subject = "wolves" if "wolves" in r.user else "mines"
+            return ok(
+                json.dumps(
+                    {
+                        "summary": f"Summary about {subject}: Marshal Dughan counts them.",
+                        "topic": subject.title(),
+                        "subtopic": f"{subject} census",
+                        "relevance_score": 0.9 if subject == "wolves" else 0.3,
+                    }
+                )
+            )
+        ids = ID.findall(r.user)
+        tail = " Also [ghost#99]." if invent else ""
+        return ok(f"Merged: Dughan counts them [{ids[0]}]." + tail if ids else "Merged.")
+
+    return respond
+
+
+async def test_llm_path_validates_json_retries_once_and_removes_made_up_ids(
+    with_llm: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.responder = scripted(malformed={"Dun Morogh 2"})
+    result = await call(
+        with_llm, "summarize_documents", {"documents": DOCS, "focus": "wolves", "max_output_tokens": 1000}
+    )
+    s = check_answer(result, DOCS, 1000)
+    assert result.meta[META]["backend"] == "llm" and result.meta[META]["degraded"] is False
+    assert "ghost#99" not in text_of(result) and s.index.coverage.citations_removed >= 1
+    topics = {c.topic for c in s.index.clusters}
+    assert {"Wolves", "Mines"} <= topics
+    # the malformed excerpts were asked again once, then got the fallback label (the title)
+    retries = [r for r in fresh_llm.requests if "not a JSON object" in r.system]
+    assert retries and all("Dun Morogh 2" in r.user for r in retries)
+    assert any(c.topic == "Page 5" for c in s.index.clusters)
+    assert s.index.clusters[0].topic == "Wolves"  # most relevant first
+    assert "[" in s.master_summary.summary
+
+
+async def test_llm_down_answers_offline_with_a_notice(with_llm: RunningServer, fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = lambda r: error(500, delay=0.0)
+    result = await call(with_llm, "summarize_documents", {"documents": DOCS, "max_output_tokens": 600})
+    s = check_answer(result, DOCS, 600)
+    assert result.meta[META]["degraded"] is True and result.meta[META]["backend"] == "extractive"
+    assert text_of(result).startswith("[summarized offline: the LLM failed: HTTP 500")
+    assert s.cluster_summaries
+
+
+# -- stdio --------------------------------------------------------------------------------------
+
+
+async def test_over_stdio(tmp_path: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_summarizer", "--transport", "stdio"],
+        env={"SUMMARIZER_BACKEND": "extractive", "CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    async with Client(params) as client:
+        result = await client.call_tool(
+            "summarize_documents", {"documents": DOCS[:2], "max_output_tokens": 500}
+        )
+        s = check_answer(result, DOCS[:2], 500)
+        sid = s.cluster_summaries[0].source_ids[0]
+        opened = await client.call_tool("expand", {"source_id": sid})
+        assert not opened.is_error and f"Source: {sid}" in text_of(opened)
