@@ -4,9 +4,11 @@ against the local test LLM answering scripted JSON (valid, malformed, made-up id
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -190,6 +192,42 @@ async def test_duplicate_ids_are_refused(
     assert result.is_error
     for w in words:
         assert w in text_of(result)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ({"max_output_tokens": 10}, ["max_output_tokens=10", "at least 64"]),
+        ({"focus": "wolves " * 500_000}, ["focus is too long", "LLM_CONTEXT_TOKENS"]),
+        ({"max_output_tokens": -1}, ["max_output_tokens"]),
+    ],
+)
+async def test_bad_budgets_and_focus_are_refused(
+    embedded: RunningServer, args: dict[str, Any], words: list[str]
+) -> None:
+    result = await call(embedded, "summarize_documents", {"documents": DOCS[:1], **args})
+    assert result.is_error
+    for w in words:
+        assert w in text_of(result)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "." * 1_000_000,  # no word, no space, no newline
+        "東京は日本の首都です。" * 50_000,  # CJK, no spaces
+        "<|endoftext|> " * 20_000,  # special tokens, read as text
+        "a" * 300_000,  # one run of one character
+    ],
+    ids=["dots", "cjk", "special-tokens", "one-run"],
+)
+async def test_hostile_text(embedded: RunningServer, text: str) -> None:
+    docs = [{"text": text, "id": "h"}, {"text": WOLVES[0], "id": "w"}]
+    result = await call(embedded, "summarize_documents", {"documents": docs, "max_output_tokens": 500})
+    s = check_answer(result, docs, 500)
+    assert s.documents[0].chunk_count >= 1
+    health = await asyncio.to_thread(urllib.request.urlopen, f"{embedded.base}/health", timeout=5)
+    assert health.status == 200
 
 
 async def test_no_documents_and_one_small_document(embedded: RunningServer) -> None:

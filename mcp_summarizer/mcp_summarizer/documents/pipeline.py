@@ -44,7 +44,7 @@ from mcp_summarizer.documents.model import (
 )
 from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
-from mcp_summarizer.errors import LLMError
+from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.store.content import ContentStore, Source
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, map_output_tokens
@@ -56,6 +56,7 @@ __all__ = ["DocumentsOutcome", "DocumentsPipeline"]
 
 logger = logging.getLogger(__name__)
 
+MIN_BUDGET = 64  # the smallest answer worth its frame: a heading, a line, its sources
 JSON_OVERHEAD = 80  # the JSON keys and a label around a map summary
 _MEMBER_TOKENS = 50  # embedded path: the least an excerpt's share of a cluster summary may be
 _SECTION_GAP = "\n\n"
@@ -132,9 +133,22 @@ class DocumentsPipeline:
     ) -> DocumentsOutcome:
         """Summarize ``documents`` within ``budget`` tokens (already resolved by
         `Budget.output_tokens`).  Raises InputError for requests that cannot be served."""
+        if budget < MIN_BUDGET:
+            raise InputError(
+                f"max_output_tokens={budget} is too small for summarize_documents: at least {MIN_BUDGET} "
+                "(the headings and the sources take room)"
+            )
         ids = document_ids(documents)
         focus_text = fill(self._t["focus_instructions"], focus=focus) if focus.strip() else ""
         map_prompt = Prompt(self._t["documents_map"], {"focus_instructions": focus_text})
+        # Checked on both backends, so a request means the same whichever answers; off the
+        # event loop, since counting a caller's 10 MB focus takes seconds.
+        size = await asyncio.to_thread(tokens.count, map_prompt(0))
+        if size > self.engine.budget.max_instructions:
+            raise InputError(
+                f"focus is too long: the prompt built from it is {size} tokens, over an eighth of "
+                f"LLM_CONTEXT_TOKENS={self.engine.budget.context_tokens}"
+            )
         excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
         chunk_size = self.engine.budget.chunk_size(
             tokens.count(map_prompt(excerpt_target)),
