@@ -39,11 +39,17 @@ async def main(command: list[str]) -> None:
     # anything that would configure the service; then this check's own settings.
     ours = ("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_", "FETCH_", "SUMMARIZER_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
-    env.update({"FETCH_ALLOW_PRIVATE": "true", "TIKTOKEN_CACHE_DIR": ""})
+    env.update({"FETCH_ALLOW_PRIVATE": "true", "TIKTOKEN_CACHE_DIR": "", "CACHE_DIR": tempfile.mkdtemp()})
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     async with Client(params) as client:
         tools = sorted(t.name for t in (await client.list_tools()).tools)
-        assert tools == ["fetch_url", "summarize", "summarize_for_extraction"], tools
+        assert tools == [
+            "expand",
+            "fetch_url",
+            "summarize",
+            "summarize_documents",
+            "summarize_for_extraction",
+        ], tools
         small = await client.call_tool("summarize", {"content": "already small", "max_output_tokens": 50})
         assert small.content[0].text == "already small", small
         text = "\n\n".join(f"## Part {i}\n\nThe {i}th gate of Stormwind opens at dawn." for i in range(2000))
@@ -54,6 +60,17 @@ async def main(command: list[str]) -> None:
         )
         answer = page.content[0].text
         assert not page.is_error and "Title: Elwynn Forest" in answer and "Marshal Dughan" in answer, answer
+        pages = [
+            {"text": text, "id": "gates"},
+            {"text": answer, "id": "elwynn", "url": "https://wiki.example/e"},
+        ]
+        summary = await client.call_tool(
+            "summarize_documents", {"documents": pages, "max_output_tokens": 300}
+        )
+        assert not summary.is_error and summary.structured_content, summary
+        cited = summary.structured_content["cluster_summaries"][0]["source_ids"][0]
+        opened = await client.call_tool("expand", {"source_id": cited})
+        assert not opened.is_error and f"Source: {cited}" in opened.content[0].text, opened
     httpd.shutdown()
     print(f"stdio round trip ok: {' '.join(command)}")
 

@@ -82,7 +82,7 @@ def test_health(server: RunningServer) -> None:
 async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) -> None:
     async with Client(server.url) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"summarize", "summarize_for_extraction", "fetch_url"}
+    assert set(tools) == {"summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"}
     summarize = tools["summarize"]
     assert set(summarize.input_schema["properties"]) == {
         "content",
@@ -105,6 +105,11 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     assert fetch_url.input_schema["required"] == ["url"]
     assert fetch_url.output_schema is None
     assert fetch_url.input_schema["properties"]["max_length"]["maximum"] == 5234
+    documents = tools["summarize_documents"]
+    assert documents.input_schema["required"] == ["documents"]
+    assert documents.output_schema is not None
+    assert set(documents.output_schema["required"]) == {"index", "cluster_summaries", "master_summary", "documents"}
+    assert tools["expand"].input_schema["required"] == ["source_id"]
     for tool in tools.values():
         # Written for a model: every argument explained, no operator jargon, no indentation.
         for name, schema in tool.input_schema["properties"].items():
@@ -449,7 +454,7 @@ async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
             "summarize_for_extraction",
             {"content": document(sections=6), "schema_hint": "NPCs", "max_output_tokens": 200},
         )
-    assert names == {"summarize", "summarize_for_extraction", "fetch_url"}
+    assert names == {"summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"}
     assert text_of(small) == "tiny"
     assert not large.is_error and 0 < tokens.count(text_of(large)) <= 200
     assert fresh_llm.calls > 0
