@@ -67,6 +67,12 @@ class Settings(BaseSettings):
     admission_wait_seconds: float = Field(30.0, ge=0)
     on_llm_failure: FailurePolicy = "extractive"
 
+    # The content store: the originals behind summarize_documents' source ids (expand).
+    # CACHE_DIR: its SQLite file's folder; empty = the user's cache directory.
+    cache_dir: str = ""
+    source_ttl_seconds: float = Field(86_400.0, gt=0)
+    source_store_max_mb: float = Field(512.0, gt=0)
+
     # summarize_documents: a cluster less relevant to the focus than this is the first to be
     # left out of the summaries when the budget is tight (it stays in the index).
     cluster_min_relevance: float = Field(0.2, ge=0, le=1)

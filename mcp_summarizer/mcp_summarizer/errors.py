@@ -22,12 +22,15 @@ __all__ = [
     "BlockedAddressError",
     "BusyError",
     "ConfigError",
+    "ExpiredSource",
     "FetchError",
     "HostUnreachable",
     "InputError",
     "LLMError",
     "RobotsDisallowed",
+    "StoreError",
     "SummarizerError",
+    "UnknownSource",
     "UnsupportedContent",
 ]
 
@@ -42,6 +45,19 @@ class ConfigError(SummarizerError, ValueError):
 
 class InputError(SummarizerError, ValueError):
     """The request cannot be served as asked; the message says why and what the limit is."""
+
+
+class UnknownSource(InputError):
+    """An `expand` id that was never stored here (or whose record is long gone)."""
+
+
+class ExpiredSource(InputError):
+    """An `expand` id whose original was stored, then dropped: its time ran out
+    (SOURCE_TTL_SECONDS) or the store needed the room (SOURCE_STORE_MAX_MB)."""
+
+
+class StoreError(SummarizerError):
+    """The content store cannot be read or written (a disk full, a file locked too long)."""
 
 
 class BusyError(SummarizerError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +22,10 @@ RunningServer = ServiceProcess
 def start_server(env: dict[str, str], args: list[str] | None = None) -> RunningServer:
     port = free_port()
     full_env = scrubbed_environ(("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_"))
-    full_env.update({"MCP_SUMMARIZER_PORT": str(port), **env})
+    # Each server its own content store, unless a test shares one on purpose.
+    full_env.update(
+        {"MCP_SUMMARIZER_PORT": str(port), "CACHE_DIR": tempfile.mkdtemp(prefix="summarizer-store-"), **env}
+    )
     return start_service([sys.executable, "-m", "mcp_summarizer", *(args or [])], full_env, port)
 
 

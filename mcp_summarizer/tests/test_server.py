@@ -82,7 +82,13 @@ def test_health(server: RunningServer) -> None:
 async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) -> None:
     async with Client(server.url) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"}
+    assert set(tools) == {
+        "summarize",
+        "summarize_for_extraction",
+        "fetch_url",
+        "summarize_documents",
+        "expand",
+    }
     summarize = tools["summarize"]
     assert set(summarize.input_schema["properties"]) == {
         "content",
@@ -108,7 +114,12 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     documents = tools["summarize_documents"]
     assert documents.input_schema["required"] == ["documents"]
     assert documents.output_schema is not None
-    assert set(documents.output_schema["required"]) == {"index", "cluster_summaries", "master_summary", "documents"}
+    assert set(documents.output_schema["required"]) == {
+        "index",
+        "cluster_summaries",
+        "master_summary",
+        "documents",
+    }
     assert tools["expand"].input_schema["required"] == ["source_id"]
     for tool in tools.values():
         # Written for a model: every argument explained, no operator jargon, no indentation.

@@ -113,7 +113,13 @@ async def test_garbage_lines_get_json_rpc_errors_and_the_server_keeps_serving(st
         assert reply["id"] is None and reply["error"]["code"] == PARSE_ERROR, (line, reply)
         assert reply["error"]["message"].startswith("Parse error")
         tools = await stdio.call(2, "tools/list")
-        assert {t["name"] for t in tools["tools"]} == {"summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"}
+        assert {t["name"] for t in tools["tools"]} == {
+            "summarize",
+            "summarize_for_extraction",
+            "fetch_url",
+            "summarize_documents",
+            "expand",
+        }
 
     invalid = [
         "[]",

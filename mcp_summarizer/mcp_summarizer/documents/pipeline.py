@@ -44,7 +44,7 @@ from mcp_summarizer.documents.model import (
 )
 from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
-from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.errors import InputError, LLMError, StoreError
 from mcp_summarizer.store.content import ContentStore, Source
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, map_output_tokens
@@ -158,7 +158,10 @@ class DocumentsPipeline:
         cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size)
         self.engine.budget.check_input(cuts.tokens)
         async with self.engine.admission.hold(cuts.tokens):
-            await self.store.put([_source(e) for e in cuts.excerpts])
+            try:
+                await self.store.put([_source(e) for e in cuts.excerpts])
+            except StoreError as exc:  # the summary can still be made; only expand will miss them
+                logger.warning("content_store_failed", extra={"reason": str(exc)})
             if progress is not None:
                 await progress(0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(ids)} documents")
             if self.engine.backend is None or not cuts.excerpts:

@@ -1,8 +1,21 @@
-# TEMPORARY placeholder (not committed)
-from mcp_summarizer.store.content import ContentStore, MemoryStore, Source
+"""Where originals are kept for `expand`: the interface (`content`) and its backends."""
 
-__all__ = ["ContentStore", "Source", "open_store"]
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_summarizer.config import Settings
+from mcp_summarizer.store.content import ContentStore, Source, StoreStats
+from mcp_summarizer.store.sqlite import SQLiteStore, default_cache_dir
+
+__all__ = ["ContentStore", "Source", "StoreStats", "open_store"]
 
 
-def open_store(settings: object) -> ContentStore:
-    return MemoryStore()
+def open_store(settings: Settings) -> ContentStore:
+    """The configured store: a SQLite file under CACHE_DIR (default the user's cache folder)."""
+    folder = Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
+    return SQLiteStore(
+        folder,
+        ttl_seconds=settings.source_ttl_seconds,
+        max_bytes=int(settings.source_store_max_mb * 1_000_000),
+    )

@@ -1,45 +1,62 @@
-# TEMPORARY placeholder (not committed): the store branch replaces it.
+"""The content store's interface: the originals behind source ids, kept for a while.
+
+`summarize_documents` puts every excerpt here before it summarizes, so that `expand` can
+open any id a summary cites; later the MCP proxy keeps large tool results here too.  A
+store keeps each record for SOURCE_TTL_SECONDS and within a size cap; when it drops one it
+remembers, for a while, that it did, so `expand` can tell "expired" from "never stored".
+"""
+
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from mcp_summarizer.errors import InputError
 
+__all__ = ["ContentStore", "Source", "StoreStats", "check_id"]
+
+_MAX_ID = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Source:
-    source_id: str
+    source_id: str  # "<doc id>#<chunk index>"
     doc_id: str
-    index: int
-    chunk_count: int
-    text: str
+    index: int  # the chunk's index in its document, from 0
+    chunk_count: int  # chunks in that document
+    text: str  # the chunk's exact original text
     title: str = ""
     url: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    entries: int
+    bytes: int  # of stored text, UTF-8
+
+
 class ContentStore(Protocol):
-    async def put(self, sources: Sequence[Source]) -> None: ...
-    async def get(self, source_id: str) -> Source: ...
+    async def put(self, sources: Sequence[Source]) -> None:
+        """Store (or replace) them all; their time to live starts again."""
+
+    async def get(self, source_id: str) -> Source:
+        """The record, or UnknownSource / ExpiredSource saying which."""
+
+    async def stats(self) -> StoreStats: ...
+
     async def aclose(self) -> None: ...
 
 
-class MemoryStore:
-    def __init__(self) -> None:
-        self.d: dict[str, Source] = {}
-
-    async def put(self, sources: Sequence[Source]) -> None:
-        for s in sources:
-            self.d[s.source_id] = s
-
-    async def get(self, source_id: str) -> Source:
-        if not source_id or len(source_id) > 200:
-            raise InputError(f"source_id must be 1-200 characters, got {len(source_id)}")
-        try:
-            return self.d[source_id]
-        except KeyError:
-            raise InputError(f"no source {source_id!r}") from None
-
-    async def aclose(self) -> None:
-        pass
+def check_id(source_id: str) -> None:
+    """An id that cannot be one is an error naming the problem, before any lookup."""
+    if not source_id:
+        raise InputError('source_id is empty: give an id from a summary, such as "3fa2c1d9#2"')
+    if len(source_id) > _MAX_ID:
+        raise InputError(
+            f"source_id is {len(source_id)} characters, over {_MAX_ID}: not an id from a summary"
+        )
+    if _CONTROL.search(source_id):
+        raise InputError("source_id holds control characters: not an id from a summary")

@@ -1,0 +1,249 @@
+"""The embedded content store: one SQLite file under CACHE_DIR.
+
+Why SQLite: it is in the standard library, survives restarts, and several processes on one
+host (replicas, the CLI, a test run) can share one file safely: WAL mode lets readers work
+while one writer writes, and a busy timeout makes a writer wait for another instead of
+failing.  Calls run in a worker thread (`asyncio.to_thread`), one connection guarded by a
+lock, so the event loop never waits on the disk.
+
+* Time to live: each record expires SOURCE_TTL_SECONDS after it was last put.  Expired
+  records are found by an index, lazily on `get` and in small batches on `put`: never a scan
+  of the whole table on a request.
+* Size cap: the stored text is kept under SOURCE_STORE_MAX_MB; past it, the least recently
+  used records go first (read or written), in batches.  A running total is kept in the file
+  itself, so every process sees the same one.
+* Tombstones: a dropped record leaves its id, when and why for ``TOMBSTONE_SECONDS`` (at least a
+  week, at most ``MAX_TOMBSTONES`` rows), so `expand` can say "expired" or "evicted" instead of
+  "never stored".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from mcp_summarizer.errors import ConfigError, ExpiredSource, InputError, StoreError, UnknownSource
+from mcp_summarizer.store.content import Source, StoreStats, check_id
+
+__all__ = ["SQLiteStore", "default_cache_dir"]
+
+_T = TypeVar("_T")
+FILE_NAME = "content.sqlite3"
+TOMBSTONE_SECONDS = 7 * 86_400.0
+MAX_TOMBSTONES = 1_000_000
+_BATCH = 500  # rows dropped per statement when expiring or evicting
+_BUSY_MS = 10_000  # how long a writer waits for another process's write
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sources (
+    source_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, idx INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL, title TEXT NOT NULL, url TEXT NOT NULL, text TEXT NOT NULL,
+    bytes INTEGER NOT NULL, expires REAL NOT NULL, used REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS sources_expires ON sources(expires);
+CREATE INDEX IF NOT EXISTS sources_used ON sources(used);
+CREATE TABLE IF NOT EXISTS gone (source_id TEXT PRIMARY KEY, at REAL NOT NULL, why TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS gone_at ON gone(at);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta VALUES ('bytes', 0);
+"""
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/mcp-summarizer``, else ``~/.cache/mcp-summarizer``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mcp-summarizer"
+
+
+class SQLiteStore:
+    def __init__(self, folder: Path, *, ttl_seconds: float, max_bytes: int) -> None:
+        self.ttl = ttl_seconds
+        self.max_bytes = max_bytes
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.path = folder / FILE_NAME
+            self._db = sqlite3.connect(
+                self.path, timeout=_BUSY_MS / 1000, check_same_thread=False, isolation_level=None
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(
+                f"CACHE_DIR={folder}: the content store cannot be opened there ({exc}); "
+                "set CACHE_DIR to a writable folder"
+            ) from None
+        self._lock = threading.Lock()
+
+    async def put(self, sources: Sequence[Source]) -> None:
+        if not sources:
+            return
+        size = sum(len(s.text.encode("utf-8", "surrogatepass")) for s in sources)
+        if size > self.max_bytes:
+            raise InputError(
+                f"the documents' text is {size / 1e6:.1f} MB, over the content store's cap "
+                f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}: send fewer at once, or raise the cap"
+            )
+        await self._run(lambda: self._put(sources))
+
+    async def get(self, source_id: str) -> Source:
+        check_id(source_id)
+        return await self._run(lambda: self._get(source_id))
+
+    async def stats(self) -> StoreStats:
+        return await self._run(self._stats)
+
+    async def aclose(self) -> None:
+        await self._run(self._db.close)
+
+    # -- in the worker thread ----------------------------------------------------------------
+
+    async def _run(self, fn: Callable[[], _T]) -> _T:
+        def locked() -> _T:
+            with self._lock:
+                try:
+                    return fn()
+                except sqlite3.Error as exc:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise StoreError(f"the content store ({self.path}) failed: {exc}") from None
+
+        return await asyncio.to_thread(locked)
+
+    def _put(self, sources: Sequence[Source]) -> None:
+        now = time.time()
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        added = 0
+        for s in sources:
+            size = len(s.text.encode("utf-8", "surrogatepass"))
+            old = db.execute("SELECT bytes FROM sources WHERE source_id = ?", (s.source_id,)).fetchone()
+            db.execute(
+                "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    s.source_id,
+                    s.doc_id,
+                    s.index,
+                    s.chunk_count,
+                    s.title,
+                    s.url,
+                    s.text,
+                    size,
+                    now + self.ttl,
+                    now,
+                ),
+            )
+            added += size - (old[0] if old else 0)
+        db.executemany("DELETE FROM gone WHERE source_id = ?", [(s.source_id,) for s in sources])
+        db.execute("UPDATE meta SET value = value + ? WHERE key = 'bytes'", (added,))
+        self._expire(now)
+        self._evict(now)
+        db.execute("COMMIT")
+
+    def _get(self, source_id: str) -> Source:
+        now = time.time()
+        db = self._db
+        row = db.execute(
+            "SELECT doc_id, idx, chunk_count, title, url, text, expires FROM sources WHERE source_id = ?",
+            (source_id,),
+        ).fetchone()
+        if row is not None and row[6] > now:
+            db.execute("UPDATE sources SET used = ? WHERE source_id = ?", (now, source_id))
+            return Source(
+                source_id=source_id,
+                doc_id=row[0],
+                index=row[1],
+                chunk_count=row[2],
+                title=row[3],
+                url=row[4],
+                text=row[5],
+            )
+        if row is not None:  # expired, not yet purged
+            db.execute("BEGIN IMMEDIATE")
+            self._drop("source_id = ?", (source_id,), now, "expired")
+            db.execute("COMMIT")
+        gone = db.execute("SELECT at, why FROM gone WHERE source_id = ?", (source_id,)).fetchone()
+        if gone is None:
+            raise UnknownSource(
+                f"no source {source_id!r}: it was never stored here (or was dropped over a week "
+                "ago); check the id against the summary's source_ids"
+            )
+        ago = _ago(now - gone[0])
+        if gone[1] == "evicted":
+            raise ExpiredSource(
+                f"source {source_id!r} was dropped {ago} ago to keep the content store under "
+                f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}: summarize the documents again"
+            )
+        raise ExpiredSource(
+            f"source {source_id!r} expired {ago} ago (sources are kept SOURCE_TTL_SECONDS="
+            f"{self.ttl:g} s): summarize the documents again"
+        )
+
+    def _stats(self) -> StoreStats:
+        entries = self._db.execute("SELECT count(*) FROM sources").fetchone()[0]
+        size = self._db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0]
+        return StoreStats(entries, size)
+
+    def _expire(self, now: float) -> None:
+        self._drop(
+            "source_id IN (SELECT source_id FROM sources WHERE expires <= ? LIMIT ?)",
+            (now, _BATCH),
+            now,
+            "expired",
+        )
+        cutoff = now - max(TOMBSTONE_SECONDS, self.ttl)
+        self._db.execute(
+            "DELETE FROM gone WHERE source_id IN (SELECT source_id FROM gone WHERE at < ? LIMIT ?)",
+            (cutoff, _BATCH),
+        )
+        excess = self._db.execute("SELECT count(*) - ? FROM gone", (MAX_TOMBSTONES,)).fetchone()[0]
+        if excess > 0:
+            self._db.execute(
+                "DELETE FROM gone WHERE source_id IN (SELECT source_id FROM gone ORDER BY at LIMIT ?)",
+                (excess,),
+            )
+
+    def _evict(self, now: float) -> None:
+        """Drop the least recently used records until the text fits the cap: only as many
+        as that takes."""
+        db = self._db
+        while (
+            excess := db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0] - self.max_bytes
+        ) > 0:
+            rows = db.execute(
+                "SELECT source_id, bytes FROM sources ORDER BY used LIMIT ?", (_BATCH,)
+            ).fetchall()
+            if not rows:
+                break
+            victims, freed = [], 0
+            for sid, size in rows:
+                victims.append(sid)
+                freed += size
+                if freed >= excess:
+                    break
+            marks = ",".join("?" * len(victims))
+            self._drop(f"source_id IN ({marks})", tuple(victims), now, "evicted")
+
+    def _drop(self, where: str, args: tuple[object, ...], now: float, why: str) -> None:
+        """Delete the records ``where`` matches (a fixed condition of this module's, never
+        user text), subtract their size, leave their tombstones."""
+        rows = self._db.execute(f"SELECT source_id, bytes FROM sources WHERE {where}", args).fetchall()
+        if not rows:
+            return
+        self._db.executemany("DELETE FROM sources WHERE source_id = ?", [(r[0],) for r in rows])
+        self._db.executemany("INSERT OR REPLACE INTO gone VALUES (?, ?, ?)", [(r[0], now, why) for r in rows])
+        self._db.execute("UPDATE meta SET value = value - ? WHERE key = 'bytes'", (sum(r[1] for r in rows),))
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
