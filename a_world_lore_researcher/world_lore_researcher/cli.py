@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from world_lore_researcher import __version__
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint, zone_key
@@ -77,8 +77,23 @@ def _format_progress(event: Progress) -> str:
     return f"{head}: done in {event.seconds:.1f}s: {summary}{extra}"
 
 
-def write_research(checkpoint: ResearchCheckpoint, topics: list[Topic], out_dir: Path) -> Path:
-    """Write the selected topics' research as one JSON file; returns its path."""
+def _format_digest(summary: dict[str, Any]) -> str:
+    if not summary.get("available"):
+        return f"digest: not written: {summary.get('reason')}"
+    index = summary.get("index") or {}
+    coverage = index.get("coverage", {})
+    how = f" (degraded: {summary.get('cause')})" if summary.get("degraded") else ""
+    return (
+        f"digest: {coverage.get('documents', 0)} sources -> {coverage.get('clusters', 0)} topics, "
+        f"{summary.get('output_tokens')} tokens{how}"
+    )
+
+
+def write_research(
+    checkpoint: ResearchCheckpoint, topics: list[Topic], out_dir: Path, digest: dict[str, Any] | None = None
+) -> Path:
+    """Write the selected topics' research as one JSON file; returns its path.  ``digest``,
+    the sources condensed by the summarizer (or why there is none), goes beside them."""
     chosen = [checkpoint.research[t.key] for t in topics if t.key in checkpoint.research]
     sources = [s for r in chosen for s in r.sources]
     document = {
@@ -93,6 +108,7 @@ def write_research(checkpoint: ResearchCheckpoint, topics: list[Topic], out_dir:
             "unsummarized_sources": sum(not s.summarized and s.status != "full" for s in sources),
         },
         "topics": {r.topic: r.model_dump(mode="json") for r in chosen},
+        "digest": digest if digest is not None else {"available": False, "reason": "not requested"},
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"{zone_key(checkpoint.game)}__{zone_key(checkpoint.zone_name)}.json"
@@ -139,7 +155,9 @@ def run_cli(
     game = " ".join((args.game or settings.researcher_game).split())
     # pydantic-ai takes seconds to import: only now that the command is known to run.
     from world_lore_researcher.agent import LoreResearcher
+    from world_lore_researcher.digest import digest
     from world_lore_researcher.pipeline import run_pipeline
+    from world_lore_researcher.tools import SUMMARIZER_SERVER
 
     setup_logging(settings.researcher_log_level, err)
     model = model_factory(settings) if model_factory is not None else None
@@ -149,8 +167,8 @@ def run_cli(
     def show(event: Progress) -> None:
         print(_format_progress(event), file=err, flush=True)
 
-    async def research() -> ResearchCheckpoint:
-        return await run_pipeline(
+    async def research() -> tuple[ResearchCheckpoint, dict[str, Any]]:
+        checkpoint = await run_pipeline(
             zone,
             game=game,
             topics=selected,
@@ -159,9 +177,20 @@ def run_cli(
             restart=args.restart,
             progress=show,
         )
+        chosen = [checkpoint.research[t.key] for t in selected if t.key in checkpoint.research]
+        print("digest: summarizing the sources...", file=err, flush=True)
+        summary = await digest(
+            next((s for s in servers if s.name == SUMMARIZER_SERVER), None),
+            zone,
+            chosen,
+            max_tokens=settings.researcher_summary_max_tokens,
+            seconds=settings.researcher_summary_timeout_seconds,
+        )
+        print(_format_digest(summary), file=err, flush=True)
+        return checkpoint, summary
 
     try:
-        checkpoint = asyncio.run(research())
+        checkpoint, summary = asyncio.run(research())
     except KeyboardInterrupt:
         return fail(130, f"interrupted; completed steps are saved in {store.path}: rerun to resume")
     except Exception as exc:
@@ -170,7 +199,7 @@ def run_cli(
             f"research stopped: {type(exc).__name__}: {exc}\n"
             f"completed steps are saved in {store.path}; rerun the same command to resume",
         )
-    path = write_research(checkpoint, selected, args.out or settings.output_dir)
+    path = write_research(checkpoint, selected, args.out or settings.output_dir, summary)
     print(f"research written to {path}", file=err)
     print(path, file=out)
     return 0

@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     # Page text that reaches the research without a summary (summarizer down, or its fetch
     # degraded) is cut to this many cl100k tokens per source.
     researcher_unsummarized_max_tokens: int = Field(4096, ge=64, le=1_000_000)
+    # The run's digest (summarize_documents over every source): its size, and how long the
+    # summarizer may take before the research is written without it.
+    researcher_summary_max_tokens: int = Field(8000, ge=64, le=1_000_000)
+    researcher_summary_timeout_seconds: float = Field(300.0, gt=0)
 
     # Storage
     researcher_data_dir: Path = Path("data")
