@@ -1,25 +1,38 @@
 """The engine for Python callers in the same process (tool outputs that flood an agent's context).
 
-    text, summarized = await summarize_if_needed(tool_output, max_tokens=1000, focus="the error")
+    text, summarized = await summarize_if_needed(
+        tool_output, max_tokens=1000, tool_name="search_logs", user_query="why did job 7 fail?"
+    )
 
 Tool outputs may be dicts or lists: they are serialized to JSON first.  Output within
-``max_tokens`` comes back as is; otherwise it is summarized.  If the LLM fails for good the
-engine's failure policy answers, as on every surface: ON_LLM_FAILURE (by default the embedded
-extractive summary, within the budget, its first line saying so), or ``on_llm_failure`` if
-given.
+``max_tokens`` comes back as is; otherwise it is summarized, the tool's name and the user's
+question in the prompt as context (and the question's words weighed by the embedded summary).
+If the LLM fails for good the engine's failure policy answers, as on every surface:
+ON_LLM_FAILURE (by default the embedded extractive summary, within the budget, its first
+line saying so), or ``on_llm_failure`` if given.
+
+It never raises for what the output is or what happens to it (too large, an LLM error, a
+server busy, a bug of ours): the answer is then the output cut to the budget, its first line
+saying so.  Only a budget that is not a positive number is an error (a caller's bug).  Safe to
+call from sync code with ``asyncio.run()`` again and again: the engine keeps one LLM client
+per event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from functools import cache
 
 from mcp_summarizer.config import FailurePolicy, load_settings
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.engine import Engine, Request, describe_failure, truncated_with_notice
 
 __all__ = ["serialize_output", "summarize_if_needed"]
+
+logger = logging.getLogger("mcp_summarizer")
 
 
 def serialize_output(output: object) -> str:
@@ -41,6 +54,8 @@ async def summarize_if_needed(
     output: object,
     max_tokens: int,
     *,
+    tool_name: str | None = None,
+    user_query: str | None = None,
     focus: str = "",
     engine: Engine | None = None,
     on_llm_failure: FailurePolicy | None = None,
@@ -48,19 +63,31 @@ async def summarize_if_needed(
     """``(text, was_summarized)`` with ``text`` at most ``max_tokens`` tokens (unless the LLM
     failed and the policy is "original").
 
-    Raises ValueError (InputError) for a budget out of bounds or an output over MAX_INPUT_TOKENS.
+    Raises ValueError (InputError) only for a ``max_tokens`` that is not positive.
     """
     if max_tokens < 1:
         raise InputError(f"max_tokens must be positive, got {max_tokens}")
     text = serialize_output(output)
-    engine = engine or _default_engine()
-    if tokens.count(text) <= max_tokens:
-        return text, False
-    request = Request(
-        content=text,
-        max_output_tokens=engine.budget.output_tokens(max_tokens, name="max_tokens"),
-        focus=focus,
-        on_failure=on_llm_failure,
-    )
-    outcome = await engine.summarize(request)
+    try:
+        if await asyncio.to_thread(tokens.count, text) <= max_tokens:
+            return text, False
+        engine = engine or _default_engine()
+        request = Request(
+            content=text,
+            # A budget over what the model can write is asked for as that ceiling (a smaller answer).
+            max_output_tokens=engine.budget.output_tokens(
+                min(max_tokens, engine.budget.max_output), name="max_tokens"
+            ),
+            focus=focus,
+            source=f"the output of the tool {tool_name}" if tool_name else "",
+            query=user_query or "",
+            on_failure=on_llm_failure,
+        )
+        outcome = await engine.summarize(request)
+    except Exception as exc:  # never lose the caller's output to an error: cut it, say so
+        cause = describe_failure(exc)
+        logger.warning(
+            "inprocess_summary_failed", exc_info=not isinstance(exc, InputError), extra={"cause": cause}
+        )
+        return await asyncio.to_thread(truncated_with_notice, text, max_tokens, cause), True
     return outcome.text, True

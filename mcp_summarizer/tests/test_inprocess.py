@@ -78,3 +78,59 @@ def test_sync_code_may_call_asyncio_run_again_and_again(fresh_llm: FakeLLM) -> N
         assert summarized and 0 < tokens.count(text) <= 100
         assert not text.startswith("[summarized offline"), f"run {run} degraded: {text[:120]}"
     assert fresh_llm.calls >= 3 and all(r.outcome == "ok" for r in fresh_llm.requests)
+
+
+async def test_tool_name_and_question_reach_the_prompt(fresh_llm: FakeLLM) -> None:
+    log = "".join(
+        f"2026-11-23 job {i} worker {i % 7} {'FAILED: disk full' if i == 1234 else 'ok'}\n"
+        for i in range(3000)
+    )
+    text, summarized = await summarize_if_needed(
+        log, 200, tool_name="search_logs", user_query="why did job 1234 fail?", engine=_engine(fresh_llm)
+    )
+    assert summarized and tokens.count(text) <= 200
+    system = fresh_llm.requests[0].system
+    assert "the output of the tool search_logs" in system and "why did job 1234 fail?" in system
+
+
+async def test_the_question_steers_the_embedded_summary_too() -> None:
+    engine = Engine.from_settings(load_settings({"SUMMARIZER_BACKEND": "extractive"}))
+    log = "".join(
+        f"line {i}: worker {i % 7} {'crashed on segfault in libfoo' if i == 2222 else 'finished normally'}.\n"
+        for i in range(3000)
+    )
+    text, _ = await summarize_if_needed(log, 100, user_query="what crashed with a segfault?", engine=engine)
+    assert "segfault" in text and tokens.count(text) <= 100
+
+
+@pytest.mark.parametrize(
+    ("settings", "output", "cause"),
+    [
+        ({"MAX_INPUT_TOKENS": "1000"}, "word " * 5000, "MAX_INPUT_TOKENS"),  # too large: an InputError
+        ({}, "word " * 5000, "focus_areas is too long"),  # a prompt over its share: an InputError
+    ],
+    ids=["over-max-input", "prompt-too-long"],
+)
+async def test_errors_become_a_marked_truncation_never_an_exception(
+    fresh_llm: FakeLLM, settings: dict[str, str], output: str, cause: str
+) -> None:
+    engine = Engine.from_settings(
+        load_settings({"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_CONTEXT_TOKENS": "8000", **settings})
+    )
+    focus = "errors " * 2000 if "focus_areas" in cause else ""
+    text, summarized = await summarize_if_needed(output, 150, focus=focus, engine=engine)
+    assert summarized and 0 < tokens.count(text) <= 150
+    notice, body = text.split("\n\n", 1)
+    assert notice.startswith("[truncated to 150 of 5001 tokens:") and cause in notice
+    assert output.startswith(body)
+    assert fresh_llm.calls == 0
+
+
+async def test_a_budget_over_the_models_ceiling_is_held_to_the_ceiling(fresh_llm: FakeLLM) -> None:
+    engine = Engine.from_settings(
+        load_settings({"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_CONTEXT_TOKENS": "8000"})
+    )
+    output = "\n\n".join(f"## Part {i}\n\n" + f"Sentence {i} about item {i}. " * 40 for i in range(300))
+    assert tokens.count(output) > 50_000
+    text, summarized = await summarize_if_needed(output, 50_000, engine=engine)
+    assert summarized and tokens.count(text) <= engine.budget.max_output

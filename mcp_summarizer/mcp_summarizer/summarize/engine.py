@@ -50,6 +50,7 @@ __all__ = [
     "Strategy",
     "Writer",
     "describe_failure",
+    "truncated_with_notice",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,10 @@ class Request:
     max_output_tokens: int
     kind: Kind = "general"
     focus: str = ""  # focus areas (general) or the schema hint (extraction)
+    # Where the text came from ("the output of the tool search_logs") and the question it is
+    # read for: both steer the summary (in the prompts; the question's words in the extractive one).
+    source: str = ""
+    query: str = ""
     strategy: Strategy = "semantic"
     on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
 
@@ -139,7 +144,14 @@ class Engine:
         self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
         self._templates = {
             name: load_prompt(__file__, name)
-            for name in ("map_general", "map_extraction", "reduce", "focus_instructions", "document")
+            for name in (
+                "map_general",
+                "map_extraction",
+                "reduce",
+                "focus_instructions",
+                "source_context",
+                "document",
+            )
         }
         self._document_overhead = tokens.count(render(self._templates["document"], content=""))
 
@@ -287,7 +299,7 @@ class Engine:
             extractive.summarize,
             request.content,
             max(request.max_output_tokens, 0),
-            focus=request.focus,
+            focus=f"{request.focus} {request.query}".strip(),
             kind=request.kind,
         )
         if progress is not None:
@@ -444,6 +456,12 @@ class Engine:
         """
         t = self._templates
         focus = render(t["focus_instructions"], focus=request.focus) if request.focus.strip() else ""
+        if request.source.strip() or request.query.strip():
+            focus += render(
+                t["source_context"],
+                source=request.source.strip() or "not given",
+                query=request.query.strip() or "not given",
+            )
         if request.kind == "extraction":
             map_system = _Prompt(t["map_extraction"], {"schema_hint": request.focus})
         else:
@@ -479,6 +497,17 @@ def _notice(words: str, budget: int) -> str:
         return notice
     short = tokens.truncate(notice[:-1], limit - 2)
     return f"{short}…]" if short else tokens.truncate("[degraded]", limit)
+
+
+def truncated_with_notice(text: str, budget: int, cause: str) -> str:
+    """``text`` cut to ``budget`` tokens after a notice line saying so and why: the answer
+    of last resort, when nothing could summarize it."""
+    total = tokens.count(text)
+    notice = _notice(
+        f"truncated to {budget} of {total} tokens: {' '.join(cause.split())[:_CAUSE_CHARS]}", budget
+    )
+    room = budget - tokens.count(notice + _NOTICE_GAP)
+    return _with_notice(notice, tokens.truncate(text, max(room, 0)), budget)
 
 
 def _with_notice(notice: str, body: str, budget: int) -> str:

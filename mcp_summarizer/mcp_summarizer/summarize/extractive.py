@@ -118,6 +118,9 @@ LAZY_CANDIDATES = 128  # at most this many re-scorings per pick
 MAX_REJECTIONS = 400  # stop the greedy after this many units in a row did not fit
 FILL_ROUNDS = 2
 LONG_SENTENCE_CHARS = 1500  # a "sentence" longer than this is cut at its line breaks
+# ...at every line break when it has this many lines of at most this many characters on average.
+RECORD_LINES = 8
+RECORD_CHARS = 200
 _BATCH = 4096  # units per C-level loop (which holds the GIL: /health must not wait for it)
 
 # --- markdown -------------------------------------------------------------------------------------
@@ -158,7 +161,7 @@ _BLANKS = re.compile(r"\s*+")
 # group "no" says so: a run that failed instead would be tried again from each of its marks
 # (quadratic), and even a skip via lookbehind would cost a step per mark, all in one call.
 _SENTENCE_END = re.compile(
-    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*+[\"'”’)\]*_`]*+(?:(?=\s++[^\sa-z,;:)])|(?P<no>))"
+    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*+[\"'”’)\]*_`]*+(?:(?=\s++[^\sa-z,;:)]|[ \t]*+\n)|(?P<no>))"
     r"|(?<=[。！？])[。！？]*+[」』”’）)\]]*+)"
 )
 _ABBREVIATIONS = frozenset(
@@ -527,7 +530,9 @@ def _sentences(body: str) -> list[str]:
             continue  # a sentence starting "# ..." would print as a header: keep it attached
         mark = m.group()
         if mark[0] not in "。！？":
-            if body[nxt].islower():
+            # A line break after the mark ends the sentence whatever comes next: records
+            # (log lines, one per line) often start in lowercase.
+            if body[nxt].islower() and "\n" not in body[end:nxt]:
                 continue
             if mark[0] == "." and not mark.startswith(".."):
                 before = body[max(start, m.start() - 16) : m.start()].rsplit(None, 1)
@@ -566,6 +571,12 @@ def _add_sentence(out: list[str], raw: str) -> None:
         out.append(_NEWLINE_INDENT.sub(" ", raw) if "\n" in raw else raw)
         return
     # A run-on "sentence" (hard-wrapped text without punctuation): cut it at line breaks.
+    lines = [line.strip() for line in raw.split("\n") if line.strip()]
+    if len(lines) >= RECORD_LINES and sum(map(len, lines)) / len(lines) <= RECORD_CHARS:
+        # Short lines with no sentence marks between them are records (a log, a listing):
+        # each one is a unit to select, as a line of a log is.
+        out.extend(lines)
+        return
     piece: list[str] = []
     length = 0
     for line in raw.split("\n"):
