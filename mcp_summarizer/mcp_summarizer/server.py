@@ -415,6 +415,7 @@ def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
         )
+    facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
     return CallToolResult(content=[TextContent(type="text", text=text)], _meta={META_SUMMARY: facts})
 
 
@@ -444,6 +445,7 @@ def _log_completion(service: Service, tool: str, request: Request, outcome: Outc
             "boilerplate_tokens": outcome.boilerplate_tokens,
             "trimmed": outcome.trimmed,
             "max_output_tokens": request.max_output_tokens,
+            **(outcome.fidelity.as_log() if outcome.fidelity else {}),
         },
     )
 
@@ -529,6 +531,7 @@ async def _summarize_documents(
             "degraded": outcome.degraded,
             "cause": outcome.cause or None,
             "max_output_tokens": budget,
+            **(outcome.fidelity.as_log() if outcome.fidelity else {}),
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
@@ -543,6 +546,7 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
         "model": model if outcome.backend == "llm" else None,
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
+        "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
     }
     return CallToolResult(
         content=[TextContent(type="text", text=outcome.text)],

@@ -45,6 +45,7 @@ from mcp_summarizer.documents.model import (
 from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
 from mcp_summarizer.errors import InputError, LLMError, StoreError
+from mcp_summarizer.fidelity.receipt import Receipt, receipt
 from mcp_summarizer.store.content import ContentStore, Source
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, map_output_tokens
@@ -92,6 +93,7 @@ class DocumentsOutcome:
     llm_prompt_tokens: int = 0
     json_retries: int = 0
     json_fallbacks: int = 0
+    fidelity: Receipt | None = None
 
 
 @dataclass(slots=True)
@@ -158,28 +160,46 @@ class DocumentsPipeline:
         cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size)
         self.engine.budget.check_input(cuts.tokens)
         async with self.engine.admission.hold(cuts.tokens):
-            try:
-                await self.store.put([_source(e) for e in cuts.excerpts])
-            except StoreError as exc:  # the summary can still be made; only expand will miss them
-                logger.warning("content_store_failed", extra={"reason": str(exc)})
-            if progress is not None:
-                await progress(0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(ids)} documents")
-            if self.engine.backend is None or not cuts.excerpts:
-                return await asyncio.to_thread(self._embedded, cuts, focus, budget, "")
-            run = self.engine.new_run(cuts.tokens, progress)
-            try:
-                return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target)
-            except Exception as exc:  # the LLM failed for good: the embedded path answers
-                cause = describe_failure(exc)
-                logger.warning(
-                    "documents_summary_degraded",
-                    exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
-                    extra={"cause": cause},
-                )
-                outcome = await asyncio.to_thread(self._embedded, cuts, focus, budget, cause)
-                outcome.llm_calls = run.outcome.llm_calls
-                outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
-                return outcome
+            outcome = await self._summarize(cuts, focus, focus_text, budget, map_prompt, progress)
+            if cuts.excerpts:
+                source = "\n\n".join(d.text for d in documents)
+                outcome.fidelity = await asyncio.to_thread(receipt, source, outcome.text, focus)
+            return outcome
+
+    async def _summarize(
+        self,
+        cuts: _Cut,
+        focus: str,
+        focus_text: str,
+        budget: int,
+        map_prompt: Prompt,
+        progress: Progress | None,
+    ) -> DocumentsOutcome:
+        try:
+            await self.store.put([_source(e) for e in cuts.excerpts])
+        except StoreError as exc:  # the summary can still be made; only expand will miss them
+            logger.warning("content_store_failed", extra={"reason": str(exc)})
+        if progress is not None:
+            await progress(
+                0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(cuts.documents)} documents"
+            )
+        if self.engine.backend is None or not cuts.excerpts:
+            return await asyncio.to_thread(self._embedded, cuts, focus, budget, "")
+        run = self.engine.new_run(cuts.tokens, progress)
+        excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
+        try:
+            return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target)
+        except Exception as exc:  # the LLM failed for good: the embedded path answers
+            cause = describe_failure(exc)
+            logger.warning(
+                "documents_summary_degraded",
+                exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
+                extra={"cause": cause},
+            )
+            outcome = await asyncio.to_thread(self._embedded, cuts, focus, budget, cause)
+            outcome.llm_calls = run.outcome.llm_calls
+            outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
+            return outcome
 
     # -- the LLM path -----------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.fidelity.receipt import Receipt, receipt
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
@@ -99,6 +100,7 @@ class Outcome:
     cause: str = ""  # why it degraded, one line
     notice: str = ""  # the line that says so, at the start of ``text``
     policy: FailurePolicy | None = None  # the failure policy applied, when degraded
+    fidelity: Receipt | None = None  # the facts the answer kept of the source (None: unchanged)
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -187,7 +189,12 @@ class Engine:
         if not request.content.strip():
             return Outcome(text="", input_tokens=0, bypassed=True)
         async with self.admission.hold(estimate_tokens(request.content)):
-            return await self._summarize(request, progress, offsets)
+            outcome = await self._summarize(request, progress, offsets)
+            if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
+                outcome.fidelity = await asyncio.to_thread(
+                    receipt, request.content, outcome.text, f"{request.focus} {request.query}"
+                )
+            return outcome
 
     async def _summarize(
         self, request: Request, progress: Progress | None, offsets: TokenOffsets | None

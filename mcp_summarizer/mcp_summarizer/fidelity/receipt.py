@@ -1,0 +1,127 @@
+"""The fidelity receipt: what a summary kept of its source's facts, what it dropped, and what
+it holds that its source does not.  Deterministic, no model.  Pure, no I/O.
+
+* Kept: a source fact whose normalized form is among the summary's facts, or appears in the
+  summary's text (a summary may keep "Marshal Dughan" inside a longer name).
+* Dropped: the rest, the most salient first: salience is how often the fact occurs in the
+  source, multiplied for facts that hold a focus word (the focus's word stems, as `extractive`
+  reads them) and for facts in the source's first and last tenth (where documents most often
+  put what matters).
+* Possibly invented: a summary fact that is neither among the source's facts nor anywhere in
+  its text.  A notice line the service added (``[summarized offline: ...]``) is not the
+  summary's claim and is left out.
+Lists are capped at ``LIST_CAP`` items; the counts are exact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
+from mcp_summarizer.summarize.extractive import stemmed_words
+
+__all__ = ["LIST_CAP", "Receipt", "receipt"]
+
+LIST_CAP = 20
+FOCUS_FACTOR = 4.0  # a fact that holds a focus word counts as if it occurred 4x as often
+EDGE_FACTOR = 1.5  # ... and one in the source's first or last tenth, 1.5x
+_NOTICE = re.compile(r"\A\[(?:summarized offline|truncated to|not summarized)[^\n]*\]\n*")
+_SPACES = re.compile(r"\s+")
+_PUNCTUATION = ".,;:!?()[]{}\"'`“”‘’*_"
+
+
+@dataclass(slots=True)
+class Receipt:
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> {"source", "kept"}
+    kept: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    invented: list[str] = field(default_factory=list)
+    source_facts: int = 0
+    kept_facts: int = 0
+    invented_facts: int = 0
+
+    def as_meta(self) -> dict[str, object]:
+        return {
+            "counts": self.counts,
+            "source_facts": self.source_facts,
+            "kept_facts": self.kept_facts,
+            "invented_facts": self.invented_facts,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "invented": self.invented,
+        }
+
+    def as_log(self) -> dict[str, int]:
+        return {
+            "fidelity_source_facts": self.source_facts,
+            "fidelity_kept_facts": self.kept_facts,
+            "fidelity_invented_facts": self.invented_facts,
+        }
+
+
+def _distinct(text: str) -> dict[tuple[str, str], tuple[Fact, int]]:
+    """Each distinct (kind, key): its first occurrence and how often it occurs."""
+    seen: dict[tuple[str, str], tuple[Fact, int]] = {}
+    for f in facts(text):
+        k = (f.kind, f.key)
+        first, n = seen.get(k, (f, 0))
+        seen[k] = (first, n + 1)
+    return seen
+
+
+def receipt(source: str, summary: str, focus: str = "") -> Receipt:
+    summary = _NOTICE.sub("", summary, count=1)
+    src = _distinct(source)
+    out = _distinct(summary)
+    summary_keys = {key for _, key in out}
+    summary_text = _SPACES.sub(" ", summary).casefold().replace(",", "")
+    source_keys = {key for _, key in src}
+    # A substring search is the fallback for facts whose key is not a fact of the other text;
+    # it runs only when the fact's first word is a word of that text (a set lookup), so the
+    # cost stays near one pass over each text, not facts x text.
+    summary_words = {w.strip(_PUNCTUATION) for w in summary_text.split()}
+    focus_stems = {stem for _, stem in stemmed_words(focus)}
+    length = max(len(source), 1)
+
+    r = Receipt(counts={kind: {"source": 0, "kept": 0} for kind in KINDS})
+    dropped: list[tuple[float, int, str]] = []
+    for (kind, key), (fact, n) in src.items():
+        r.counts[kind]["source"] += 1
+        r.source_facts += 1
+        plain = key.replace(",", "") if kind != "negation" else key.split(" ", 1)[-1]
+        if key in summary_keys or (kind != "negation" and _contains(summary_text, summary_words, plain)):
+            r.counts[kind]["kept"] += 1
+            r.kept_facts += 1
+            if len(r.kept) < LIST_CAP:
+                r.kept.append(fact.text)
+            continue
+        salience = float(n)
+        if focus_stems and any(stem in key for stem in focus_stems):  # keys are casefolded
+            salience *= FOCUS_FACTOR
+        if fact.start < length // 10 or fact.start > length - length // 10:
+            salience *= EDGE_FACTOR
+        dropped.append((-salience, fact.start, fact.text))
+    dropped.sort()
+    r.dropped = [text for _, _, text in dropped[:LIST_CAP]]
+    source_text, source_words = "", set[str]()  # built once, only if a summary fact needs them
+    for (kind, key), (fact, _) in out.items():
+        if key in source_keys:
+            continue
+        if not source_text:
+            source_text = _SPACES.sub(" ", source).casefold().replace(",", "")
+            source_words = {w.strip(_PUNCTUATION) for w in source_text.split()}
+        plain = key if kind != "negation" else key.split(" ", 1)[-1]
+        if _contains(source_text, source_words, plain.replace(",", "")):
+            continue
+        r.invented_facts += 1
+        if len(r.invented) < LIST_CAP:
+            r.invented.append(fact.text)
+    r.counts = {kind: c for kind, c in r.counts.items() if c["source"]}
+    return r
+
+
+def _contains(text: str, words: set[str], value: str) -> bool:
+    """``value`` occurs in ``text``, checked only when its first word is one of ``words``."""
+    first = value.split(" ", 1)[0].strip(_PUNCTUATION)
+    return bool(first) and first in words and value in text

@@ -1,0 +1,99 @@
+"""The fidelity receipt on constructed texts whose answer is known: facts by kind, kept,
+dropped (most salient first), possibly invented; CJK and code; linear on hostile text."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mcp_summarizer.fidelity.facts import facts
+from mcp_summarizer.fidelity.receipt import LIST_CAP, receipt
+
+SOURCE = """# Elwynn Forest
+
+Marshal Dughan guards Goldshire since 2024-05-01. The inn costs 1,000 gold and the road is 12 km long.
+Call `json.dumps` with max_output_tokens from /usr/lib/python3/json, or JSONDecoder in version v1.2.3.
+See https://example.com/elwynn for "the old map". The bridge is not 30 km from Stormwind City.
+"""
+
+
+def kinds(text: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for f in facts(text):
+        out.setdefault(f.kind, set()).add(f.key)
+    return out
+
+
+def test_facts_by_kind() -> None:
+    assert kinds(SOURCE) == {
+        "name": {"elwynn forest", "marshal dughan", "stormwind city"},
+        "date": {"2024-05-01"},
+        "number": {"1000gold", "12km", "30km"},
+        "identifier": {"json.dumps", "max_output_tokens", "/usr/lib/python3/json"},
+        "version": {"1.2.3"},
+        "url": {"https://example.com/elwynn"},
+        "quote": {"the old map"},
+        "negation": {"not 30km"},
+    }
+
+
+def test_kept_dropped_and_invented_counts_are_exact() -> None:
+    summary = "Marshal Dughan guards Goldshire (1000 gold). The Lich King lives 99 km away. Use `json.dumps`."
+    r = receipt(SOURCE, summary, focus="gold")
+    assert r.source_facts == 14 and r.kept_facts == 3  # Marshal Dughan, 1,000 gold, json.dumps
+    assert r.counts["number"] == {"source": 3, "kept": 1} and r.counts["name"] == {"source": 3, "kept": 1}
+    assert r.counts["identifier"] == {"source": 3, "kept": 1}
+    assert sorted(r.invented) == ["99 km", "The Lich King"] and r.invented_facts == 2
+    assert len(r.dropped) == 11 and "1,000 gold" not in r.dropped
+
+
+def test_dropped_facts_are_ranked_by_salience_and_focus() -> None:
+    source = (
+        "Intro line. "
+        + "Hogger attacks Goldshire. " * 1
+        + "The Defias Brotherhood raids farms. " * 5
+        + ("Edwin VanCleef leads the Deadmines. " * 2)
+    )
+    r = receipt(source, "Nothing kept.", focus="")
+    assert r.dropped[0] == "The Defias Brotherhood"  # five times
+    focused = receipt(source, "Nothing kept.", focus="VanCleef")
+    assert "VanCleef" in focused.dropped[0]
+
+
+def test_a_notice_line_is_not_the_summarys_claim() -> None:
+    r = receipt(SOURCE, "[summarized offline: the LLM failed: HTTP 500 after 3 attempts]\n\nMarshal Dughan.")
+    assert r.invented == [] and r.kept_facts == 1
+
+
+def test_cjk_and_code() -> None:
+    source = (
+        "東京の人口は1,400万人です。Tokyo Tower opened in 1958. "
+        + "`asyncio.run()` and os.path.join() ship in v3.11."
+    )
+    r = receipt(source, "Tokyo Tower opened. Use `asyncio.run()`.")
+    assert {"tokyo tower", "asyncio.run()", "os.path.join()"} <= {f.key for f in facts(source)}
+    assert r.counts["identifier"] == {"source": 2, "kept": 1} and r.counts["name"] == {"source": 1, "kept": 1}
+    assert r.invented == []
+
+
+def test_lists_are_capped_counts_are_not() -> None:
+    source = " ".join(f"Item {i}: 5{i} km." for i in range(100))
+    r = receipt(source, "Nothing.")
+    assert r.counts["number"]["source"] == 100 and len(r.dropped) == LIST_CAP
+
+
+@pytest.mark.parametrize("ch", [*".,:;/_`\"'-#*[]()~$%", "1", "a", "A", "東", " ", "\n"])
+def test_linear_on_runs_of_one_character(ch: str) -> None:
+    """Runs 10x longer take about 10x longer (a quadratic scan would take ~100x): compared
+    with a linear reference, the same text's str.count, not a wall-clock limit."""
+
+    def cost(n: int) -> float:
+        text = ch * n + " tail Marshal Dughan 12 km"
+        start = time.perf_counter()
+        receipt(text, text[: n // 10])
+        return time.perf_counter() - start
+
+    small = min(cost(20_000) for _ in range(3))
+    big = min(cost(200_000) for _ in range(3))
+    assert big < small * 30 + 0.05, (ch, small, big)

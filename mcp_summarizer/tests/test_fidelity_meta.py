@@ -1,0 +1,119 @@
+"""`_meta["io.github.mythline/summary"]["fidelity"]` on real tool results over MCP/HTTP, every
+tool, both backends (the embedded one, and the LLM path against the test LLM)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import RunningServer, start_server, stop_server
+from fake_llm import FakeLLM, Recorded, Reply, ok
+from local_site import DOCS, Site
+from mcp import Client
+
+from mcp_summarizer.fidelity.receipt import receipt
+
+META = "io.github.mythline/summary"
+PAGE = "\n\n".join(
+    f"## Region {i}\n\nMarshal Dughan {i} guards Goldshire since 2024-05-0{i % 9 + 1}; "
+    f"the road is {i * 3 + 1} km long and costs 1,{i:03d} gold. See `json.dumps` and v1.{i}.0. " * 3
+    for i in range(40)
+)
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    with Site() as s:
+        yield s
+
+
+ENV = {"FETCH_ALLOW_PRIVATE": "true", "FETCH_MAX_TOKENS": "300", "DEFAULT_MAX_OUTPUT_TOKENS": "300"}
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[RunningServer]:
+    srv = start_server({"SUMMARIZER_BACKEND": "extractive", **ENV})
+    yield srv
+    stop_server(srv)
+
+
+@pytest.fixture(scope="module")
+def with_llm(llm: FakeLLM) -> Iterator[RunningServer]:
+    srv = start_server({"OPENROUTER_BASE_URL": llm.base_url, "OPENROUTER_API_KEY": "k", **ENV})
+    yield srv
+    stop_server(srv)
+
+
+def answer(r: Recorded) -> Reply:
+    """A model that keeps two facts and makes one up (or a JSON excerpt for the documents map)."""
+    if "indexing engine" in r.system:
+        return ok(
+            json.dumps({"summary": "Marshal Dughan 1 guards Goldshire.", "topic": "guards", "subtopic": "x"})
+        )
+    return ok("Marshal Dughan 1 guards Goldshire; the road is 4 km long. The Lich King waits 999 km away.")
+
+
+async def calls(srv: RunningServer, site: Site) -> dict[str, Any]:
+    async with Client(f"{srv.base}/mcp") as client:
+        return {
+            "summarize": await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 200}),
+            "extraction": await client.call_tool(
+                "summarize_for_extraction",
+                {"content": PAGE, "schema_hint": "guards, roads", "max_output_tokens": 200},
+            ),
+            "fetch_url": await client.call_tool("fetch_url", {"url": f"{site.base}/docs/library/json.html"}),
+            "documents": await client.call_tool(
+                "summarize_documents", {"documents": [{"text": PAGE, "id": "page"}], "max_output_tokens": 300}
+            ),
+            "unchanged": await client.call_tool(
+                "summarize", {"content": "Marshal Dughan.", "max_output_tokens": 50}
+            ),
+        }
+
+
+def text_of(result: Any) -> str:
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+def check(results: dict[str, Any]) -> None:
+    for name, result in results.items():
+        assert not result.is_error, (name, text_of(result))
+        fidelity = result.meta[META]["fidelity"]
+        if name == "unchanged":
+            assert fidelity == {"unchanged": True}
+            continue
+        assert fidelity["source_facts"] > 0 and 0 <= fidelity["kept_facts"] <= fidelity["source_facts"]
+        assert sum(c["source"] for c in fidelity["counts"].values()) == fidelity["source_facts"]
+        assert sum(c["kept"] for c in fidelity["counts"].values()) == fidelity["kept_facts"]
+        assert len(fidelity["dropped"]) <= 20 and len(fidelity["kept"]) <= 20
+
+
+@pytest.mark.skipif(not DOCS.is_dir(), reason="needs Debian's python3.11-doc")
+async def test_every_tool_carries_a_receipt_embedded(embedded: RunningServer, site: Site) -> None:
+    results = await calls(embedded, site)
+    check(results)
+    summary = text_of(results["summarize"])
+    # The server's receipt is the receipt of what it returned: recomputed here, it agrees.
+    assert results["summarize"].meta[META]["fidelity"] == receipt(PAGE, summary).as_meta()
+    assert results["summarize"].meta[META]["fidelity"]["invented_facts"] == 0  # extractive invents nothing
+
+
+@pytest.mark.skipif(not DOCS.is_dir(), reason="needs Debian's python3.11-doc")
+async def test_every_tool_carries_a_receipt_with_the_llm(
+    with_llm: RunningServer, site: Site, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.responder = answer
+    results = await calls(with_llm, site)
+    check(results)
+    fidelity = results["summarize"].meta[META]["fidelity"]
+    assert results["summarize"].meta[META]["backend"] == "llm"
+    assert "Marshal Dughan" in fidelity["kept"] and "4 km" in fidelity["kept"]
+    assert sorted(fidelity["invented"]) == ["999 km", "The Lich King"] and fidelity["invented_facts"] == 2
+    logged = [
+        e
+        for e in with_llm.events("summarization_complete")
+        if e.get("tool") == "summarize" and not e["bypassed"]
+    ]
+    assert logged and logged[-1]["fidelity_invented_facts"] == 2 and "fidelity" not in logged[-1]
