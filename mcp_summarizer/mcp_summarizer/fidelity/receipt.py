@@ -40,6 +40,7 @@ class Receipt:
     source_facts: int = 0
     kept_facts: int = 0
     invented_facts: int = 0
+    kept_keys: set[tuple[str, str]] = field(default_factory=set)  # every (kind, key) kept: for checks
 
     def as_meta(self) -> dict[str, object]:
         return {
@@ -93,6 +94,7 @@ def receipt(source: str, summary: str, focus: str = "") -> Receipt:
         if key in summary_keys or (kind != "negation" and _contains(summary_text, summary_words, plain)):
             r.counts[kind]["kept"] += 1
             r.kept_facts += 1
+            r.kept_keys.add((kind, key))
             if len(r.kept) < LIST_CAP:
                 r.kept.append(fact.text)
             continue
