@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     admission_wait_seconds: float = Field(30.0, ge=0)
     on_llm_failure: FailurePolicy = "extractive"
 
+    # One extra LLM call when a summary has possible inventions or lost facts the focus names:
+    # the model is asked to fix exactly those (the receipt then reports before and after).
+    fidelity_repair: bool = False
+
     # The content store: the originals behind summarize_documents' source ids (expand).
     # CACHE_DIR: its SQLite file's folder; empty = the user's cache directory.
     cache_dir: str = ""

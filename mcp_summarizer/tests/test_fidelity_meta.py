@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, Recorded, Reply, ok
+from fake_llm import FakeLLM, Recorded, Reply, error, ok
 from local_site import DOCS, Site
 from mcp import Client
 
@@ -117,3 +117,52 @@ async def test_every_tool_carries_a_receipt_with_the_llm(
         if e.get("tool") == "summarize" and not e["bypassed"]
     ]
     assert logged and logged[-1]["fidelity_invented_facts"] == 2 and "fidelity" not in logged[-1]
+
+
+@pytest.fixture(scope="module")
+def repairing(llm: FakeLLM) -> Iterator[RunningServer]:
+    srv = start_server(
+        {"OPENROUTER_BASE_URL": llm.base_url, "OPENROUTER_API_KEY": "k", "FIDELITY_REPAIR": "true", **ENV}
+    )
+    yield srv
+    stop_server(srv)
+
+
+def repair_answer(fail: bool) -> Any:
+    def respond(r: Recorded) -> Reply:
+        if "correcting a summary" in r.system:
+            if fail:
+                return error(500, delay=0.0)
+            # what to drop and what to restore, and the source line that holds it
+            assert "The Lich King" in r.system and "json.dumps" in r.system and "See `json.dumps`" in r.user
+            return ok("Marshal Dughan 1 guards Goldshire; the road is 4 km long. See `json.dumps`.")
+        return answer(r)
+
+    return respond
+
+
+async def test_fidelity_repair_fixes_inventions_and_lost_focus_facts(
+    repairing: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.responder = repair_answer(fail=False)
+    async with Client(f"{repairing.base}/mcp") as client:
+        result = await client.call_tool(
+            "summarize", {"content": PAGE, "max_output_tokens": 200, "focus_areas": "json.dumps"}
+        )
+    fidelity = result.meta[META]["fidelity"]
+    assert fidelity["invented_facts"] == 0 and "`json.dumps`" in fidelity["kept"]
+    assert (
+        fidelity["repair"]["before"]["invented_facts"] == 2
+        and fidelity["repair"]["after"]["invented_facts"] == 0
+    )
+    assert fidelity["repair"]["calls"] == 1
+    assert sum("correcting a summary" in r.system for r in fresh_llm.requests) == 1
+
+
+async def test_a_failed_repair_keeps_the_summary(repairing: RunningServer, fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = repair_answer(fail=True)
+    async with Client(f"{repairing.base}/mcp") as client:
+        result = await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 200})
+    assert not result.is_error and "Lich King" in text_of(result)
+    fidelity = result.meta[META]["fidelity"]
+    assert "HTTP 500" in fidelity["repair"]["failed"] and fidelity["invented_facts"] == 2

@@ -41,6 +41,14 @@ class Receipt:
     kept_facts: int = 0
     invented_facts: int = 0
     kept_keys: set[tuple[str, str]] = field(default_factory=set)  # every (kind, key) kept: for checks
+    repair: dict[str, object] | None = None  # FIDELITY_REPAIR: the counts before and after
+
+    def totals(self) -> dict[str, int]:
+        return {
+            "source_facts": self.source_facts,
+            "kept_facts": self.kept_facts,
+            "invented_facts": self.invented_facts,
+        }
 
     def as_meta(self) -> dict[str, object]:
         return {
@@ -51,6 +59,7 @@ class Receipt:
             "kept": self.kept,
             "dropped": self.dropped,
             "invented": self.invented,
+            **({"repair": self.repair} if self.repair is not None else {}),
         }
 
     def as_log(self) -> dict[str, int]:

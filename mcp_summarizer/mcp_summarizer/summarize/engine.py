@@ -62,6 +62,7 @@ Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
 Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"
 _T = TypeVar("_T")
+REPAIR_FACTS = 10  # lost focus facts a repair call is asked to restore, at most
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
 
 
@@ -152,6 +153,7 @@ class Engine:
                 "reduce",
                 "focus_instructions",
                 "source_context",
+                "repair",
                 "document",
             )
         }
@@ -191,10 +193,45 @@ class Engine:
         async with self.admission.hold(estimate_tokens(request.content)):
             outcome = await self._summarize(request, progress, offsets)
             if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
-                outcome.fidelity = await asyncio.to_thread(
-                    receipt, request.content, outcome.text, f"{request.focus} {request.query}"
-                )
+                focus = f"{request.focus} {request.query}"
+                outcome.fidelity = await asyncio.to_thread(receipt, request.content, outcome.text, focus)
+                if self.settings.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
+                    await self._repair(request, outcome, outcome.fidelity, focus)
             return outcome
+
+    async def _repair(self, request: Request, outcome: Outcome, before: Receipt, focus: str) -> None:
+        """FIDELITY_REPAIR: one more call asking the model to drop the facts its summary holds
+        that the source does not, and to restore the lost facts the focus names (with the
+        source lines that hold them).  A failed repair keeps the summary as it was."""
+        stems = {stem for _, stem in extractive.stemmed_words(focus)}
+        wanted = [d for d in before.dropped if stems and any(s in d.casefold() for s in stems)][:REPAIR_FACTS]
+        if not before.invented and not wanted:
+            return
+        lines = [_line_around(request.content, fact) for fact in wanted]
+        target = request.max_output_tokens
+        system = render(
+            self._templates["repair"],
+            invented="; ".join(before.invented) or "none",
+            restore="; ".join(wanted) or "none",
+            max_tokens=target,
+        )
+        notes = "\n".join(f"- {line}" for line in lines if line)
+        content = outcome.text + (f"\n\n---\nSource lines:\n{notes}" if notes else "")
+        room = self.budget.merge_room(tokens.count(system), target)
+        content = tokens.truncate(content, room)
+        run = self.new_run(outcome.input_tokens, None)
+        try:
+            fixed = await self._call(run, system, content, target, "repair")
+        except Exception as exc:  # the unrepaired summary is still an answer
+            logger.warning("fidelity_repair_failed", extra={"cause": describe_failure(exc)})
+            before.repair = {"failed": describe_failure(exc), "before": before.totals()}
+            return
+        after = await asyncio.to_thread(receipt, request.content, fixed, focus)
+        after.repair = {"before": before.totals(), "after": after.totals(), "calls": 1}
+        outcome.text, outcome.fidelity = fixed, after
+        outcome.output_tokens = await asyncio.to_thread(tokens.count, fixed)
+        outcome.llm_calls += run.outcome.llm_calls
+        outcome.llm_prompt_tokens += run.outcome.llm_prompt_tokens
 
     async def _summarize(
         self, request: Request, progress: Progress | None, offsets: TokenOffsets | None
@@ -533,6 +570,17 @@ _CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split
 
 Prompt = _Prompt  # public names for the pipelines built on the engine
 Run = _Run
+
+
+def _line_around(text: str, fact: str) -> str:
+    """The source line holding ``fact`` (its first occurrence), at most 300 characters."""
+    at = text.find(fact)
+    if at < 0:
+        return ""
+    start = max(text.rfind("\n", 0, at) + 1, at - 150)
+    end = text.find("\n", at)
+    end = min(end if end >= 0 else len(text), at + len(fact) + 150)
+    return " ".join(text[start:end].split())
 
 
 def _end_cleanly(text: str) -> str:
