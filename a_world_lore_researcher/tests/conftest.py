@@ -18,6 +18,8 @@ import asyncio
 import html
 import importlib.util
 import ipaddress
+import logging
+import os
 import re
 import shutil
 import socket
@@ -437,3 +439,17 @@ async def require_fetch_url(server: RealSummarizer) -> None:
     async with Client(server.url) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert "fetch_url" in names, f"the summarizer has no fetch_url tool (it offers {sorted(names)})"
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No researcher setting leaks in from the machine; the data dir is the test's; the root
+    logger's handlers come back after a test that ran the CLI (it installs its JSON handler)."""
+    for name in list(os.environ):
+        if name.startswith(("RESEARCHER_", "OPENROUTER_", "MCP_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("RESEARCHER_DATA_DIR", str(tmp_path / "data"))
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:], root.level = handlers, level

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,8 @@ from world_lore_researcher.settings import Settings
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No researcher setting leaks in from the machine; the data dir is the test's."""
-    for name in list(os.environ):
-        if name.startswith(("RESEARCHER_", "OPENROUTER_", "MCP_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("RESEARCHER_DATA_DIR", str(tmp_path / "data"))
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:], root.level = handlers, level  # run_cli installs its JSON handler
+def _clean(clean_env: None) -> None:
+    """Every test here runs in a clean environment (conftest.clean_env)."""
 
 
 def cli(*argv: str, **kwargs: object) -> tuple[int, str, str]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import logging
-import os
 import re
 import socket
 from collections.abc import Iterator
@@ -140,18 +138,6 @@ async def test_no_summarizer_in_the_config_and_no_text() -> None:
     assert none["available"] is False and "no 'summarizer' server" in none["reason"]
     empty = await digest(None, "Elwynn Forest", research_of({"overview": []}), max_tokens=400, seconds=1)
     assert empty["available"] is False and "no source text" in empty["reason"]
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.startswith(("RESEARCHER_", "OPENROUTER_", "MCP_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("RESEARCHER_DATA_DIR", str(tmp_path / "data"))
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    root.handlers[:], root.level = handlers, level
 
 
 def run(*argv: str, model: ScriptedResearcher) -> tuple[int, str, str]:

@@ -8,6 +8,8 @@ exact figure.
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 from functools import cache
 from pathlib import Path
@@ -77,3 +79,15 @@ def human(n: int) -> str:
 def table_row(*cells: object) -> None:
     """Print one row of a markdown table."""
     print("| " + " | ".join(map(str, cells)) + " |", flush=True)
+
+
+def man_page(path: Path) -> str:
+    """A manual page (``*.1.gz``) as plain text: rendered by `man`, bold and underline
+    overstrikes removed.  The second real source of the documents and fidelity benchmarks."""
+    text = subprocess.run(
+        ["man", "-l", str(path)],
+        capture_output=True,
+        text=True,
+        env={"MANWIDTH": "100", "PATH": "/usr/bin:/bin"},
+    ).stdout
+    return re.sub(r".\x08", "", text)

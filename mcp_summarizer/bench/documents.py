@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import json
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm, conftest
 
+import corpus
 from conftest import start_server, stop_server
 from fake_llm import FakeLLM, Recorded, Reply, ok
 from mcp import Client
@@ -74,13 +74,7 @@ def git_pages(n: int) -> list[DocumentIn]:
     out = []
     for p in pages[::step][:n]:
         name = p.name.removesuffix(".1.gz")
-        text = subprocess.run(
-            ["man", "-l", str(p)],
-            capture_output=True,
-            text=True,
-            env={"MANWIDTH": "100", "PATH": "/usr/bin:/bin"},
-        ).stdout
-        text = re.sub(r".\x08", "", text)  # overstrike bold/underline
+        text = corpus.man_page(p)
         out.append(
             DocumentIn(id=f"git-{name[4:]}", title=name, url=f"https://git-scm.com/docs/{name}", text=text)
         )

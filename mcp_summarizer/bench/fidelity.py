@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import random
 import re
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -105,13 +104,7 @@ def plant(text: str, plants: list[Plant]) -> str:
 def git_manual(n_tokens: int) -> str:
     parts, total = [], 0
     for page in sorted(Path("/usr/share/man/man1").glob("git-*.1.gz")):
-        text = subprocess.run(
-            ["man", "-l", str(page)],
-            capture_output=True,
-            text=True,
-            env={"MANWIDTH": "100", "PATH": "/usr/bin:/bin"},
-        ).stdout
-        text = re.sub(r".\x08", "", text)
+        text = corpus.man_page(page)
         parts.append(text)
         total += tokens.count(text)
         if total >= n_tokens:
