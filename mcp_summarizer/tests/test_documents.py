@@ -372,3 +372,27 @@ async def test_over_stdio(tmp_path: Path) -> None:
         sid = s.cluster_summaries[0].source_ids[0]
         opened = await client.call_tool("expand", {"source_id": sid})
         assert not opened.is_error and f"Source: {sid}" in text_of(opened)
+
+
+async def test_progress_is_reported_per_phase(
+    embedded: RunningServer, with_llm: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.responder = scripted(malformed=set(), invent=False)
+    for srv, last in ((embedded, "embedded summaries"), (with_llm, "reduce")):
+        seen: list[str] = []
+
+        async def on_progress(
+            done: float, total: float | None, message: str | None, seen: list[str] = seen
+        ) -> None:
+            seen.append(message or "")
+
+        async with Client(f"{srv.base}/mcp") as client:
+            result = await client.call_tool(
+                "summarize_documents",
+                {"documents": DOCS, "max_output_tokens": 800},
+                progress_callback=on_progress,
+            )
+        assert not result.is_error
+        assert seen[0].startswith("indexing") and any(m.startswith(last) for m in seen), seen
+        if srv is with_llm:
+            assert any(m.startswith("map") for m in seen)

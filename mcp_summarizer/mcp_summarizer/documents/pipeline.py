@@ -184,7 +184,13 @@ class DocumentsPipeline:
                 0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(cuts.documents)} documents"
             )
         if self.engine.backend is None or not cuts.excerpts:
-            return await asyncio.to_thread(self._embedded, cuts, focus, budget, "")
+            outcome = await asyncio.to_thread(self._embedded, cuts, focus, budget, "")
+            if progress is not None:
+                clusters = outcome.structured.index.coverage.clusters
+                await progress(
+                    1, 1, f"embedded summaries: {clusters} topics from {len(cuts.excerpts)} excerpts"
+                )
+            return outcome
         run = self.engine.new_run(cuts.tokens, progress)
         excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
         try:
