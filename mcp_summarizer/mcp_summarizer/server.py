@@ -27,7 +27,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings
@@ -35,6 +35,7 @@ from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.documents.sources import source_id as make_source_id
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Kind, Outcome, Progress, Request, Strategy
@@ -79,6 +80,7 @@ class Service:
     pages: Pages
     store: ContentStore
     documents: DocumentsPipeline
+    metrics: Metrics = field(default_factory=Metrics)
     counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
     draining: bool = False
@@ -99,6 +101,7 @@ class Service:
             current = asyncio.current_task()
             if task.cancelled() and not (current and current.cancelling()):
                 self.counters["cancelled_by_shutdown"] += 1
+                self.metrics.answered(tool, "cancelled")
                 logger.warning("request_cancelled_by_shutdown", extra={"tool": tool})
                 raise ToolError(
                     "the server shut down before this request finished "
@@ -106,6 +109,7 @@ class Service:
                     "send it again"
                 ) from None
             self.counters["cancelled"] += 1
+            self.metrics.answered(tool, "cancelled")
             logger.info("request_cancelled", extra={"tool": tool})
             raise
 
@@ -131,6 +135,13 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     engine = Engine.from_settings(settings, backend)
     store = open_store(settings)
     service = Service(settings, engine, Pages(settings), store, DocumentsPipeline(engine, store, settings))
+    engine.observer = service.metrics
+    service.metrics.gauges(
+        requests=lambda: len(service.inflight),
+        llm_in_flight=lambda: engine.limiter.active,
+        llm_waiting=lambda: engine.limiter.waiting,
+        input_tokens=lambda: engine.admission.held,
+    )
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled as tools register
     server = MCPServer(
         name="mcp-summarizer",
@@ -324,6 +335,11 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             }
         )
 
+    @server.custom_route("/metrics", methods=["GET"])  # type: ignore[untyped-decorator]
+    async def metrics(_: HTTPRequest) -> Response:
+        """Prometheus text format, read from memory: like /health, it never waits on work."""
+        return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
+
     return server, service
 
 
@@ -396,9 +412,13 @@ async def _summarize(
         outcome = await service.engine.summarize(request, _progress(ctx))
     except SummarizerError as exc:
         service.counters["rejected"] += 1
+        service.metrics.answered(tool, "error")
         logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
     service.counters["requests"] += 1
+    service.metrics.answered(
+        tool, "degraded" if outcome.degraded else "ok", outcome.input_tokens, outcome.output_tokens
+    )
     _log_completion(service, tool, request, outcome, started)
     return _result(outcome.text, outcome, service.engine.model)
 
@@ -467,6 +487,8 @@ async def _fetch_url(
         )
     except SummarizerError as exc:
         service.counters["fetch_failed"] += 1
+        service.metrics.answered("fetch_url", "error")
+        service.metrics.fetched(fetch_outcome(exc))
         logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
     outcome = answer.outcome
@@ -474,6 +496,13 @@ async def _fetch_url(
         service.counters["degraded"] += 1
         logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
     service.counters["fetches"] += 1
+    service.metrics.fetched(fetch_outcome(None, summarized=answer.summarized))
+    service.metrics.answered(
+        "fetch_url",
+        "degraded" if answer.degraded else "ok",
+        outcome.input_tokens if outcome else answer.page.tokens,
+        outcome.output_tokens if outcome else 0,
+    )
     logger.info(
         "fetch_complete",
         extra={
@@ -505,9 +534,13 @@ async def _summarize_documents(
         outcome = await service.documents.summarize(documents, focus, budget, _progress(ctx))
     except SummarizerError as exc:
         service.counters["rejected"] += 1
+        service.metrics.answered(tool, "error")
         logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
     service.counters["requests"] += 1
+    service.metrics.answered(
+        tool, "degraded" if outcome.degraded else "ok", outcome.input_tokens, outcome.output_tokens
+    )
     if outcome.degraded:
         service.counters["degraded"] += 1
     coverage = outcome.structured.index.coverage
@@ -559,10 +592,12 @@ async def _expand(service: Service, source_id: str, max_tokens: int) -> CallTool
     try:
         source = await service.store.get(source_id.strip())
     except SummarizerError as exc:
+        service.metrics.answered("expand", "error")
         logger.info(
             "request_rejected", extra={"tool": "expand", "reason": str(exc), "error": type(exc).__name__}
         )
         raise ToolError(str(exc)) from None
+    service.metrics.answered("expand", "ok")
     whole = await asyncio.to_thread(tokens.count, source.text)
     text, status = source.text, f"whole excerpt, {whole} tokens"
     if max_tokens and whole > max_tokens:

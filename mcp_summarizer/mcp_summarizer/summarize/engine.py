@@ -23,10 +23,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
@@ -43,6 +44,7 @@ from shared.prompt_loader import load_prompt, render
 __all__ = [
     "Engine",
     "Kind",
+    "Observer",
     "Outcome",
     "Progress",
     "Prompt",
@@ -64,6 +66,12 @@ SEPARATOR = "\n\n---\n\n"
 _T = TypeVar("_T")
 REPAIR_FACTS = 10  # lost focus facts a repair call is asked to restore, at most
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
+
+
+class Observer(Protocol):
+    def llm_call(self, exc: BaseException | None, seconds: float) -> None: ...
+
+    def waited(self, seconds: float) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +153,8 @@ class Engine:
         self.backend = backend
         self.limiter = limiter
         self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
+        # Told of each LLM call and each wait for a slot (the server's metrics), if anyone listens.
+        self.observer: Observer | None = None
         self._templates = {
             name: load_prompt(__file__, name)
             for name in (
@@ -414,18 +424,26 @@ class Engine:
         async def slot() -> AsyncIterator[None]:
             # Held by each attempt, not across the backend's waits between attempts (a call
             # sleeping on a Retry-After would keep a slot others could use).
+            asked = time.perf_counter()
             async with self.limiter.slot(run.owner):
+                if self.observer is not None:
+                    self.observer.waited(time.perf_counter() - asked)
                 # The slot a failed call frees goes to the next queued attempt before the task
                 # group cancels it: that attempt must not reach the provider (it could be billed).
                 if run.failed:
                     raise asyncio.CancelledError
                 yield
 
+        started = time.perf_counter()
         try:
             completion = await self.backend.complete(system, user, max_tokens, slot=slot)
-        except Exception:
+        except Exception as exc:
             run.failed = True
+            if self.observer is not None:
+                self.observer.llm_call(exc, time.perf_counter() - started)
             raise
+        if self.observer is not None:
+            self.observer.llm_call(None, time.perf_counter() - started)
         out = run.outcome
         out.llm_calls += 1
         out.llm_prompt_tokens += completion.prompt_tokens or 0
