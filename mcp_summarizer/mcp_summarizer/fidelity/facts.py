@@ -112,12 +112,16 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
         if sep <= last or not sep or not text[sep - 1].isalnum():
             continue
         a = sep - 1
-        while a > 0 and sep - a <= 41 and (text[a - 1].isalnum() or text[a - 1] == "_"):
+        floor = max(last, 0)  # not back into a name already read (it would overlap it)
+        while a > floor and sep - a <= 41 and (text[a - 1].isalnum() or text[a - 1] == "_"):
             a -= 1
         joined = _JOINED.match(text, a)
-        if joined is not None and not (a and continues(text, a - 1)):
-            found.append((a, _PRIORITY["identifier"], joined.end(), "identifier"))
+        if joined is not None:
+            # A separator inside a name already read starts nothing new: skipping them keeps a
+            # run of "ab_ab_..." at one match per name, not one per separator.
             last = joined.end()
+            if not (a and continues(text, a - 1)):
+                found.append((a, _PRIORITY["identifier"], joined.end(), "identifier"))
     found.sort()
     return found
 
