@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
 import re
 import subprocess
@@ -176,8 +177,34 @@ def summarize_with(system: str, source: str, budget: int, focus: str, args: argp
     return asyncio.run(llm_summary(args.llm_url, args.llm_model, args.llm_key, source, budget, focus))
 
 
+def receipt_cost(n_tokens: int, repeats: int) -> None:
+    """The receipt's cost against one `encode_ordinary` pass over the same source of
+    ``n_tokens`` python-docs tokens, the summary its extractive summary at 5%: best of
+    ``repeats`` each, interleaved (the order flipped every repeat)."""
+    source = corpus.load(n_tokens)
+    summary = extractive.summarize(source, n_tokens // 20)
+    encoding = tokens.encoding()
+    best = {"encode": float("inf"), "receipt": float("inf")}
+    runs = {"encode": lambda: encoding.encode_ordinary(source), "receipt": lambda: receipt(source, summary)}
+    for k in range(repeats):
+        for name in sorted(runs, reverse=bool(k % 2)):
+            gc.collect()
+            start = time.perf_counter()
+            runs[name]()
+            best[name] = min(best[name], time.perf_counter() - start)
+    print(
+        f"receipt cost at {n_tokens:,} tokens ({len(source):,} chars), best of {repeats}: "
+        f"encode_ordinary {best['encode']:.3f} s, receipt {best['receipt']:.3f} s, "
+        f"ratio {best['receipt'] / best['encode']:.2f}x"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--cost-tokens", type=int, default=1_000_000, help="source size for the cost figure (0: skip)"
+    )
+    parser.add_argument("--cost-only", action="store_true", help="measure the receipt's cost only")
     parser.add_argument("--tokens", type=int, default=60_000, help="size of each document")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--plants", type=int, default=50)
@@ -187,6 +214,10 @@ def main() -> None:
     parser.add_argument("--llm-model", default="test/model")
     parser.add_argument("--llm-key", default="bench")
     args = parser.parse_args()
+    if args.cost_tokens:
+        receipt_cost(args.cost_tokens, repeats=3)
+    if args.cost_only:
+        return
     rng = random.Random(args.seed)
     documents = {"python-docs": corpus.load(args.tokens), "git-manual": git_manual(args.tokens)}
     stand_in = None

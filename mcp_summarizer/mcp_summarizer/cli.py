@@ -18,10 +18,10 @@ from typing import get_args
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import ConfigError, SummarizerError
+from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.logs import setup_logging
 from mcp_summarizer.serve import serve
 from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
-from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
 from mcp_summarizer.web.convert import decode_text
 
