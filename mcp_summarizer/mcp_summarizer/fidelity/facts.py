@@ -78,6 +78,8 @@ _JOINED = re.compile(r"[A-Za-z_][A-Za-z0-9]{0,40}(?:[._][A-Za-z0-9]{1,40}){1,10}
 _WORD_CHAR = re.compile(r"[\w'’.,/-]")
 _LEADING_ARTICLES = ("the ", "a ", "an ")
 _NEGATION_REACH = 60  # characters after a negation within which the fact it negates stands
+# ... in the same sentence: "no longer used.\n\n## Signal Handling" negates no header
+_SENTENCE_BREAK = re.compile(r"[.!?;:]\s|\n\s*\n|\n#")
 _SPACES = re.compile(r"\s+")
 
 
@@ -142,7 +144,8 @@ def _matches(text: str) -> list[tuple[int, int, int, str]]:
 
 def facts(text: str) -> Iterator[Fact]:
     """Every fact of ``text`` in order.  A negation yields a ``negation`` fact keyed by the
-    negation and the next fact after it (within a short reach), else nothing."""
+    negation and the next fact after it (within a short reach, in the same sentence), else
+    nothing."""
     pending: list[tuple[int, str]] = []  # negations waiting for the fact they negate
     end = 0
     for start, _, stop, kind in _matches(text):
@@ -156,7 +159,7 @@ def facts(text: str) -> Iterator[Fact]:
         key = normalize(kind, raw)
         if pending:
             for after, word in pending:
-                if start - after <= _NEGATION_REACH:
+                if start - after <= _NEGATION_REACH and not _SENTENCE_BREAK.search(text, after, start):
                     yield Fact("negation", f"{word} {key}", f"{word} … {raw}", after)
             pending = []
         yield Fact(kind, key, raw, start)

@@ -104,3 +104,10 @@ def test_an_invention_inside_a_longer_source_fact_is_still_one() -> None:
     source = "Requires 12.3.1 or later. They feared the Lich King's hall."
     r = receipt(source, "Requires 2.3.1. Lich King rules.")
     assert r.invented == ["2.3.1"] and r.invented_facts == 1
+
+
+def test_a_negation_negates_a_fact_of_its_own_sentence_only() -> None:
+    """Within the reach, but past a sentence end, a blank line or a header: no negation."""
+    text = "Arguments are no longer used.\n\n## Signal Handling\n\nIt is not 30 km. It is not. Marshal Dughan"
+    assert {f.key for f in facts(text) if f.kind == "negation"} == {"not 30km"}
+    assert receipt(text, "## Signal Handling").invented == []
