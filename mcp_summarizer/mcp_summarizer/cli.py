@@ -18,6 +18,7 @@ from typing import get_args
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import ConfigError, SummarizerError
+from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.logs import setup_logging
 from mcp_summarizer.serve import serve
 from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
@@ -108,7 +109,21 @@ def summarize_command(argv: Sequence[str]) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit's flush
         raise SystemExit(1) from None
     how = f"degraded ({outcome.policy}): {outcome.cause}" if outcome.degraded else engine.model
+    if outcome.fidelity is not None:  # none when the file came back unchanged
+        print(fidelity_line(outcome.fidelity), file=sys.stderr)
     print(f"[{outcome.input_tokens} -> {outcome.output_tokens} tokens, {how}]", file=sys.stderr)
+
+
+def fidelity_line(receipt: Receipt) -> str:
+    """The receipt on one stderr line: facts kept of the source's, possible inventions, and
+    the most salient dropped facts (up to 5)."""
+    dropped = "; ".join(receipt.dropped[:5])
+    return (
+        f"[fidelity: kept {receipt.kept_facts} of {receipt.source_facts} facts, "
+        f"{receipt.invented_facts} possibly invented"
+        + (f"; dropped first: {dropped}" if dropped else "")
+        + "]"
+    )
 
 
 async def _summarize(engine: Engine, request: Request) -> Outcome:

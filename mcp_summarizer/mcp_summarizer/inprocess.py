@@ -16,6 +16,10 @@ server busy, a bug of ours): the answer is then the output cut to the budget, it
 saying so.  Only a budget that is not a positive number is an error (a caller's bug).  Safe to
 call from sync code with ``asyncio.run()`` again and again: the engine keeps one LLM client
 per event loop.
+
+``summarize_with_receipt`` takes the same arguments and also returns the answer's fidelity
+receipt (``Summarized.fidelity``: the ``_meta`` shape, or None when the output came back as is
+or was cut after an error).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass
 from functools import cache
 
 from mcp_summarizer.config import FailurePolicy, load_settings
@@ -30,7 +35,7 @@ from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Request, describe_failure, truncated_with_notice
 
-__all__ = ["serialize_output", "summarize_if_needed"]
+__all__ = ["Summarized", "serialize_output", "summarize_if_needed", "summarize_with_receipt"]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -50,6 +55,13 @@ def _default_engine() -> Engine:
     return Engine.from_settings(load_settings())
 
 
+@dataclass(frozen=True, slots=True)
+class Summarized:
+    text: str
+    summarized: bool
+    fidelity: dict[str, object] | None  # the receipt's _meta shape; None: unchanged or cut
+
+
 async def summarize_if_needed(
     output: object,
     max_tokens: int,
@@ -65,12 +77,35 @@ async def summarize_if_needed(
 
     Raises ValueError (InputError) only for a ``max_tokens`` that is not positive.
     """
+    done = await summarize_with_receipt(
+        output,
+        max_tokens,
+        tool_name=tool_name,
+        user_query=user_query,
+        focus=focus,
+        engine=engine,
+        on_llm_failure=on_llm_failure,
+    )
+    return done.text, done.summarized
+
+
+async def summarize_with_receipt(
+    output: object,
+    max_tokens: int,
+    *,
+    tool_name: str | None = None,
+    user_query: str | None = None,
+    focus: str = "",
+    engine: Engine | None = None,
+    on_llm_failure: FailurePolicy | None = None,
+) -> Summarized:
+    """As ``summarize_if_needed``, with the answer's fidelity receipt."""
     if max_tokens < 1:
         raise InputError(f"max_tokens must be positive, got {max_tokens}")
     text = serialize_output(output)
     try:
         if await asyncio.to_thread(tokens.count, text) <= max_tokens:
-            return text, False
+            return Summarized(text, False, None)
         engine = engine or _default_engine()
         request = Request(
             content=text,
@@ -89,5 +124,6 @@ async def summarize_if_needed(
         logger.warning(
             "inprocess_summary_failed", exc_info=not isinstance(exc, InputError), extra={"cause": cause}
         )
-        return await asyncio.to_thread(truncated_with_notice, text, max_tokens, cause), True
-    return outcome.text, True
+        cut = await asyncio.to_thread(truncated_with_notice, text, max_tokens, cause)
+        return Summarized(cut, True, None)
+    return Summarized(outcome.text, True, outcome.fidelity.as_meta() if outcome.fidelity else None)

@@ -16,6 +16,8 @@ from fake_llm import FakeLLM, error
 
 import mcp_summarizer
 import shared
+from mcp_summarizer.cli import fidelity_line
+from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.summarize import tokens
 
 # The subprocess imports the code under test from wherever this process found it.
@@ -246,3 +248,19 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_stderr_carries_the_fidelity_receipt_before_the_status(tmp_path: Path) -> None:
+    """The receipt line is the receipt of the summary printed (recomputed here, it agrees);
+    a file within budget comes back unchanged and gets none."""
+    content = document(sections=10)
+    (tmp_path / "page.md").write_text(content, encoding="utf-8")
+    proc = run(tmp_path, "page.md", "--max-output-tokens", "150")
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stderr.decode().strip().splitlines()[-2]
+    expected = receipt(content, printed(proc))
+    assert expected.source_facts > 0 and expected.kept_facts > 0
+    assert line == fidelity_line(expected)
+    (tmp_path / "short.md").write_text("Marshal Dughan.", encoding="utf-8")
+    proc = run(tmp_path, "short.md", "--max-output-tokens", "150")
+    assert "[fidelity" not in proc.stderr.decode()

@@ -8,7 +8,8 @@ import pytest
 from fake_llm import FakeLLM, error
 
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
+from mcp_summarizer.fidelity.receipt import receipt
+from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
 
@@ -134,3 +135,18 @@ async def test_a_budget_over_the_models_ceiling_is_held_to_the_ceiling(fresh_llm
     assert tokens.count(output) > 50_000
     text, summarized = await summarize_if_needed(output, 50_000, engine=engine)
     assert summarized and tokens.count(text) <= engine.budget.max_output
+
+
+async def test_the_receipt_comes_with_the_summary(fresh_llm: FakeLLM) -> None:
+    """Summarized: the receipt of the text it returns (recomputed here, it agrees: the focus
+    and the question weigh the dropped list); output within budget has none."""
+    rows = [{"id": i, "host": f"worker_{i % 9}.example", "latency": f"{i * 3} ms"} for i in range(800)]
+    done = await summarize_with_receipt(
+        rows, 300, focus="latency", user_query="which host is slow?", engine=_engine(fresh_llm)
+    )
+    assert done.summarized and tokens.count(done.text) <= 300
+    assert done.fidelity is not None and done.fidelity["source_facts"] > 100  # numbers with units, names
+    expected = receipt(serialize_output(rows), done.text, "latency which host is slow?").as_meta()
+    assert done.fidelity == expected
+    small = await summarize_with_receipt({"ok": True}, 100, engine=_engine(fresh_llm))
+    assert small == Summarized('{\n  "ok": true\n}', False, None)

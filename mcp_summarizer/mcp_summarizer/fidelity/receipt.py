@@ -28,6 +28,7 @@ FOCUS_FACTOR = 4.0  # a fact that holds a focus word counts as if it occurred 4x
 EDGE_FACTOR = 1.5  # ... and one in the source's first or last tenth, 1.5x
 _NOTICE = re.compile(r"\A\[(?:summarized offline|truncated to|not summarized)[^\n]*\]\n*")
 _SPACES = re.compile(r"\s+")
+_INDEX_AFTER = 64  # summary facts unknown to the source beyond which the source's words are indexed
 _PUNCTUATION = ".,;:!?()[]{}\"'`“”‘’*_"
 
 
@@ -115,15 +116,19 @@ def receipt(source: str, summary: str, focus: str = "") -> Receipt:
         dropped.append((-salience, fact.start, fact.text))
     dropped.sort()
     r.dropped = [text for _, _, text in dropped[:LIST_CAP]]
-    source_text, source_words = "", set[str]()  # built once, only if a summary fact needs them
-    for (kind, key), (fact, _) in out.items():
-        if key in source_keys:
-            continue
-        if not source_text:
-            source_text = _SPACES.sub(" ", source).casefold().replace(",", "")
-            source_words = {w.strip(_PUNCTUATION) for w in source_text.split()}
-        plain = key if kind != "negation" else key.split(" ", 1)[-1]
-        if _contains(source_text, source_words, plain.replace(",", "")):
+    unknown = [(kind, key, fact) for (kind, key), (fact, _) in out.items() if key not in source_keys]
+    source_text = _SPACES.sub(" ", source).casefold().replace(",", "") if unknown else ""
+    # The word index pays off only for many searches: a few are plain substring searches.
+    source_words = (
+        {w.strip(_PUNCTUATION) for w in source_text.split()} if len(unknown) > _INDEX_AFTER else None
+    )
+    for kind, key, fact in unknown:
+        plain = (key if kind != "negation" else key.split(" ", 1)[-1]).replace(",", "")
+        if (
+            _starts_a_word(source_text, plain)
+            if source_words is None
+            else _contains(source_text, source_words, plain)
+        ):
             continue
         r.invented_facts += 1
         if len(r.invented) < LIST_CAP:
@@ -136,3 +141,14 @@ def _contains(text: str, words: set[str], value: str) -> bool:
     """``value`` occurs in ``text``, checked only when its first word is one of ``words``."""
     first = value.split(" ", 1)[0].strip(_PUNCTUATION)
     return bool(first) and first in words and value in text
+
+
+def _starts_a_word(text: str, value: str) -> bool:
+    """``value`` occurs in ``text`` where no letter or digit comes before it (as ``_contains``
+    asks of its first word): "99 km" is not in "199 km"."""
+    at = text.find(value)
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(value, at + 1)
+    return False

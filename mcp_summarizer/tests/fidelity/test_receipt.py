@@ -97,3 +97,17 @@ def test_linear_on_runs_of_one_character(ch: str) -> None:
     small = min(cost(20_000) for _ in range(3))
     big = min(cost(200_000) for _ in range(3))
     assert big < small * 30 + 0.05, (ch, small, big)
+
+
+def test_an_invention_inside_a_longer_source_fact_is_still_one() -> None:
+    """Version 2.3.1 is not in 12.3.1; "Lich King" is in "the Lich King's hall" (a word start)."""
+    source = "Requires 12.3.1 or later. They feared the Lich King's hall."
+    r = receipt(source, "Requires 2.3.1. Lich King rules.")
+    assert r.invented == ["2.3.1"] and r.invented_facts == 1
+
+
+def test_a_negation_negates_a_fact_of_its_own_sentence_only() -> None:
+    """Within the reach, but past a sentence end, a blank line or a header: no negation."""
+    text = "Arguments are no longer used.\n\n## Signal Handling\n\nIt is not 30 km. It is not. Marshal Dughan"
+    assert {f.key for f in facts(text) if f.kind == "negation"} == {"not 30km"}
+    assert receipt(text, "## Signal Handling").invented == []

@@ -21,6 +21,8 @@ from functools import cache
 
 import pytest
 
+from mcp_summarizer.fidelity.facts import facts
+from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.summarize import boilerplate, chunker, extractive, tokens
 from mcp_summarizer.web import convert
 
@@ -55,6 +57,9 @@ ENTRY_POINTS: dict[str, Callable[[str], object]] = {
         text.encode(), "text/markdown", "utf-8", "http://x.test/"
     ),
     "convert html": lambda text: convert.convert(_html(text), "text/html", "utf-8", "http://x.test/"),
+    "fidelity facts": lambda text: list(facts(text)),
+    # the receipt reads the source and a summary of it (its first tenth), with a focus
+    "fidelity receipt": lambda text: receipt(text, text[: len(text) // 10], "Then X"),
 }
 CHARS = [*".!?…-*_#`~|>[]()<\\=", " ", "\t", "\n", "a", "中", "é", "。"]
 TAILS = ["", " Then X.", "\nThen X."]
@@ -164,6 +169,27 @@ SHAPES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
     ),
     # TAG (charset detection of an undeclared legacy body): each "<" scanned to the next ">"
     "convert, unclosed tags in cp1251": (_convert_cp1251, lambda n: "<ая" * (n // 3)),
+    # fidelity.facts: each pattern's repeat, fed a run it could try from each of its positions
+    **{
+        f"fidelity, {name}": (ENTRY_POINTS["fidelity receipt"], texts)
+        for name, texts in {
+            "thousands groups": lambda n: "1" + ",000" * (n // 4),
+            "digits and dots": lambda n: "1." * (n // 2),
+            "digits then a unit-less blank": lambda n: "12 " * (n // 3),
+            "dotted names": lambda n: "ab." * (n // 3),
+            "snake_case": lambda n: "ab_" * (n // 3),
+            "CamelCase": lambda n: "Ab" * (n // 2),
+            "capitalized words": lambda n: "Ab " * (n // 3),
+            "path segments": lambda n: "/a" * (n // 2),
+            "URL without an end": lambda n: "https://" + "a" * n,
+            "URL openers": lambda n: "http://" * (n // 7),
+            "unclosed ticks": lambda n: "`a" * (n // 2),
+            "unclosed quotes": lambda n: '"ab' * (n // 3),
+            "negations": lambda n: "not " * (n // 4),
+            "month names": lambda n: "May " * (n // 4),
+            "CJK with numbers": lambda n: "東京1,400万人。" * (n // 10),
+        }.items()
+    },
 }
 
 
