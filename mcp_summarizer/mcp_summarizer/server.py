@@ -34,7 +34,7 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.documents.sources import source_id as make_source_id
-from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.summarize import tokens
@@ -590,6 +590,8 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
 
 async def _expand(service: Service, source_id: str, max_tokens: int) -> CallToolResult:
     try:
+        if max_tokens < 0:
+            raise InputError(f"max_tokens must be 0 (the whole excerpt) or positive, got {max_tokens}")
         source = await service.store.get(source_id.strip())
     except SummarizerError as exc:
         service.metrics.answered("expand", "error")

@@ -158,6 +158,7 @@ def big(tool: str, **fixed: Any) -> Callable[[str], Callable[[], dict[str, Any]]
 # -- the cases: tool arguments (each run over HTTP and over stdio) ---------------------------------------
 
 S, E, F = "summarize", "summarize_for_extraction", "fetch_url"
+D, X = "summarize_documents", "expand"
 CONTROL = "\x00\x01\x02 \x1b[31mred\x1b[0m \u202e\ufeff\ufffd \u200b tab\tend"
 SUMMARIZE = [
     case("summarize-no-arguments", S, {}, missing("content")),
@@ -533,7 +534,50 @@ OTHER = [
     case("unknown-tool-empty-name", "", {}, err("Unknown tool")),
     case("unknown-tool-wrong-case", "SUMMARIZE", {"content": "x"}, err("Unknown tool: SUMMARIZE")),
 ]
-TOOL_CASES = SUMMARIZE + EXTRACTION + FETCH + OTHER
+DOCUMENTS = [
+    case("documents-not-a-list", D, {"documents": "text"}, not_a("list", "documents")),
+    case("documents-item-not-an-object", D, {"documents": ["text"]}, err("documents")),
+    case("documents-missing-text", D, {"documents": [{"title": "x"}]}, err("text", "Field required")),
+    case("documents-extra-key", D, {"documents": [{"text": "x", "body": "y"}]}, err("body")),
+    case("documents-id-with-hash", D, {"documents": [{"text": "x", "id": "a#1"}]}, err("id")),
+    case(
+        "documents-10MB-id",
+        D,
+        lambda: {"documents": [{"text": "x", "id": "a" * TEN_MB}]},
+        err("id"),
+        timeout=60,
+    ),
+    case(
+        "documents-duplicate-ids",
+        D,
+        {"documents": [{"text": "x", "id": "a"}, {"text": "y", "id": "a"}]},
+        err("documents[0] and documents[1]", "unique"),
+    ),
+    case(
+        "documents-budget-too-small",
+        D,
+        {"documents": [{"text": LONG}], "max_output_tokens": 10},
+        err("at least 64"),
+    ),
+    case(
+        "documents-budget-negative",
+        D,
+        {"documents": [{"text": LONG}], "max_output_tokens": -1},
+        err("max_output_tokens"),
+    ),
+    case("documents-misspelled-focus", D, {"documents": [], "focuss": "x"}, err("focuss", "did you mean")),
+    case("documents-empty-list", D, {"documents": []}, Answer()),
+    case("documents-empty-texts", D, {"documents": [{"text": ""}, {"text": " ", "id": "b"}]}, Answer()),
+]
+EXPAND = [
+    case("expand-unknown-id", X, {"source_id": "nothere#3"}, err("never stored")),
+    case("expand-empty-id", X, {"source_id": ""}, err("source_id")),
+    case("expand-10MB-id", X, lambda: {"source_id": "a" * TEN_MB}, err("source_id"), timeout=60),
+    case("expand-control-characters", X, {"source_id": "a\x00#1"}, err("control characters")),
+    case("expand-id-not-a-string", X, {"source_id": 5}, not_a("string", "source_id")),
+    case("expand-negative-max-tokens", X, {"source_id": "x#0", "max_tokens": -5}, err("max_tokens")),
+]
+TOOL_CASES = SUMMARIZE + EXTRACTION + FETCH + DOCUMENTS + EXPAND + OTHER
 
 
 # -- servers and clients ---------------------------------------------------------------------------------
@@ -612,7 +656,7 @@ def test_tool_arguments(bad: Case, transport: str, request: pytest.FixtureReques
     client: SyncClient = request.getfixturevalue(f"{transport}_client")
     asked_before = len(dns_log.read_text().splitlines())
     errors_before = len(errors_logged(transport, request))
-    _seen[f"{transport} {bad.tool if bad.tool in (S, E, F) else 'unknown tool'}"] += 1
+    _seen[f"{transport} {bad.tool if bad.tool in (S, E, F, D, X) else 'unknown tool'}"] += 1
     started = time.monotonic()
     result = client.call(bad.tool, bad.args(), timeout=bad.timeout)
     _seen[f"slowest {transport}"] = max(
