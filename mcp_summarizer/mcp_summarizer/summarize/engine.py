@@ -64,6 +64,7 @@ Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
 Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"
 _T = TypeVar("_T")
+INLINE_CHARS = 8_000  # content up to this size is checked on the event loop (see _summarize)
 REPAIR_FACTS = 10  # lost focus facts a repair call is asked to restore, at most
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
 
@@ -249,9 +250,15 @@ class Engine:
         content, target = request.content, request.max_output_tokens
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
         # the count, the bypass check and the chunker.
-        cleaned = await asyncio.to_thread(strip_boilerplate, content)
+        # Small content is handled on the event loop: a thread hop costs more than the work
+        # (a few hundred microseconds of CPU at most), and most tool calls are small.
+        inline = len(content) <= INLINE_CHARS
+        cleaned = (
+            strip_boilerplate(content) if inline else await asyncio.to_thread(strip_boilerplate, content)
+        )
         if offsets is None or cleaned.text is not content:
-            offsets = await asyncio.to_thread(TokenOffsets, cleaned.text)
+            text = cleaned.text
+            offsets = TokenOffsets(text) if inline else await asyncio.to_thread(TokenOffsets, text)
         removed = 0
         if not cleaned.removed_chars:
             input_tokens = offsets.n
