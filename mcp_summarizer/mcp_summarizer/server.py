@@ -411,16 +411,25 @@ async def _summarize(
         )
         outcome = await service.engine.summarize(request, _progress(ctx))
     except SummarizerError as exc:
-        service.counters["rejected"] += 1
-        service.metrics.answered(tool, "error")
-        logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
-        raise ToolError(str(exc)) from None
-    service.counters["requests"] += 1
-    service.metrics.answered(
-        tool, "degraded" if outcome.degraded else "ok", outcome.input_tokens, outcome.output_tokens
-    )
+        raise _rejected(service, tool, exc) from None
+    _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     _log_completion(service, tool, request, outcome, started)
     return _result(outcome.text, outcome, service.engine.model)
+
+
+def _rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:
+    """A request refused or failed on purpose: counted, logged, and the tool error to raise."""
+    service.counters["rejected"] += 1
+    service.metrics.answered(tool, "error")
+    logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
+    return ToolError(str(exc))
+
+
+def _answered(service: Service, tool: str, degraded: bool, input_tokens: int, output_tokens: int) -> None:
+    service.counters["requests"] += 1
+    if degraded:
+        service.counters["degraded"] += 1
+    service.metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)
 
 
 def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
@@ -440,8 +449,6 @@ def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
 
 
 def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
-    if outcome.degraded:
-        service.counters["degraded"] += 1
     logger.info(
         "summarization_complete",
         extra={
@@ -533,16 +540,8 @@ async def _summarize_documents(
         budget = service.engine.budget.output_tokens(max_output_tokens)
         outcome = await service.documents.summarize(documents, focus, budget, _progress(ctx))
     except SummarizerError as exc:
-        service.counters["rejected"] += 1
-        service.metrics.answered(tool, "error")
-        logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
-        raise ToolError(str(exc)) from None
-    service.counters["requests"] += 1
-    service.metrics.answered(
-        tool, "degraded" if outcome.degraded else "ok", outcome.input_tokens, outcome.output_tokens
-    )
-    if outcome.degraded:
-        service.counters["degraded"] += 1
+        raise _rejected(service, tool, exc) from None
+    _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     coverage = outcome.structured.index.coverage
     logger.info(
         "documents_summary_complete",
@@ -594,11 +593,7 @@ async def _expand(service: Service, source_id: str, max_tokens: int) -> CallTool
             raise InputError(f"max_tokens must be 0 (the whole excerpt) or positive, got {max_tokens}")
         source = await service.store.get(source_id.strip())
     except SummarizerError as exc:
-        service.metrics.answered("expand", "error")
-        logger.info(
-            "request_rejected", extra={"tool": "expand", "reason": str(exc), "error": type(exc).__name__}
-        )
-        raise ToolError(str(exc)) from None
+        raise _rejected(service, "expand", exc) from None
     service.metrics.answered("expand", "ok")
     whole = await asyncio.to_thread(tokens.count, source.text)
     text, status = source.text, f"whole excerpt, {whole} tokens"

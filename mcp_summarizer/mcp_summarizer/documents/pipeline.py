@@ -49,7 +49,16 @@ from mcp_summarizer.fidelity.receipt import Receipt, receipt
 from mcp_summarizer.store.content import ContentStore, Source
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, map_output_tokens
-from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Progress, Prompt, Run, Writer, describe_failure
+from mcp_summarizer.summarize.engine import (
+    SEPARATOR,
+    Engine,
+    Progress,
+    Prompt,
+    Run,
+    Writer,
+    describe_failure,
+    offline_notice,
+)
 from shared.prompt_loader import load_prompt
 from shared.prompt_loader import render as fill
 
@@ -293,7 +302,7 @@ class DocumentsPipeline:
         """No model: labels from the text, relevance from focus terms, each cluster's summary
         made of its most relevant excerpts' extractive summaries, each cited."""
         terms = focus_terms(focus)
-        notice = _notice(cause, budget) if cause else ""
+        notice = offline_notice(cause, budget) if cause else ""
         room = budget - (tokens.count(notice + _SECTION_GAP) if notice else 0)
         excerpts = cuts.excerpts
         labels = label_excerpts(excerpts)
@@ -548,9 +557,3 @@ def _master_extract(kept: list[Group], leads: list[str], budget: int) -> str:
         lines.append(line)
         used += cost
     return "\n".join(lines)
-
-
-def _notice(cause: str, budget: int) -> str:
-    words = " ".join(cause.split())[:200]
-    notice = f"[summarized offline: the LLM failed: {words}]"
-    return tokens.truncate(notice, max(budget // 2, 1))

@@ -53,6 +53,7 @@ __all__ = [
     "Strategy",
     "Writer",
     "describe_failure",
+    "offline_notice",
     "truncated_with_notice",
 ]
 
@@ -322,7 +323,7 @@ class Engine:
         why = _why(cause, attempts)
         backend: Writer = "none"
         if policy == "extractive":
-            notice = _notice(f"summarized offline: {why}", target)
+            notice = offline_notice(cause, target, attempts)
             room = target - tokens.count(notice + _NOTICE_GAP)
             summary = await self._extractive(
                 replace(stripped, max_output_tokens=room), spent.input_tokens, progress
@@ -550,6 +551,11 @@ class Engine:
 
 _NOTICE_GAP = "\n\n"
 _CAUSE_CHARS = 200  # a notice is one short line, whatever the upstream said
+
+
+def offline_notice(cause: str, budget: int, attempts: int | None = None) -> str:
+    """The line that opens an answer the embedded summary gave because the LLM failed."""
+    return _notice(f"summarized offline: {_why(cause, attempts)}", budget)
 
 
 def _why(cause: str, attempts: int | None) -> str:
