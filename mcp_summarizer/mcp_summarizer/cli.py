@@ -35,10 +35,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     if argv[:1] == ["summarize"]:
         summarize_command(argv[1:])
         return
+    if argv[:1] == ["proxy"]:
+        proxy_command(argv[1:])
+        return
     parser = argparse.ArgumentParser(
         prog="mcp-summarizer",
         description=INSTRUCTIONS,
-        epilog="mcp-summarizer summarize FILE [--max-output-tokens N] summarizes a file without a server.",
+        epilog="mcp-summarizer summarize FILE [--max-output-tokens N] summarizes a file without a server. "
+        "mcp-summarizer proxy --config servers.json puts the summarizer in front of other MCP servers.",
     )
     parser.add_argument("--transport", choices=["streamable-http", "stdio"], default="streamable-http")
     parser.add_argument("--host", help="bind address (default: MCP_SUMMARIZER_HOST or 127.0.0.1)")
@@ -72,6 +76,35 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_stdio(server)  # server.run("stdio"), but lines that are not JSON-RPC get an error
         return
     serve(build_http_app(server, settings), service)
+
+
+def proxy_command(argv: Sequence[str]) -> None:
+    """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
+    from mcp_summarizer.proxy.config import load_proxy_config
+    from mcp_summarizer.proxy.server import run_proxy
+
+    parser = argparse.ArgumentParser(
+        prog="mcp-summarizer proxy",
+        description="Serve the tools of the MCP servers in a config file (the mcpServers format of "
+        "Claude Code's .mcp.json); a result over TOOL_OUTPUT_MAX_TOKENS is summarized, with a handle "
+        "that expand opens.",
+    )
+    parser.add_argument("--config", required=True, type=Path, help="the mcpServers JSON file")
+    parser.add_argument("--transport", choices=["streamable-http", "stdio"], default="stdio")
+    parser.add_argument("--host", help="bind address (default: MCP_SUMMARIZER_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default: MCP_SUMMARIZER_PORT or 8007)")
+    args = parser.parse_args(argv)
+    if args.port is not None and not 1 <= args.port <= 65535:
+        parser.error(f"--port must be between 1 and 65535, got {args.port}")
+    settings = _settings(parser)
+    overrides = {"mcp_summarizer_host": args.host, "mcp_summarizer_port": args.port}
+    settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
+    try:
+        config = load_proxy_config(args.config)
+    except ConfigError as exc:
+        parser.exit(2, f"mcp-summarizer proxy: {exc}\n")
+    asyncio.run(run_proxy(settings, config, args.transport))
 
 
 def summarize_command(argv: Sequence[str]) -> None:

@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     fetch_user_agent: str = Field(DEFAULT_USER_AGENT, min_length=1)
     fetch_cache_seconds: float = Field(300.0, ge=0)
 
+    # The MCP proxy (`mcp-summarizer proxy`): an upstream tool result over this many tokens is
+    # summarized (a server's toolOutputMaxTokens in the proxy config overrides it).
+    tool_output_max_tokens: int = Field(8000, ge=256)
+    upstream_timeout_seconds: float = Field(300.0, gt=0)  # one upstream tool call
+    upstream_start_timeout_seconds: float = Field(60.0, gt=0)  # an upstream's start (npx may download)
+
     # On SIGTERM: requests in flight get this long to finish, then end with an error saying so.
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600)
 

@@ -33,17 +33,16 @@ from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
-from mcp_summarizer.documents.sources import source_id as make_source_id
-from mcp_summarizer.errors import InputError, SummarizerError
+from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.store import ContentStore, open_store
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize.engine import Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.web.pages import Pages, read
 from shared.logs import clip
 
-__all__ = ["INSTRUCTIONS", "Service", "build_http_app", "build_server"]
+__all__ = ["INSTRUCTIONS", "META_SUMMARY", "Service", "build_http_app", "build_server", "transport_security"]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -589,45 +588,33 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
 
 async def _expand(service: Service, source_id: str, max_tokens: int) -> CallToolResult:
     try:
-        if max_tokens < 0:
-            raise InputError(f"max_tokens must be 0 (the whole excerpt) or positive, got {max_tokens}")
-        source = await service.store.get(source_id.strip())
+        opened = await expand_source(service.store, source_id, max_tokens)
     except SummarizerError as exc:
         raise _rejected(service, "expand", exc) from None
     service.metrics.answered("expand", "ok")
-    whole = await asyncio.to_thread(tokens.count, source.text)
-    text, status = source.text, f"whole excerpt, {whole} tokens"
-    if max_tokens and whole > max_tokens:
-        text = await asyncio.to_thread(tokens.truncate, source.text, max_tokens)
-        status = f"cut to max_tokens={max_tokens} of {whole} tokens"
-    lines = [f"Source: {source.source_id} (excerpt {source.index + 1} of {source.chunk_count})"]
-    if source.title:
-        lines.append(f"Title: {' '.join(source.title.split())}")
-    if source.url:
-        lines.append(f"URL: {source.url}")
-    before = make_source_id(source.doc_id, source.index - 1) if source.index > 0 else "none (the first)"
-    after = (
-        make_source_id(source.doc_id, source.index + 1)
-        if source.index + 1 < source.chunk_count
-        else "none (the last)"
+    logger.info(
+        "expand_complete",
+        extra={"tool": "expand", "source_id": opened.source.source_id, "tokens": opened.tokens},
     )
-    lines += [f"Previous: {before}", f"Next: {after}", f"Status: {status}"]
-    logger.info("expand_complete", extra={"tool": "expand", "source_id": source.source_id, "tokens": whole})
-    return CallToolResult(content=[TextContent(type="text", text="\n".join(lines) + "\n\n" + text)])
+    return CallToolResult(content=[TextContent(type="text", text=opened.text)])
 
 
-def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """DNS-rebinding protection for the hosts MCP_SUMMARIZER_ALLOWED_HOSTS names ("*": none)."""
     hosts = settings.allowed_hosts
-    security = TransportSecuritySettings(
+    return TransportSecuritySettings(
         enable_dns_rebinding_protection=hosts is not None,
         allowed_hosts=hosts or [],
         allowed_origins=[f"http://{h}" for h in hosts or []] + [f"https://{h}" for h in hosts or []],
     )
+
+
+def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
     return server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet.
         max_request_body_size=max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN),
-        transport_security=security,
+        transport_security=transport_security(settings),
         host=settings.mcp_summarizer_host,
     )

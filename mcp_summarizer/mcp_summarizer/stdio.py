@@ -41,10 +41,10 @@ def run_stdio(server: MCPServer) -> None:
     anyio.run(serve_stdio, server)
 
 
-async def serve_stdio(server: MCPServer) -> None:
+async def serve_stdio(server: MCPServer | Server[Any]) -> None:
     # MCPServer runs stdio with no seam for the read stream; its run_stdio_async is these same
     # three lines over its low-level server.  Fail loudly should the SDK change that layout.
-    lowlevel = getattr(server, "_lowlevel_server", None)
+    lowlevel = server if isinstance(server, Server) else getattr(server, "_lowlevel_server", None)
     if not isinstance(lowlevel, Server):
         raise RuntimeError("unsupported mcp version: MCPServer._lowlevel_server is not a low-level Server")
     async with stdio_server() as (read_stream, write_stream):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.store.content import source_id
 from mcp_summarizer.summarize.chunker import chunk
 
 __all__ = ["Document", "Excerpt", "cut", "document_ids", "plain", "source_id"]
@@ -50,10 +51,6 @@ class Excerpt:
     @property
     def for_model(self) -> str:
         return self.context + self.text
-
-
-def source_id(doc_id: str, index: int) -> str:
-    return f"{doc_id}#{index}"
 
 
 def document_ids(documents: Sequence[DocumentIn]) -> list[str]:

@@ -15,10 +15,15 @@ from typing import Protocol
 
 from mcp_summarizer.errors import InputError
 
-__all__ = ["ContentStore", "Source", "StoreStats", "check_id"]
+__all__ = ["ContentStore", "Source", "StoreStats", "check_id", "source_id"]
 
 _MAX_ID = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def source_id(doc_id: str, index: int) -> str:
+    """A record's id: ``<doc id>#<chunk index>``, the form every citation and handle takes."""
+    return f"{doc_id}#{index}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,1 @@
+"""A summarizing proxy in front of any MCP servers (`mcp-summarizer proxy`)."""

@@ -1,0 +1,233 @@
+"""An upstream tool result, made to fit: passed through as it is, or cut down with a handle.
+
+A result whose text is within the budget is returned as the upstream gave it, every block
+and ``structuredContent`` included.  A larger one is stored whole (its exact text behind
+``expand`` handles, one per part) and answered with one text block, at most the budget:
+
+- an error (``isError``) keeps its text from the start, cut at the budget: an agent must read
+  what went wrong, never a summary of it;
+- JSON is cut by `shrink` (keys, ids, errors, counts, first and last items survive);
+- anything else is summarized by the engine, with the tool, its arguments and the agent's
+  goal as context.
+
+It starts with one line saying so: from how many tokens, how, and the handle.  Images, audio
+and other non-text blocks pass through unchanged (they are no text to summarize).  The
+upstream's ``structuredContent`` cannot be cut and stay valid, so it is dropped, and the
+line says that too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import mcp_types as types
+
+from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.proxy.shrink import parse_json, shrink
+from mcp_summarizer.store.content import ContentStore, Source, source_id
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.summarize.engine import Engine, Progress, Request, describe_failure
+
+__all__ = ["META_PROXY", "Shaped", "shape"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+# The result's `_meta` key for what the proxy did (vendor keys are namespaced, as the spec asks).
+META_PROXY = "io.github.mythline/proxy"
+# Text of at most budget / 4 characters is counted on the event loop (cheap); longer text
+# off it, so a megabyte result never stalls the other requests.
+_SURELY_WITHIN = 4
+_ARGS_CHARS = 1000  # of the arguments, quoted to the model as context
+_PART_TOKENS = 8000  # each expand part at most this (or the budget, if smaller)
+
+How = Literal["passed", "summarized", "json", "error", "truncated"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shaped:
+    result: types.CallToolResult
+    how: How
+    input_tokens: int  # of the upstream's text
+    output_tokens: int  # of the text returned
+    other_blocks: int  # images, audio, resources passed through
+    other_bytes: int
+    handle: str = ""  # the first part's id, when the original was stored
+
+
+async def shape(
+    result: types.CallToolResult,
+    *,
+    budget: int,
+    engine: Engine,
+    store: ContentStore,
+    server: str,
+    tool: str,
+    arguments: dict[str, Any],
+    goal: str,
+    progress: Progress | None = None,
+) -> Shaped:
+    texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    others = [b for b in result.content if not isinstance(b, types.TextContent)]
+    other_bytes = sum(_size(b) for b in others)
+    chars = sum(len(t) for t in texts)
+    # Short text is counted here, long text off the event loop.
+    size = (
+        _count_all(texts) if chars * _SURELY_WITHIN <= budget else await asyncio.to_thread(_count_all, texts)
+    )
+    if size <= budget:
+        return Shaped(result, "passed", size, size, len(others), other_bytes)
+
+    original = "\n\n".join(texts)
+    doc_id = _doc_id(server, tool, original)
+    parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
+    await store.put(
+        [
+            Source(
+                source_id=source_id(doc_id, i),
+                doc_id=doc_id,
+                index=i,
+                chunk_count=len(parts),
+                text=part,
+                title=f"{server}/{tool} result",
+            )
+            for i, part in enumerate(parts)
+        ]
+    )
+    handle = source_id(doc_id, 0)
+    value = None if result.is_error else await asyncio.to_thread(parse_json, original)
+    how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
+    dropped = result.structured_content is not None
+    header = _header(how, size, budget, server, tool, handle, len(parts), dropped)
+    room = budget - tokens.count(header + "\n\n")
+    body, how, cause = await _body(
+        how, original, value, room, engine, server, tool, arguments, goal, progress
+    )
+    if how == "truncated":
+        header = _header(how, size, budget, server, tool, handle, len(parts), dropped, cause)
+        room = budget - tokens.count(header + "\n\n")
+        body = await asyncio.to_thread(tokens.truncate, original, max(room, 0))
+    text = f"{header}\n\n{body}"
+    out_tokens = await asyncio.to_thread(tokens.count, text)
+    if out_tokens > budget:  # never: each path keeps to its room; but the promise is the budget
+        text = await asyncio.to_thread(tokens.truncate, text, budget)
+        out_tokens = tokens.count(text)
+    meta = dict(result.meta or {})
+    meta[META_PROXY] = {
+        "summarized": True,
+        "how": how,
+        "input_tokens": size,
+        "output_tokens": out_tokens,
+        "original": handle,
+        "parts": len(parts),
+        "structured_content_dropped": dropped,
+    }
+    shaped = types.CallToolResult(
+        content=[types.TextContent(type="text", text=text), *others],
+        is_error=result.is_error,
+        _meta=meta,
+    )
+    return Shaped(shaped, how, size, out_tokens, len(others), other_bytes, handle)
+
+
+async def _body(
+    how: How,
+    original: str,
+    value: Any,
+    room: int,
+    engine: Engine,
+    server: str,
+    tool: str,
+    arguments: dict[str, Any],
+    goal: str,
+    progress: Progress | None,
+) -> tuple[str, How, str]:
+    """The answer's text within ``room`` tokens, how it was made, and why it was only cut."""
+    if how == "error":
+        return await asyncio.to_thread(tokens.truncate, original, max(room, 0)), how, ""
+    if how == "json":
+        shrunk = await asyncio.to_thread(shrink, value, room)
+        if shrunk is not None:
+            return shrunk.text, how, ""
+        return "", "truncated", "JSON too deep or too wide to cut within the budget"
+    try:
+        request = Request(
+            content=original,
+            max_output_tokens=min(room, engine.budget.max_output),
+            focus=goal,
+            source=f"the result of the MCP tool {tool} (server {server}), called with {_quote(arguments)}",
+            query=goal,
+            # The proxy's promise is the budget: never the unsummarized original on failure.
+            on_failure="extractive" if engine.settings.on_llm_failure == "original" else None,
+        )
+        outcome = await engine.summarize(request, progress)
+    except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
+        return "", "truncated", describe_failure(exc)
+    return outcome.text, how, ""
+
+
+def _header(
+    how: How,
+    size: int,
+    budget: int,
+    server: str,
+    tool: str,
+    handle: str,
+    parts: int,
+    dropped: bool,
+    cause: str = "",
+) -> str:
+    done = {
+        "summarized": "summarized",
+        "json": "cut (long arrays keep their first and last items, long strings their start)",
+        "error": "an error, kept from its start and cut at the limit",
+        "truncated": f"cut at the limit ({cause})" if cause else "cut at the limit",
+        "passed": "",
+    }[how]
+    part_note = f"{parts} parts: expand each part's Next: id" if parts > 1 else "1 part"
+    line = (
+        f"[mcp-summarizer: this {server}/{tool} result was {size} tokens, over the {budget}-token "
+        f'limit, so it is {done}. The exact original: expand("{handle}") ({part_note}).'
+    )
+    if dropped:
+        line += " Its structuredContent was dropped (it cannot be cut and stay valid)."
+    return line + "]"
+
+
+def _parts(text: str, size: int) -> list[str]:
+    """The text cut at markdown boundaries into parts of about ``size`` tokens that join back
+    into exactly the text (each part runs to the next one's start)."""
+    starts = [c.start for c in chunk(text, strategy="semantic", chunk_size=size, overlap=0)] or [0]
+    starts[0] = 0
+    ends = [*starts[1:], len(text)]
+    return [text[a:b] for a, b in zip(starts, ends, strict=True) if b > a] or [text]
+
+
+def _count_all(texts: list[str]) -> int:
+    return sum(tokens.count(t) for t in texts) + 2 * max(len(texts) - 1, 0)  # the joins
+
+
+def _doc_id(server: str, tool: str, text: str) -> str:
+    """The same result from the same tool gets the same handle."""
+    digest = hashlib.sha256(f"{server}\0{tool}\0".encode() + text.encode("utf-8", "surrogatepass"))
+    return "r" + digest.hexdigest()[:11]
+
+
+def _quote(arguments: dict[str, Any]) -> str:
+    text = json.dumps(arguments, ensure_ascii=False, default=str)
+    return text if len(text) <= _ARGS_CHARS else text[:_ARGS_CHARS] + "…"
+
+
+def _size(block: types.ContentBlock) -> int:
+    """Bytes a non-text block carries (base64 as sent), for the log."""
+    if isinstance(block, (types.ImageContent, types.AudioContent)):
+        return len(block.data)
+    if isinstance(block, types.EmbeddedResource):
+        res = block.resource
+        return len(res.blob) if isinstance(res, types.BlobResourceContents) else len(res.text.encode())
+    return 0

@@ -1,0 +1,476 @@
+"""The summarizing proxy: every tool of every upstream MCP server, with results that fit.
+
+    mcp-summarizer proxy --config servers.json [--transport stdio|streamable-http]
+
+Each upstream tool is published under its own name (``<server>__<tool>`` when two servers
+have a tool of that name, or one of the proxy's own), with its input schema and annotations
+unchanged but for one optional argument, ``mcp_summarizer_goal``: what the agent wants from
+the result, the focus of a summary should the result be too long.  Results go through
+`proxy.results.shape`.  The proxy's own tools: ``call_tool_summarized`` (any upstream tool,
+with a budget of the caller's) and ``expand`` (the originals behind the handles).
+
+The upstream's outputSchema is not published: a summarized result has no structured content,
+and clients reject a result that lacks what its tool's schema promised.  Structured results
+within the budget still carry their ``structuredContent``; the schema itself is in the tool's
+``_meta`` under ``io.github.mythline/proxy``.
+
+Built on the SDK's low-level `Server`: the tools are only known at run time, with schemas
+written by others, which the decorator-based `MCPServer` cannot publish as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections import Counter
+from difflib import get_close_matches
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import mcp_types as types
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from starlette.requests import Request as HTTPRequest
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mcp_summarizer import __version__
+from mcp_summarizer.config import Settings
+from mcp_summarizer.errors import InputError, SummarizerError
+from mcp_summarizer.proxy.config import ProxyConfig
+from mcp_summarizer.proxy.results import META_PROXY, shape
+from mcp_summarizer.proxy.upstream import Progress, Upstream, UpstreamError
+from mcp_summarizer.server import transport_security
+from mcp_summarizer.store import ContentStore, open_store
+from mcp_summarizer.store.expand import expand
+from mcp_summarizer.summarize.engine import Engine
+
+__all__ = ["GOAL_ARGUMENT", "Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+GOAL_ARGUMENT = "mcp_summarizer_goal"
+_GOAL_SCHEMA = {
+    "type": "string",
+    "description": "Optional, read by the summarizing proxy, not by the tool: what you want from "
+    "this result. A result too long for your context is summarized with this as its focus.",
+}
+MIN_BUDGET = 64
+
+_INSTRUCTIONS = (
+    "A summarizing proxy: the tools of several MCP servers, whose results are summarized when "
+    "they are too long for your context (the result then says so, and expand opens the original)."
+)
+
+_CALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": {"type": "string", "description": "The upstream server's name."},
+        "tool": {"type": "string", "description": "The tool's own name on that server."},
+        "arguments": {"type": "object", "description": "The tool's arguments.", "default": {}},
+        "goal": {
+            "type": "string",
+            "description": "What you want from the result: the focus of its summary, if it is long.",
+            "default": "",
+        },
+        "max_output_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Largest result wanted, in tokens (cl100k). 0 = the server's limit "
+            f"(TOOL_OUTPUT_MAX_TOKENS). At least {MIN_BUDGET}.",
+            "default": 0,
+        },
+    },
+    "required": ["server", "tool"],
+    "additionalProperties": False,
+}
+_EXPAND_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "source_id": {
+            "type": "string",
+            "description": 'A handle from a summarized result, e.g. "r3fa2c1d9e0b#0".',
+        },
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Largest answer in tokens. 0 = the whole part.",
+            "default": 0,
+        },
+    },
+    "required": ["source_id"],
+    "additionalProperties": False,
+}
+_OWN = ("call_tool_summarized", "expand")
+
+
+class Proxy:
+    """The upstreams, the routes from published tool names to them, and the calls."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        config: ProxyConfig,
+        *,
+        engine: Engine | None = None,
+        store: ContentStore | None = None,
+    ) -> None:
+        self.settings = settings
+        self.engine = engine or Engine.from_settings(settings)
+        self.store = store or open_store(settings)
+        self.upstreams = {
+            spec.name: Upstream(
+                spec,
+                start_timeout=settings.upstream_start_timeout_seconds,
+                call_timeout=settings.upstream_timeout_seconds,
+            )
+            for spec in config.servers
+        }
+        self.routes: dict[str, tuple[Upstream, types.Tool]] = {}
+        self.inflight = 0
+        self._listings: dict[str, int] = {}
+        self._retries: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> Self:
+        await asyncio.gather(*(self._connect_quietly(u) for u in self.upstreams.values()))
+        self._route()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        for task in self._retries:
+            task.cancel()
+        await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
+        await self.engine.aclose()
+        await self.store.aclose()
+
+    # -- listing ----------------------------------------------------------------------------
+
+    def list_tools(self) -> list[types.Tool]:
+        self._retry_down()
+        return [
+            *_own_tools(self.settings.tool_output_max_tokens),
+            *(_published(name, tool) for name, (_, tool) in self.routes.items()),
+        ]
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        route = self.routes.get(name)
+        if route is not None:
+            return _with_goal(route[1].input_schema)
+        return {"call_tool_summarized": _CALL_SCHEMA, "expand": _EXPAND_SCHEMA}.get(name)
+
+    def _route(self) -> None:
+        """Published names: the tool's own, or ``<server>__<tool>`` where names collide."""
+        seen = Counter(t.name for u in self.upstreams.values() for t in u.tools)
+        seen.update(_OWN)
+        routes: dict[str, tuple[Upstream, types.Tool]] = {}
+        for upstream in self.upstreams.values():
+            for tool in upstream.tools:
+                name = tool.name if seen[tool.name] == 1 else f"{upstream.name}__{tool.name}"
+                routes.setdefault(name, (upstream, tool))
+        self.routes = routes
+        self._listings = {u.name: id(u.tools) for u in self.upstreams.values()}
+
+    def _retry_down(self) -> None:
+        """Servers that failed to start are tried again in the background when tools are
+        listed (never making the listing wait for a slow start)."""
+        for upstream in self.upstreams.values():
+            if upstream.retry_due and not self._retries:
+                task = asyncio.create_task(self._connect_quietly(upstream))
+                self._retries.add(task)
+                task.add_done_callback(self._retries.discard)
+
+    async def _connect_quietly(self, upstream: Upstream) -> None:
+        try:
+            await upstream.connect()
+        except UpstreamError:
+            return  # logged by the upstream; its tools are listed once it starts
+        self._route()
+
+    # -- calling ----------------------------------------------------------------------------
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], progress: Progress | None
+    ) -> types.CallToolResult:
+        if name == "call_tool_summarized":
+            return await self._call_summarized(arguments, progress)
+        if name == "expand":
+            return await self._expand(arguments)
+        route = self.routes.get(name)
+        if route is None:
+            raise InputError(_unknown_tool(name, [*_OWN, *self.routes]))
+        upstream, tool = route
+        arguments = dict(arguments)
+        goal = arguments.pop(GOAL_ARGUMENT, "") if _adds_goal(tool) else ""
+        if not isinstance(goal, str):
+            raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
+        budget = upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
+        return await self._forward(upstream, tool.name, arguments, goal, budget, progress)
+
+    async def _call_summarized(
+        self, arguments: dict[str, Any], progress: Progress | None
+    ) -> types.CallToolResult:
+        _check_arguments("call_tool_summarized", arguments, _CALL_SCHEMA)
+        server, tool = arguments.get("server"), arguments.get("tool")
+        args, goal = arguments.get("arguments") or {}, arguments.get("goal") or ""
+        budget = arguments.get("max_output_tokens") or 0
+        if not isinstance(server, str) or server not in self.upstreams:
+            raise InputError(
+                f"server must be one of {', '.join(map(repr, self.upstreams))}; got {str(server)[:100]!r}"
+            )
+        if not isinstance(tool, str) or not tool:
+            raise InputError("tool must be the tool's name on that server")
+        if not isinstance(args, dict):
+            raise InputError(f"arguments must be an object, got {type(args).__name__}")
+        if not isinstance(goal, str):
+            raise InputError(f"goal must be a string, got {type(goal).__name__}")
+        if not isinstance(budget, int) or isinstance(budget, bool) or (budget and budget < MIN_BUDGET):
+            raise InputError(
+                f"max_output_tokens must be 0 (the server's limit) or at least {MIN_BUDGET}, got {budget!r}"
+            )
+        upstream = self.upstreams[server]
+        budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
+        return await self._forward(upstream, tool, args, goal, budget, progress)
+
+    async def _forward(
+        self,
+        upstream: Upstream,
+        tool: str,
+        arguments: dict[str, Any],
+        goal: str,
+        budget: int,
+        progress: Progress | None,
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        self.inflight += 1
+        try:
+            result = await upstream.call(tool, arguments, progress)
+            if self._listings.get(upstream.name) != id(upstream.tools):
+                self._route()  # it restarted, and listed its tools again
+            shaped = await shape(
+                result,
+                budget=budget,
+                engine=self.engine,
+                store=self.store,
+                server=upstream.name,
+                tool=tool,
+                arguments=arguments,
+                goal=goal,
+                progress=_engine_progress(progress),
+            )
+        except UpstreamError as exc:
+            logger.warning(
+                "proxy_call_failed",
+                extra={"server": upstream.name, "tool": tool, "reason": str(exc), "error": "UpstreamError"},
+            )
+            raise
+        finally:
+            self.inflight -= 1
+        logger.info(
+            "proxy_call_complete",
+            extra={
+                "server": upstream.name,
+                "tool": tool,
+                "how": shaped.how,
+                "is_error": bool(result.is_error),
+                "input_tokens": shaped.input_tokens,
+                "output_tokens": shaped.output_tokens,
+                "max_output_tokens": budget,
+                "other_blocks": shaped.other_blocks,
+                "other_bytes": shaped.other_bytes,
+                "handle": shaped.handle or None,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
+        return shaped.result
+
+    async def _expand(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        _check_arguments("expand", arguments, _EXPAND_SCHEMA)
+        source_id, max_tokens = arguments.get("source_id"), arguments.get("max_tokens") or 0
+        if not isinstance(source_id, str):
+            raise InputError("source_id must be a string: a handle from a summarized result")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            raise InputError(f"max_tokens must be a whole number, got {max_tokens!r}")
+        opened = await expand(self.store, source_id, max_tokens)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)])
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "requests_in_flight": self.inflight,
+            "upstreams": {
+                u.name: {"up": u.up, "tools": len(u.tools), "last_error": u.last_error or None}
+                for u in self.upstreams.values()
+            },
+        }
+
+
+def build_proxy_server(proxy: Proxy) -> Server[Any]:
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=proxy.list_tools())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        try:
+            return await proxy.call(params.name, dict(params.arguments or {}), progress)
+        except SummarizerError as exc:
+            if not isinstance(exc, UpstreamError):
+                logger.info(
+                    "request_rejected",
+                    extra={"tool": params.name, "reason": str(exc), "error": type(exc).__name__},
+                )
+            return _error(str(exc))
+        except Exception as exc:  # a bug of ours: logged whole, answered in one line
+            logger.exception("proxy_call_crashed", extra={"tool": params.name})
+            return _error(f"the proxy failed on {params.name}: {type(exc).__name__}: {exc}")
+
+    return Server(
+        "mcp-summarizer-proxy",
+        version=__version__,
+        instructions=_INSTRUCTIONS,
+        get_tool_input_schema=proxy.input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Any:
+    async def health(_: HTTPRequest) -> JSONResponse:
+        return JSONResponse(proxy.health())
+
+    return server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        transport_security=transport_security(settings),
+        host=settings.mcp_summarizer_host,
+        custom_starlette_routes=[Route("/health", health, methods=["GET"])],
+    )
+
+
+async def run_proxy(
+    settings: Settings, config: ProxyConfig, transport: Literal["stdio", "streamable-http"]
+) -> None:
+    """Start every upstream, serve until stdin closes (stdio) or SIGTERM/SIGINT (HTTP), then
+    stop the upstreams (a stdio upstream's process ends with its connection)."""
+    async with Proxy(settings, config) as proxy:
+        server = build_proxy_server(proxy)
+        logger.info(
+            "proxy_ready",
+            extra={
+                "transport": transport,
+                "tools": len(proxy.routes),
+                "upstreams_up": sum(u.up for u in proxy.upstreams.values()),
+                "upstreams": len(proxy.upstreams),
+            },
+        )
+        if transport == "stdio":
+            from mcp_summarizer.stdio import serve_stdio
+
+            await serve_stdio(server)
+            return
+        app = proxy_http_app(server, proxy, settings)
+        config_ = uvicorn.Config(
+            app, host=settings.mcp_summarizer_host, port=settings.mcp_summarizer_port, log_config=None
+        )
+        # uvicorn re-raises the signal it caught once it has stopped, with the handlers it found:
+        # no-ops, so that the upstreams are closed here and a requested stop exits with 0.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: None)
+        await uvicorn.Server(config_).serve()
+
+
+def _own_tools(default_budget: int) -> list[types.Tool]:
+    read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
+    return [
+        types.Tool(
+            name="call_tool_summarized",
+            description="Call a tool of an upstream server and get its result within max_output_tokens "
+            f"(default {default_budget}): a longer result is summarized towards goal (JSON is cut, "
+            "keeping keys, ids, errors, counts and the first and last items; an error is kept "
+            "from its start), and says so, with a handle that expand opens.",
+            input_schema=_CALL_SCHEMA,
+        ),
+        types.Tool(
+            name="expand",
+            description="Open the exact original of a summarized result, one part at a time: the "
+            "answer starts with Source:, Previous: and Next: lines (the next part's handle), then "
+            "a blank line and the text.",
+            input_schema=_EXPAND_SCHEMA,
+            annotations=read_only,
+        ),
+    ]
+
+
+def _published(name: str, tool: types.Tool) -> types.Tool:
+    meta = dict(tool.meta or {})
+    if tool.output_schema is not None:
+        meta[META_PROXY] = {"outputSchema": tool.output_schema}
+    return tool.model_copy(
+        update={
+            "name": name,
+            "input_schema": _with_goal(tool.input_schema),
+            "output_schema": None,
+            "meta": meta or None,
+        }
+    )
+
+
+def _adds_goal(tool: types.Tool) -> bool:
+    properties = tool.input_schema.get("properties")
+    return not (isinstance(properties, dict) and GOAL_ARGUMENT in properties)
+
+
+def _with_goal(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and GOAL_ARGUMENT in properties:
+        return schema  # the tool has an argument of that name: it is the tool's, not ours
+    return {
+        **schema,
+        "properties": {**(properties if isinstance(properties, dict) else {}), GOAL_ARGUMENT: _GOAL_SCHEMA},
+    }
+
+
+def _check_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> None:
+    known = list(schema["properties"])
+    unknown = [n for n in arguments if n not in known]
+    if unknown:
+        named = ", ".join(
+            f"{n[:80]!r}" + (f" (did you mean {m[0]!r}?)" if (m := get_close_matches(n, known, 1)) else "")
+            for n in unknown[:5]
+        )
+        raise InputError(
+            f"unknown argument{'s' if len(unknown) > 1 else ''} {named}; {tool} takes: {', '.join(known)}"
+        )
+    missing = [n for n in schema.get("required", []) if n not in arguments]
+    if missing:
+        raise InputError(f"{tool} needs {', '.join(missing)}")
+
+
+def _unknown_tool(name: str, known: list[str]) -> str:
+    close = get_close_matches(name, known, 3)
+    hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    return f"unknown tool {name[:100]!r}{hint}; tools/list names the {len(known)} tools"
+
+
+def _engine_progress(progress: Progress | None) -> Any:
+    if progress is None:
+        return None
+
+    async def forward(done: float, total: float | None, message: str) -> None:
+        await progress(done, total, message)
+
+    return forward
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

@@ -1,0 +1,274 @@
+"""One upstream MCP server: its connection, its tools, and what happens when it fails.
+
+The connection is the SDK's own `mcp.Client` (stdio, streamable HTTP or SSE).  Its context
+must be entered and left in one task (anyio's cancel scopes), so a small owner task holds it
+open until the proxy stops or the connection is lost; calls from any task go through it.
+
+A server that will not start, crashes or times out becomes an `UpstreamError` naming it; the
+proxy goes on serving the others.  A lost connection (a stdio server that exited, an HTTP
+server that went away) is opened again on the next call; when that keeps failing, attempts
+back off (0, 1, 2, 4 ... 30 s), and a call in between is told when the next try will be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from contextlib import suppress
+from typing import Any, TextIO
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from mcp_summarizer import __version__
+from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.proxy.config import ServerSpec
+from shared.logs import clip
+
+__all__ = ["Progress", "Upstream", "UpstreamError"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+# The SDK's progress callback: (progress, total, message).
+Progress = ProgressFnT
+
+_BACKOFF_MAX = 30.0
+_STDERR_LINES = 10_000  # logged per start of a server; a chatty one is cut off there
+_PAGES = 100  # tools/list pages read at most (a server that pages for ever is cut off)
+
+
+class UpstreamError(SummarizerError):
+    """An upstream server could not be reached, failed or timed out; the message names it."""
+
+
+class Upstream:
+    def __init__(self, spec: ServerSpec, *, start_timeout: float, call_timeout: float) -> None:
+        self.spec = spec
+        self.tools: list[types.Tool] = []  # the last listing (kept while the server is down)
+        self.last_error = ""
+        self._start_timeout = start_timeout
+        self._call_timeout = call_timeout
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._failures = 0
+        self._retry_at = 0.0
+        self._stderr_writer: TextIO | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def up(self) -> bool:
+        return self._client is not None
+
+    @property
+    def retry_due(self) -> bool:
+        return not self.up and time.monotonic() >= self._retry_at
+
+    async def connect(self) -> Client:
+        """The open connection, opening it (and listing the tools) if needed."""
+        async with self._lock:
+            if self._client is not None:
+                return self._client
+            wait = self._retry_at - time.monotonic()
+            if wait > 0:
+                raise UpstreamError(
+                    f"MCP server {self.name!r} is down ({self.last_error}); "
+                    f"the proxy tries to start it again in {wait:.0f} s"
+                )
+            started = time.perf_counter()
+            try:
+                client = await self._open()
+                self.tools = await _list_tools(client, self._start_timeout)
+            except Exception as exc:
+                await self._close()
+                self._failed(_describe(exc))
+                logger.warning(
+                    "upstream_start_failed",
+                    extra={"server": self.name, "target": self.spec.describe(), "cause": self.last_error},
+                )
+                raise UpstreamError(
+                    f"MCP server {self.name!r} ({self.spec.describe()}) did not start: {self.last_error}"
+                ) from None
+            logger.info(
+                "upstream_connected",
+                extra={
+                    "server": self.name,
+                    "transport": self.spec.transport,
+                    "tools": len(self.tools),
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                },
+            )
+            return client
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> types.CallToolResult:
+        """The upstream's own result, or an UpstreamError naming the server and what failed.
+        Cancelling this cancels the upstream call (the SDK sends notifications/cancelled)."""
+        client = await self.connect()
+        try:
+            result = await client.call_tool(
+                tool, arguments, read_timeout_seconds=self._call_timeout, progress_callback=progress
+            )
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                await self.lost(f"the connection closed during a call to {tool}")
+                raise UpstreamError(
+                    f"MCP server {self.name!r} stopped while running {tool} "
+                    "(it is started again on the next call)"
+                ) from None
+            if exc.code == REQUEST_TIMEOUT:
+                raise UpstreamError(
+                    f"MCP server {self.name!r} did not answer {tool} within {self._call_timeout:g} s "
+                    "(UPSTREAM_TIMEOUT_SECONDS); the call was cancelled"
+                ) from None
+            raise UpstreamError(f"MCP server {self.name!r} refused {tool}: {exc.message}") from None
+        except (OSError, EOFError, RuntimeError, ValueError) as exc:
+            # A transport that broke under the call (a closed stream, an HTTP error), or a
+            # result the SDK would not accept: either way, not this proxy's to hide.
+            await self.lost(_describe(exc))
+            raise UpstreamError(f"MCP server {self.name!r} failed on {tool}: {_describe(exc)}") from None
+        self._failures = 0
+        return result
+
+    async def lost(self, why: str) -> None:
+        """The connection is gone: close what is left; the next call opens a new one."""
+        if self._client is None:
+            return
+        logger.warning("upstream_lost", extra={"server": self.name, "cause": why})
+        await self._close()
+        self._failed(why)
+
+    async def aclose(self) -> None:
+        await self._close()
+
+    def _failed(self, why: str) -> None:
+        self.last_error = why
+        self._failures += 1
+        # The first failure is retried at once: a crash is most often a one-off.
+        delay = 0.0 if self._failures == 1 else min(_BACKOFF_MAX, 2.0 ** (self._failures - 2))
+        self._retry_at = time.monotonic() + delay
+
+    async def _open(self) -> Client:
+        ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready), name=f"upstream-{self.name}")
+        try:
+            client = await asyncio.wait_for(asyncio.shield(ready), self._start_timeout)
+        except TimeoutError:
+            raise TimeoutError(
+                f"no answer within {self._start_timeout:g} s (UPSTREAM_START_TIMEOUT_SECONDS)"
+            ) from None
+        self._client = client
+        return client
+
+    async def _own(self, ready: asyncio.Future[Client]) -> None:
+        """Hold the connection open (entered and left in this one task) until told to stop."""
+        try:
+            async with self._transport() as client:
+                self._close_stderr_writer()  # the server process holds its own copy
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+            elif not isinstance(exc, (asyncio.CancelledError, Exception)):
+                raise
+            if isinstance(exc, Exception) and self._client is not None:
+                logger.warning(
+                    "upstream_closed_with_error", extra={"server": self.name, "cause": _describe(exc)}
+                )
+        finally:
+            self._client = None
+            self._close_stderr_writer()
+
+    def _close_stderr_writer(self) -> None:
+        writer, self._stderr_writer = self._stderr_writer, None
+        if writer is not None:
+            with suppress(OSError):
+                writer.close()
+
+    def _transport(self) -> Client:
+        spec = self.spec
+        info = types.Implementation(name="mcp-summarizer-proxy", version=__version__)
+        if spec.transport == "stdio":
+            params = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
+            )
+            return Client(stdio_client(params, errlog=self._stderr()), client_info=info, cache=None)
+        headers = dict(spec.headers)
+        if spec.transport == "sse":
+            return Client(sse_client(spec.url, headers=headers), client_info=info, cache=None)
+        http = create_mcp_http_client(headers=headers)
+        return Client(streamable_http_client(spec.url, http_client=http), client_info=info, cache=None)
+
+    def _stderr(self) -> TextIO:
+        """A pipe for the server's stderr, read by a thread that logs each line as a JSON event
+        naming the server: the proxy's own output stays JSON lines (and stdio's stdout stays
+        the protocol's).  The thread ends when the last holder of the write end (the server
+        process, once this copy is closed after the start) exits."""
+        read_fd, write_fd = os.pipe()
+        writer = os.fdopen(write_fd, "w")
+        self._stderr_writer = writer
+
+        def pump() -> None:
+            with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as reader:
+                for n, line in enumerate(reader):
+                    if n < _STDERR_LINES and line.strip():
+                        logger.info(
+                            "upstream_stderr", extra={"server": self.name, "line": clip(line.rstrip(), 500)}
+                        )
+
+        threading.Thread(target=pump, name=f"stderr-{self.name}", daemon=True).start()
+        return writer
+
+    async def _close(self) -> None:
+        self._client = None
+        self._stop.set()
+        owner, self._owner = self._owner, None
+        if owner is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), 10)
+        except (TimeoutError, Exception):
+            owner.cancel()
+            with suppress(BaseException):
+                await owner
+
+
+async def _list_tools(client: Client, seconds: float) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    async with asyncio.timeout(seconds):
+        for _ in range(_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+    return tools
+
+
+def _describe(exc: BaseException) -> str:
+    """One line: an MCP error's message, else the exception's type and message (the first of
+    a group's, as anyio raises them)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, MCPError):
+        return exc.message
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
