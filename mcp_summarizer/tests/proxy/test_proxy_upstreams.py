@@ -339,3 +339,26 @@ async def test_the_proxy_over_stdio(data: Path, llm: FakeLLM, tmp_path: Path) ->
         handle = (big.meta or {})["io.github.mythline/proxy"]["original"]
         first = text_of(await client.call_tool("expand", {"source_id": handle}))
         assert (data / "docs" / "big.md").read_text().startswith(first.split("\n\n", 1)[1])
+
+
+async def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path) -> None:
+    """The client gives up on a call; the proxy's upstream call is cancelled with it, and the
+    upstream hears notifications/cancelled (its tool records that it was cancelled)."""
+    record = tmp_path / "record.txt"
+    upstream = [sys.executable, str(Path(__file__).parent / "slow_upstream.py"), str(record)]
+    config = write_config(tmp_path / "servers.json", {"slow": {"command": upstream[0], "args": upstream[1:]}})
+    server = start_server({}, ["proxy", "--config", str(config), "--transport", "streamable-http"])
+    try:
+        async with Client(server.url) as client:
+            with anyio.move_on_after(1.5) as scope:
+                await client.call_tool("wait", {"seconds": 30})
+            assert scope.cancelled_caught
+            for _ in range(200):  # up to 10 s: the upstream's record, polled
+                if record.read_text() == "cancelled":
+                    break
+                await anyio.sleep(0.05)
+            assert record.read_text() == "cancelled"
+            assert (await client.call_tool("wait", {"seconds": 0.1})).content[0].text == "waited"  # type: ignore[union-attr]
+        assert json.loads(urllib_get(server.base + "/health"))["requests_in_flight"] == 0
+    finally:
+        stop_server(server)
