@@ -81,6 +81,10 @@ class Upstream:
     async def connect(self) -> Client:
         """The open connection, opening it (and listing the tools) if needed."""
         async with self._lock:
+            if self._client is not None and _closed(self._client):
+                # It exited while idle: nothing was sent, so a new connection loses no call.
+                await self.lost("the server exited while idle")
+                self._retry_at = 0.0
             if self._client is not None:
                 return self._client
             wait = self._retry_at - time.monotonic()
@@ -248,6 +252,14 @@ class Upstream:
             owner.cancel()
             with suppress(BaseException):
                 await owner
+
+
+def _closed(client: Client) -> bool:
+    """Whether the connection's reader has already seen it end (a stdio server that exited).
+    The SDK keeps that in its dispatcher's private ``_closed``; without it, such a server's
+    death is only seen as the next call fails, and that call is lost."""
+    dispatcher = getattr(client.session, "_dispatcher", None)
+    return getattr(dispatcher, "_closed", False) is True
 
 
 async def _list_tools(client: Client, seconds: float) -> list[types.Tool]:

@@ -299,6 +299,21 @@ async def test_an_upstream_killed_mid_call_is_a_clear_error_and_the_next_call_wo
     assert json.loads(urllib_get(proxy.base + "/health"))["upstreams"]["everything"]["up"] is True
 
 
+async def test_an_upstream_that_exited_while_idle_is_started_again_without_losing_the_call(
+    proxy: RunningServer, data: Path
+) -> None:
+    path = str(data / "other" / "note.txt")
+    assert text_of(await call(proxy.url, "fs2__read_text_file", {"path": path})) == "another server's file\n"
+    victims = [p for p in descendants(proxy.proc.pid) if str(data / "other") in cmdline(p)]
+    assert victims, "fs2 is not running under the proxy"
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    await anyio.sleep(0.5)  # the proxy's reader sees the pipe close
+    again = await call(proxy.url, "fs2__read_text_file", {"path": path})
+    assert not again.is_error and text_of(again) == "another server's file\n"
+    assert any(e["event"] == "upstream_lost" and e["server"] == "fs2" for e in proxy.events())
+
+
 async def test_a_server_that_never_started_is_a_clear_error_naming_it(proxy: RunningServer) -> None:
     result = await call(proxy.url, "call_tool_summarized", {"server": "broken", "tool": "anything"})
     assert result.is_error and "MCP server 'broken'" in text_of(result)
@@ -360,5 +375,32 @@ async def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path) -> None:
             assert record.read_text() == "cancelled"
             assert (await client.call_tool("wait", {"seconds": 0.1})).content[0].text == "waited"  # type: ignore[union-attr]
         assert json.loads(urllib_get(server.base + "/health"))["requests_in_flight"] == 0
+    finally:
+        stop_server(server)
+
+
+async def test_an_upstream_that_hangs_is_cut_off_at_the_timeout(tmp_path: Path) -> None:
+    record = tmp_path / "record.txt"
+    upstream = [sys.executable, str(Path(__file__).parent / "slow_upstream.py"), str(record)]
+    config = write_config(tmp_path / "servers.json", {"slow": {"command": upstream[0], "args": upstream[1:]}})
+    server = start_server(
+        {"UPSTREAM_TIMEOUT_SECONDS": "1"},
+        ["proxy", "--config", str(config), "--transport", "streamable-http"],
+    )
+    try:
+        started = time.monotonic()
+        result = await call(server.url, "wait", {"seconds": 60})
+        assert time.monotonic() - started < 10
+        assert result.is_error
+        assert text_of(result) == (
+            "MCP server 'slow' did not answer wait within 1 s (UPSTREAM_TIMEOUT_SECONDS); "
+            "the call was cancelled"
+        )
+        for _ in range(100):  # the upstream heard the cancel
+            if record.read_text() == "cancelled":
+                break
+            await anyio.sleep(0.05)
+        assert record.read_text() == "cancelled"
+        assert text_of(await call(server.url, "wait", {"seconds": 0.1})) == "waited"
     finally:
         stop_server(server)
