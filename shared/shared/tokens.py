@@ -123,7 +123,12 @@ _SEARCH_CHARS = 1 << 16  # one regex call looks this far (each call holds the GI
 # Unicode White_Space: what \s means in the cl100k pattern (Rust).  Python's \s also has
 # \x1c-\x1f, which the pre-tokenizer reads as punctuation.
 _WS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_CUT = re.compile(f"(?<=\n)(?=[^{_WS}])|(?<=[^{_WS}])(?=[ \t])")
+# A cut: after a newline that is followed by something other than whitespace, or before a
+# space or tab that follows something other than whitespace.  Written to start with the
+# character set [\n \t], which the regex engine scans for at C speed: a text with none of
+# them (base64, CJK with no spaces) is passed over about seven times faster than with
+# lookbehinds first.  The match is the newline (the cut is after it) or the blank (before it).
+_CUT = re.compile(f"[\n \t](?:(?<=\n)(?=[^{_WS}])|(?<=[^{_WS}][ \t]))")
 _LONG_RUN = re.compile(f"(?<![{_WS}])[{_WS}]{{{WHITESPACE_RUN_CHARS + 1}}}")
 _RUN_REST = re.compile(f"[{_WS}]*+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -146,11 +151,17 @@ def pieces(text: str) -> Iterator[str]:
 def _next_cut(text: str, pos: int) -> int:
     """The first cut at or after ``pos`` (the text's end if none), one bounded search at a time."""
     size = len(text)
-    while pos < size:
-        found = _CUT.search(text, pos, min(pos + _SEARCH_CHARS, size))
-        if found:
-            return found.start()
-        pos += _SEARCH_CHARS
+    start = max(pos - 1, 0)  # a newline just before pos makes a cut at pos
+    while start < size:
+        # One character past the window, so a newline at its end is judged with the next one.
+        stop = min(start + _SEARCH_CHARS + 1, size)
+        found = _CUT.search(text, start, stop)
+        while found:
+            cut = found.end() if text[found.start()] == "\n" else found.start()
+            if cut >= pos:
+                return cut
+            found = _CUT.search(text, found.end(), stop)
+        start += _SEARCH_CHARS
     return size
 
 

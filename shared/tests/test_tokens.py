@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -238,3 +239,18 @@ def test_lone_surrogates_count_as_replacement_characters() -> None:
     text = "Hello \ud800 world \udfff. " * 3
     assert tokens.count(text) == tokens.count(text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"))
     assert tokens.encode("a\ud83d\ude00b") == tokens.encode("a\ufffd\ufffdb"), "one for one, never joined"
+
+
+_ZERO_WIDTH_CUT = re.compile(f"(?<=\n)(?=[^{tokens._WS}])|(?<=[^{tokens._WS}])(?=[ \t])")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(PIECES_TEXT, TEXT), st.integers(0, 60), st.sampled_from([1, 2, 3, 7]))
+def test_the_next_cut_is_the_first_cut_position_at_or_after_pos(text: str, pos: int, window: int) -> None:
+    """The cut search, in windows as small as one character, finds what one zero-width
+    search over the whole text finds (the cut positions' definition)."""
+    pos = min(pos, len(text))
+    expected = next((m.start() for m in _ZERO_WIDTH_CUT.finditer(text, pos)), len(text))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokens, "_SEARCH_CHARS", window)
+        assert tokens._next_cut(text, pos) == expected

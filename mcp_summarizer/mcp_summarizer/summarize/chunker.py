@@ -14,11 +14,12 @@ Two strategies share one machinery:
 
 Why sizes are exact at the cost of a single tokenizer pass: the text is encoded once and
 the character offset of every token boundary is computed with numpy.  At a *safe boundary*
-— a line start whose first character is not whitespace, or the space before a word — the
-cl100k pre-tokenizer always starts a new piece, so the text on either side encodes exactly
-as it does in the whole: ``count(text[a:b])`` is the number of tokens between ``a`` and
-``b``.  Every cut is made at a safe boundary when one exists, so chunk sizes are read off
-the one encoding; only where none exists (a long run of CJK text, a base64 blob) is a
+— a line start whose first character is not whitespace, the space before a word, or where
+a letter and a digit meet — the cl100k pre-tokenizer always starts a new piece, so the text
+on either side encodes exactly as it does in the whole: ``count(text[a:b])`` is the number
+of tokens between ``a`` and ``b``.  Every cut is made at a safe boundary when one exists, so
+chunk sizes are read off
+the one encoding; only where none exists (a long run of CJK text, a blob of letters) is a
 chunk cut at a plain character boundary and counted again.  (The encoding is
 `tokens.encode_array`'s, in pieces; a whitespace run of over 131,072 characters, which
 tiktoken cannot encode whole past a million, is cut at offsets from its own start, so the
@@ -62,12 +63,18 @@ _STRUCTURE = r"""(?:
          |(?:\*[ \t]*+){3}[* \t]*+$                        # no repeated group, so a line of
          |(?:_[ \t]*+){3}[_ \t]*+$))                        # a million "-" is one fast scan
       | (?P<fence>[ ]{0,3}(?P<f>`{3,}|~{3,}))              # code fence (CommonMark allows 3 spaces)
-      | (?<=\n\n)(?=\S)                                    # paragraph after a blank line
     )"""
-_BLOCK_START = re.compile(r"\n" + _STRUCTURE, re.MULTILINE | re.VERBOSE)
+_SPECIAL_START = re.compile(r"\n" + _STRUCTURE, re.MULTILINE | re.VERBOSE)
 _FIRST_LINE = re.compile(_STRUCTURE, re.MULTILINE | re.VERBOSE)
 _LINE_START = re.compile(r"\n(?=\S)")
+# Every safe boundary is at one of these places (supersets, checked with safe_kind): a line
+# start or a space (a reader's cut), else where a digit (\d: Unicode decimal) meets a
+# non-digit.  Found by the regex engine, so a window with no place to cut (CJK with no
+# space) costs no Python loop.
+_STRONG_HINT = re.compile(r"(?<=\n)(?=\S)|(?= )")
+_WEAK_HINT = re.compile(r"(?<=\D)(?=\d)|(?<=\d)(?=\D)")
 _HEADER_CONTEXT_SHARE = 4  # header context may use at most 1/4 of a chunk
+_UNSAFE_MARGIN = 8  # tokens an unsafely cut window starts short by
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +122,23 @@ def chunk(
 
 def is_safe_boundary(text: str, pos: int) -> bool:
     """True where the tokenizer starts a fresh piece whatever surrounds the cut (see docstring)."""
+    return safe_kind(text, pos) > 0
+
+
+def safe_kind(text: str, pos: int) -> int:
+    """2 at a line start or a word break (where a reader would cut too), 1 where only a letter
+    and a digit meet, 0 where a cut is not safe."""
     if pos <= 0 or pos >= len(text):
-        return True
+        return 2
     before, after = text[pos - 1], text[pos]
     if before == "\n":
-        return not after.isspace()
-    return after == " " and not before.isspace() and pos + 1 < len(text) and text[pos + 1].isalpha()
+        return 0 if after.isspace() else 2
+    if after == " ":
+        return 2 if not before.isspace() and pos + 1 < len(text) and text[pos + 1].isalpha() else 0
+    # A letter run and a digit run are always separate pieces (cl100k's pattern has letters
+    # in no digit piece and digits in no letter piece), and neither looks past its end: so
+    # "abc|123" and "123|abc" are safe, which gives base64 and hex blobs places to cut.
+    return int((before.isalpha() and after.isdecimal()) or (before.isdecimal() and after.isalpha()))
 
 
 class TokenOffsets:
@@ -143,11 +161,13 @@ class TokenOffsets:
         # text has few continuation bytes, so this stays cheap.
         # "surrogatepass": a lone surrogate takes 3 bytes, as the U+FFFD it is encoded as does.
         raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        continuation = np.flatnonzero((raw & 0xC0) == 0x80)
-        before = np.searchsorted(continuation, byte_off)
-        self.char = byte_off - before
-        at = np.minimum(before, len(continuation) - 1) if len(continuation) else before
-        self.valid = (continuation[at] != byte_off) if len(continuation) else np.ones(len(byte_off), bool)
+        continuation = (raw & 0xC0) == 0x80
+        before = np.zeros(len(raw) + 1, dtype=np.int32)  # continuation bytes before each byte
+        np.cumsum(continuation, out=before[1:])
+        self.char = byte_off - before[byte_off]
+        self.valid = np.ones(len(byte_off), dtype=bool)
+        inner = byte_off < len(raw)
+        self.valid[inner] = ~continuation[byte_off[inner]]
 
     def index(self, pos: int) -> int | None:
         """Token index whose boundary is exactly at character ``pos``, or None."""
@@ -229,53 +249,7 @@ class _Splitter:
             i = j
 
     def _blocks(self) -> _Blocks:
-        text = self.text
-        first = len(text) - len(text.lstrip())
-        open_fence: tuple[str, int] | None = None  # (marker char, marker length)
-        starts, ranks = [0], [_RANK_PARAGRAPH]
-        headers: dict[int, tuple[int, str]] = {}
-        end = len(text)
-        first_line = _FIRST_LINE.match(text)
-        for m in itertools.chain([first_line] if first_line else [], _BLOCK_START.finditer(text)):
-            p, kind = (0 if m.re is _FIRST_LINE else m.start() + 1), m.lastgroup
-            rank = _RANK_PARAGRAPH
-            if kind == "fence":
-                marker = m.group("f")
-                if open_fence is None:
-                    open_fence = (marker[0], len(marker))
-                else:
-                    line_end = text.find("\n", m.end())
-                    line_end = end if line_end < 0 else line_end
-                    if (
-                        marker[0] != open_fence[0]
-                        or len(marker) < open_fence[1]
-                        or text[m.end() : line_end].strip()
-                    ):
-                        continue
-                    open_fence = None
-                    p = line_end + 1  # the block after the fence starts on the next line
-            elif open_fence is not None:
-                continue  # a '# comment' inside a code block is not a header
-            elif kind == "h":
-                level = len(m.group("h"))
-                if level <= 4:
-                    rank = level
-                    line_end = text.find("\n", p)
-                    header = text[p : end if line_end < 0 else line_end].rstrip()
-                    if p <= first:  # the document opens with this header
-                        if p == first:
-                            ranks[0] = rank
-                            headers[0] = (level, header)
-                        continue
-                    headers[len(starts)] = (level, header)
-            elif kind == "hr":
-                rank = 5
-            if p <= starts[-1] or p >= end or text[p - 1] != "\n" or text[p].isspace():
-                if kind == "h" and headers.get(len(starts)):
-                    del headers[len(starts)]
-                continue  # not a safe cut
-            starts.append(p)
-            ranks.append(rank)
+        starts, ranks, headers = block_starts(self.text)
         # Keep only cuts that are token boundaries (all safe cuts are; checked in one numpy call).
         ok = (self.off.indices(starts) >= 0).tolist()
         if all(ok):
@@ -356,8 +330,9 @@ class _Splitter:
             if exact:
                 self._emit(start_char, int(off.char[k]), context, context_tokens, k - s)
             else:
-                k = self._fit_unsafe(s, k, context, context_tokens)
-                self._emit(start_char, int(off.char[k]), context, context_tokens, None)
+                k, total = self._fit_unsafe(s, k, context, context_tokens)
+                body = None if total is None else total - context_tokens  # counted with the context
+                self._emit(start_char, int(off.char[k]), context, context_tokens, body)
             if k >= end_tok:
                 return
             # Next window starts `overlap` tokens back, moved forward to a safe boundary.
@@ -371,32 +346,171 @@ class _Splitter:
                 s, start_safe = nxt, False
 
     def _safe_before(self, lo: int, t: int, search: int) -> int | None:
-        """Latest token boundary in (lo, t] that is a safe cut, looking back ``search`` tokens."""
-        off, text = self.off, self.text
-        for k in range(t, max(lo, t - search), -1):
-            if off.is_char_boundary(k) and is_safe_boundary(text, int(off.char[k])):
-                return k
-        return None
+        """Latest token boundary in (lo, t] that is a safe cut, looking back ``search`` tokens;
+        a word break or line start if there is one, else where a letter meets a digit."""
+        first = max(lo + 1, t - search + 1)
+        if first > t:
+            return None
+        return self._latest(_STRONG_HINT, 2, first, t) or self._latest(_WEAK_HINT, 1, first, t)
 
     def _safe_after(self, k0: int, limit: int) -> int | None:
+        """First token boundary in [k0, limit] that is a safe cut (a word break or line start
+        if there is one)."""
+        if k0 > limit:
+            return None
+        return self._first(_STRONG_HINT, 2, k0, limit) or self._first(_WEAK_HINT, 1, k0, limit)
+
+    def _latest(self, hint: re.Pattern[str], kind: int, lo: int, hi: int) -> int | None:
+        """The latest hinted position of that kind that is a token boundary in [lo, hi].
+        Searched backwards in growing windows: the cut is nearly always close to the end."""
         off, text = self.off, self.text
-        for k in range(k0, limit + 1):
-            if off.is_char_boundary(k) and is_safe_boundary(text, int(off.char[k])):
+        floor, end = int(off.char[lo]), int(off.char[hi]) + 1
+        width = 64
+        while end > floor:
+            start = max(floor, end - width)
+            for pos in reversed([m.start() for m in hint.finditer(text, start, end)]):
+                k = off.index(pos)
+                if k is not None and lo <= k <= hi and safe_kind(text, pos) >= kind:
+                    return k
+            end, width = start, width * 4
+        return None
+
+    def _first(self, hint: re.Pattern[str], kind: int, lo: int, hi: int) -> int | None:
+        off, text = self.off, self.text
+        for m in hint.finditer(text, int(off.char[lo]), int(off.char[hi]) + 1):
+            k = off.index(m.start())
+            if k is not None and lo <= k <= hi and safe_kind(text, m.start()) >= kind:
                 return k
         return None
 
-    def _fit_unsafe(self, s: int, k: int, context: str, context_tokens: int) -> int:
-        """Shrink an unsafely cut window until its exact count fits (rare: no word breaks)."""
+    def _fit_unsafe(self, s: int, k: int, context: str, context_tokens: int) -> tuple[int, int | None]:
+        """Shrink an unsafely cut window until its exact count fits (rare: no word breaks);
+        the end, and the count with the context (None if the window shrank to one token)."""
         off, text = self.off, self.text
         start = int(off.char[s])
+        # A cut inside a piece re-encodes into a few more tokens than the slice of the whole:
+        # a full window starts a little short, so that one count mostly suffices.
+        if context_tokens + (k - s) > self.size - _UNSAFE_MARGIN and k - s > 8 * _UNSAFE_MARGIN:
+            k = max(s + 1, k - _UNSAFE_MARGIN)
+            while k > s + 1 and not off.is_char_boundary(k):
+                k -= 1
         while k > s + 1:
             n = tokens.count(context + text[start : int(off.char[k])])
             if n <= self.size:
-                return k
+                return k, n
             k -= max(1, n - self.size)
             while k > s + 1 and not off.is_char_boundary(k):
                 k -= 1
-        return max(k, s + 1)
+        return max(k, s + 1), None
+
+
+def block_starts(text: str) -> tuple[list[int], list[int], dict[int, tuple[int, str]]]:
+    """Where the blocks of ``text`` start, their ranks, and the H1-H4 header lines among them
+    (keyed by block index).
+
+    Paragraphs are most of the blocks and need no state, so they are found in one regex pass
+    and filtered in bulk; the rare structure (headers, breaks, fences) is walked in order,
+    because a fence hides what is inside it.  A paragraph start is a line after a blank line
+    whose first character is not whitespace, and is never inside a fence."""
+    first = len(text) - len(text.lstrip())
+    end = len(text)
+    open_fence: tuple[str, int] | None = None  # (marker char, marker length)
+    fenced: list[int] = []  # newline positions where fences open and close, in pairs
+    special_at: set[int] = set()  # newline positions where structure starts
+    accepted: list[tuple[int, int, tuple[int, str] | None]] = []  # (start, rank, header)
+    last = 0
+    first_line = _FIRST_LINE.match(text)
+    matches = itertools.chain([first_line] if first_line else [], _SPECIAL_START.finditer(text))
+    for m in matches:
+        at_first = m.re is _FIRST_LINE
+        q = -1 if at_first else m.start()
+        p, kind = q + 1, m.lastgroup
+        special_at.add(q)
+        rank, header = _RANK_PARAGRAPH, None
+        if kind == "fence":
+            marker = m.group("f")
+            if open_fence is None:
+                open_fence = (marker[0], len(marker))
+                fenced.append(q)
+            else:
+                line_end = text.find("\n", m.end())
+                line_end = end if line_end < 0 else line_end
+                if (
+                    marker[0] != open_fence[0]
+                    or len(marker) < open_fence[1]
+                    or text[m.end() : line_end].strip()
+                ):
+                    continue
+                open_fence = None
+                fenced.append(q)
+                p = line_end + 1  # the block after the fence starts on the next line
+        elif open_fence is not None:
+            continue  # a '# comment' inside a code block is not a header
+        elif kind == "h":
+            level = len(m.group("h"))
+            if level <= 4:
+                rank = level
+                line_end = text.find("\n", p)
+                line = text[p : end if line_end < 0 else line_end].rstrip()
+                if p <= first:  # the document opens with this header
+                    if p == first:
+                        accepted.append((0, rank, (level, line)))
+                    continue
+                header = (level, line)
+        elif kind == "hr":
+            rank = 5
+        if p <= last or p >= end or text[p - 1] != "\n" or text[p].isspace():
+            continue  # not a safe cut
+        accepted.append((p, rank, header))
+        last = p
+    if open_fence is not None:
+        fenced.append(end)  # unclosed: it runs to the end
+    newlines = _paragraph_newlines(text)  # the newline before each paragraph start
+    if special_at:  # structure found at a paragraph's newline wins
+        found = np.fromiter(special_at, dtype=np.int64, count=len(special_at))
+        newlines = newlines[~np.isin(newlines, found)]
+    if fenced:  # a fence hides what is strictly between its opening and its closing
+        fences = np.asarray(fenced, dtype=np.int64)
+        newlines = newlines[np.searchsorted(fences, newlines, side="left") % 2 == 0]
+    # Merge: no paragraph start equals an accepted one (a different newline, or a fence's
+    # next line, which follows a line that is not blank).
+    opening = accepted[0] if accepted and accepted[0][0] == 0 else None
+    others = accepted[1:] if opening else accepted
+    first_rank = opening[1] if opening else _RANK_PARAGRAPH
+    positions = np.concatenate(
+        [np.zeros(1, np.int64), newlines + 1, np.asarray([a[0] for a in others], dtype=np.int64)]
+    )
+    rank_of = np.concatenate(
+        [
+            np.full(1, first_rank, np.int64),
+            np.full(len(newlines), _RANK_PARAGRAPH, np.int64),
+            np.asarray([a[1] for a in others], dtype=np.int64),
+        ]
+    )
+    order = np.argsort(positions, kind="stable")
+    starts = positions[order]
+    headers: dict[int, tuple[int, str]] = {}
+    if opening and opening[2] is not None:
+        headers[0] = opening[2]
+    if others:
+        where = np.searchsorted(starts, [a[0] for a in others]).tolist()
+        headers.update((i, a[2]) for i, a in zip(where, others, strict=True) if a[2] is not None)
+    return starts.tolist(), rank_of[order].tolist(), headers
+
+
+# Every character `str.isspace` (and the regex `\s`) calls whitespace.
+_WHITESPACE = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+
+
+def _paragraph_newlines(text: str) -> npt.NDArray[np.int64]:
+    r"""Positions i with text[i-1] == text[i] == "\n" and text[i+1] not whitespace: what
+    ``\n\n(?=\S)`` finds, without a Python object per match."""
+    if len(text) < 3:
+        return np.zeros(0, dtype=np.int64)
+    chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    newline = chars == 10
+    i = np.flatnonzero(newline[:-2] & newline[1:-1]) + 1
+    return i[~np.isin(chars[i + 1], _WHITESPACE)].astype(np.int64)
 
 
 def _best_break(ranks: list[int], cum: list[int], i: int, j: int, budget: int) -> int:

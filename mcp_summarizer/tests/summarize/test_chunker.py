@@ -79,8 +79,13 @@ def test_semantic_invariants_on_arbitrary_unicode(text: str, size: int) -> None:
     check_invariants(text, chunk(text, chunk_size=size), size)
 
 
+# Where letters meet digits: base64 and hex, other scripts' letters and decimal digits
+# (Arabic-Indic, fullwidth), digits that are not decimal (superscripts, fractions), contractions.
+BLOBS = st.text(alphabet="abcXYZ0189+/=_-'sé日ß٣١２１²½ⅷ\n ", min_size=1, max_size=80)
+
+
 @settings(max_examples=500, deadline=None)
-@given(st.one_of(markdown(), ANY_TEXT), st.data())
+@given(st.one_of(markdown(), ANY_TEXT, BLOBS), st.data())
 def test_safe_boundaries_split_the_token_count_exactly(text: str, data: st.DataObject) -> None:
     """The claim the chunker's one-pass sizing rests on: at safe boundaries, the text on
     each side encodes exactly as it does within the whole."""
