@@ -24,6 +24,7 @@ import re
 import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -428,6 +429,9 @@ def start_real_summarizer(llm_base_url: str, **env: str) -> RealSummarizer:
             "OPENROUTER_API_KEY": "test",
             "SUMMARIZER_BACKEND": "openai",
             "LLM_MAX_ATTEMPTS": "1",
+            # Its own store, and no result cache: every run asks the test LLM afresh.
+            "CACHE_DIR": tempfile.mkdtemp(prefix="summarizer-store-"),
+            "CACHE": "off",
             **env,
         }
     )

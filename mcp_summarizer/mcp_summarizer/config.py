@@ -77,6 +77,13 @@ class Settings(BaseSettings):
     source_ttl_seconds: float = Field(86_400.0, gt=0)
     source_store_max_mb: float = Field(512.0, gt=0)
 
+    # The result cache (summaries already made, by a hash of all that decides them): a SQLite
+    # file under CACHE_DIR, or Redis with REDIS_URL (which also holds the content store).
+    cache: Literal["on", "off"] = "on"
+    cache_ttl_seconds: float = Field(604_800.0, gt=0)
+    cache_max_mb: float = Field(256.0, gt=0)
+    redis_url: str = Field("", pattern=r"^$|^rediss?://|^unix://")
+
     # summarize_documents: a cluster less relevant to the focus than this is the first to be
     # left out of the summaries when the budget is tight (it stays in the index).
     cluster_min_relevance: float = Field(0.2, ge=0, le=1)

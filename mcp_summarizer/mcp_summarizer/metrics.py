@@ -111,6 +111,12 @@ class Metrics:
             registry=registry,
         )
         self.fetches = Counter(p + "fetches", "fetch_url requests by outcome", ["outcome"], registry=registry)
+        self.cache = Counter(
+            p + "cache_lookups",
+            "Cache lookups by level (result) and outcome (hit, miss, error: the backend failed)",
+            ["level", "outcome"],
+            registry=registry,
+        )
 
     def gauges(
         self,
@@ -145,6 +151,9 @@ class Metrics:
 
     def waited(self, seconds: float) -> None:
         self.slot_wait.observe(seconds)
+
+    def cached(self, level: str, outcome: str) -> None:
+        self.cache.labels(level, outcome).inc()
 
     def fetched(self, outcome: str) -> None:
         self.fetches.labels(outcome).inc()

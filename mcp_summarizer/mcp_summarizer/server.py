@@ -30,6 +30,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer import __version__
+from mcp_summarizer.cache import ResultCache, open_cache, result_key
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
@@ -37,7 +38,7 @@ from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand as expand_source
-from mcp_summarizer.summarize.engine import Engine, Kind, Outcome, Progress, Request, Strategy
+from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.web.pages import Pages, read
 from shared.logs import clip
@@ -79,6 +80,7 @@ class Service:
     pages: Pages
     store: ContentStore
     documents: DocumentsPipeline
+    cache: ResultCache | None = None
     metrics: Metrics = field(default_factory=Metrics)
     counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -133,7 +135,14 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
     engine = Engine.from_settings(settings, backend)
     store = open_store(settings)
-    service = Service(settings, engine, Pages(settings), store, DocumentsPipeline(engine, store, settings))
+    service = Service(
+        settings,
+        engine,
+        Pages(settings),
+        store,
+        DocumentsPipeline(engine, store, settings),
+        open_cache(settings),
+    )
     engine.observer = service.metrics
     service.metrics.gauges(
         requests=lambda: len(service.inflight),
@@ -408,12 +417,67 @@ async def _summarize(
             focus=focus,
             strategy=strategy,
         )
+        key = await _cache_key(service, tool, request)
+        if key is not None and (hit := await _cached(service, tool, key, started)) is not None:
+            return hit
         outcome = await service.engine.summarize(request, _progress(ctx))
     except SummarizerError as exc:
         raise _rejected(service, tool, exc) from None
     _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     _log_completion(service, tool, request, outcome, started)
-    return _result(outcome.text, outcome, service.engine.model)
+    result = _result(outcome.text, outcome, service.engine.model)
+    if key is not None and service.cache is not None and not outcome.degraded and not outcome.bypassed:
+        await service.cache.put(key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]})
+    return result
+
+
+async def _cache_key(service: Service, tool: str, request: Request) -> str | None:
+    """The request's cache key, or None when there is no cache or the content surely fits the
+    budget (at most 4 tokens a character: answered unchanged, faster than any lookup)."""
+    if service.cache is None or len(request.content) * 4 <= request.max_output_tokens:
+        return None
+
+    def key() -> str:
+        return result_key(
+            tool,
+            request.content,
+            backend=service.settings.backend,
+            model=service.engine.model,
+            kind=request.kind,
+            budget=request.max_output_tokens,
+            focus=request.focus,
+            strategy=request.strategy,
+            on_failure=service.settings.on_llm_failure,
+            repair=service.settings.fidelity_repair,
+        )
+
+    # Hashing a megabyte takes milliseconds: off the event loop then.
+    return key() if len(request.content) <= INLINE_CHARS else await asyncio.to_thread(key)
+
+
+async def _cached(service: Service, tool: str, key: str, started: float) -> CallToolResult | None:
+    assert service.cache is not None
+    hit = await service.cache.get(key)
+    service.metrics.cached("result", "hit" if hit else ("error" if service.cache.failing else "miss"))
+    if hit is None:
+        return None
+    facts = {**hit["facts"], "cached": True}
+    _answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
+    logger.info(
+        "summarization_complete",
+        extra={
+            "tool": tool,
+            "cached": True,
+            "cache": service.cache.name,
+            "input_tokens": facts.get("input_tokens"),
+            "output_tokens": facts.get("output_tokens"),
+            "model": facts.get("model"),
+            "llm_calls": 0,
+            "degraded": False,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
+    return CallToolResult(content=[TextContent(type="text", text=hit["text"])], _meta={META_SUMMARY: facts})
 
 
 def _rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:

@@ -22,9 +22,16 @@ RunningServer = ServiceProcess
 def start_server(env: dict[str, str], args: list[str] | None = None) -> RunningServer:
     port = free_port()
     full_env = scrubbed_environ(("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_"))
-    # Each server its own content store, unless a test shares one on purpose.
+    # Each server its own content store, unless a test shares one on purpose.  The result
+    # cache is off unless a test turns it on: most tests send the same page again to see what
+    # the LLM is asked, and a cached answer would ask it nothing (tests/cache/ test the cache).
     full_env.update(
-        {"MCP_SUMMARIZER_PORT": str(port), "CACHE_DIR": tempfile.mkdtemp(prefix="summarizer-store-"), **env}
+        {
+            "MCP_SUMMARIZER_PORT": str(port),
+            "CACHE_DIR": tempfile.mkdtemp(prefix="summarizer-store-"),
+            "CACHE": "off",
+            **env,
+        }
     )
     return start_service([sys.executable, "-m", "mcp_summarizer", *(args or [])], full_env, port)
 

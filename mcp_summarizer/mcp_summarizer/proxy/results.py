@@ -86,7 +86,8 @@ async def shape(
     original = "\n\n".join(texts)
     doc_id = _doc_id(server, tool, original)
     parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
-    await store.put(
+    not_kept = await _keep(
+        store,
         [
             Source(
                 source_id=source_id(doc_id, i),
@@ -97,19 +98,21 @@ async def shape(
                 title=f"{server}/{tool} result",
             )
             for i, part in enumerate(parts)
-        ]
+        ],
     )
-    handle = source_id(doc_id, 0)
+    handle = "" if not_kept else source_id(doc_id, 0)
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
     dropped = result.structured_content is not None
-    header = _header(how, size, budget, server, tool, handle, len(parts), dropped)
+    header = _header(how, size, budget, server, tool, handle, len(parts), dropped, not_kept=not_kept)
     room = budget - tokens.count(header + "\n\n")
     body, how, cause = await _body(
         how, original, value, room, engine, server, tool, arguments, goal, progress
     )
     if how == "truncated":
-        header = _header(how, size, budget, server, tool, handle, len(parts), dropped, cause)
+        header = _header(
+            how, size, budget, server, tool, handle, len(parts), dropped, cause, not_kept=not_kept
+        )
         room = budget - tokens.count(header + "\n\n")
         body = await asyncio.to_thread(tokens.truncate, original, max(room, 0))
     text = f"{header}\n\n{body}"
@@ -123,7 +126,7 @@ async def shape(
         "how": how,
         "input_tokens": size,
         "output_tokens": out_tokens,
-        "original": handle,
+        "original": handle or None,
         "parts": len(parts),
         "structured_content_dropped": dropped,
     }
@@ -181,6 +184,8 @@ def _header(
     parts: int,
     dropped: bool,
     cause: str = "",
+    *,
+    not_kept: str = "",
 ) -> str:
     done = {
         "summarized": "summarized",
@@ -190,13 +195,29 @@ def _header(
         "passed": "",
     }[how]
     part_note = f"{parts} parts: expand each part's Next: id" if parts > 1 else "1 part"
+    where = (
+        f'The exact original: expand("{handle}") ({part_note}).'
+        if handle
+        else f"The original could not be kept ({not_kept}), so there is no handle to expand."
+    )
     line = (
         f"[mcp-summarizer: this {server}/{tool} result was {size} tokens, over the {budget}-token "
-        f'limit, so it is {done}. The exact original: expand("{handle}") ({part_note}).'
+        f"limit, so it is {done}. {where}"
     )
     if dropped:
         line += " Its structuredContent was dropped (it cannot be cut and stay valid)."
     return line + "]"
+
+
+async def _keep(store: ContentStore, sources: list[Source]) -> str:
+    """Store the original's parts: "" when kept, else why not (over the store's cap, the store
+    unreachable).  The answer goes out either way: the agent must not lose the result."""
+    try:
+        await store.put(sources)
+    except SummarizerError as exc:
+        logger.warning("proxy_original_not_kept", extra={"reason": str(exc)})
+        return str(exc)
+    return ""
 
 
 def _parts(text: str, size: int) -> list[str]:

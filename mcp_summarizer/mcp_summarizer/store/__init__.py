@@ -12,7 +12,16 @@ __all__ = ["ContentStore", "Source", "StoreStats", "open_store"]
 
 
 def open_store(settings: Settings) -> ContentStore:
-    """The configured store: a SQLite file under CACHE_DIR (default the user's cache folder)."""
+    """The configured store: Redis when REDIS_URL is set (shared by replicas), else a SQLite
+    file under CACHE_DIR (default the user's cache folder)."""
+    if settings.redis_url:
+        from mcp_summarizer.store.redis import RedisStore
+
+        return RedisStore(
+            settings.redis_url,
+            ttl_seconds=settings.source_ttl_seconds,
+            max_bytes=int(settings.source_store_max_mb * 1_000_000),
+        )
     folder = Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
     return SQLiteStore(
         folder,

@@ -162,3 +162,21 @@ async def test_an_llm_that_fails_still_gives_an_answer_within_the_budget(
     finally:
         await eng.aclose()
     assert shaped.output_tokens <= 700 and tokens.count(shaped.result.content[0].text) <= 700  # type: ignore[union-attr]
+
+
+async def test_an_original_over_the_stores_cap_still_gets_its_answer(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10_000)  # LONG is ~150 KB
+    shaped = await shape(
+        text_result(LONG),
+        budget=500,
+        engine=engine(),
+        store=store,
+        server="fs",
+        tool="read",
+        arguments={},
+        goal="",
+    )
+    answer = shaped.result.content[0]
+    assert isinstance(answer, types.TextContent) and tokens.count(answer.text) <= 500
+    assert "The original could not be kept (" in answer.text and "SOURCE_STORE_MAX_MB" in answer.text
+    assert shaped.handle == "" and (shaped.result.meta or {})[META_PROXY]["original"] is None

@@ -1,0 +1,210 @@
+"""The result cache through the real server over HTTP, the test LLM counting calls: a summary
+made once is answered again without the LLM, on the same server, after a restart, and on
+another server sharing the cache (one host's SQLite file, or Redis); anything that decides the
+answer changes the key; Redis killed mid-run never fails an answer, and hits come back with it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_llm import FakeLLM
+from mcp import Client
+from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conftest import RunningServer, start_server, stop_server
+from redis_server import REDIS, RedisServer
+
+from mcp_summarizer.cache.key import prompt_version, result_key
+from mcp_summarizer.cache.sqlite import SQLiteResultCache
+from mcp_summarizer.summarize import tokens
+
+PAGE = "\n\n".join(
+    f"## Part {i}\n\n" + f"Marshal Dughan {i} guards Goldshire with {i} wolves. " * 30 for i in range(40)
+)
+FACTS = "io.github.mythline/summary"
+
+
+def env(llm: FakeLLM, **more: str) -> dict[str, str]:
+    return {"OPENROUTER_BASE_URL": llm.base_url, "LLM_RETRY_BASE_SECONDS": "0", "CACHE": "on", **more}
+
+
+async def summarize(server: RunningServer, content: str = PAGE, **args: Any) -> tuple[str, dict[str, Any]]:
+    async with Client(server.url) as client:
+        result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 300, **args})
+    assert not result.is_error, result
+    text = result.content[0].text  # type: ignore[union-attr]
+    return text, (result.meta or {})[FACTS]
+
+
+def lookups(server: RunningServer) -> dict[str, float]:
+    with urllib.request.urlopen(server.base + "/metrics", timeout=5) as response:
+        families = text_string_to_metric_families(response.read().decode())
+    return {
+        s.labels["outcome"]: s.value
+        for f in families
+        for s in f.samples
+        if s.name == "mcp_summarizer_cache_lookups_total" and s.labels.get("level") == "result"
+    }
+
+
+async def test_a_summary_is_made_once_then_served_from_the_embedded_cache(fresh_llm: FakeLLM) -> None:
+    folder = tempfile.mkdtemp(prefix="summarizer-cache-")
+    server = start_server(env(fresh_llm, CACHE_DIR=folder))
+    try:
+        text, facts = await summarize(server)
+        calls = fresh_llm.calls
+        assert calls > 0 and "cached" not in facts
+        again, facts_again = await summarize(server)
+        assert fresh_llm.calls == calls, "a hit asks the LLM nothing"
+        assert again == text and facts_again == {**facts, "cached": True}
+        assert tokens.count(again) <= 300
+        # Anything that decides the answer is in the key.
+        await summarize(server, max_output_tokens=250)
+        await summarize(server, focus_areas="wolves")
+        await summarize(server, strategy="token")
+        assert fresh_llm.calls > calls
+        assert lookups(server) == {"hit": 1.0, "miss": 4.0}
+        hit = server.wait_for_event("summarization_complete", 5)
+        assert [e.get("cached", False) for e in hit] == [False, True, False, False, False]
+    finally:
+        stop_server(server)
+    # A new process on the same folder: the answer is still there.
+    restarted = start_server(env(fresh_llm, CACHE_DIR=folder))
+    try:
+        calls = fresh_llm.calls
+        assert (await summarize(restarted))[0] == text and fresh_llm.calls == calls
+    finally:
+        stop_server(restarted)
+
+
+async def test_two_processes_share_one_cache_file(fresh_llm: FakeLLM) -> None:
+    folder = tempfile.mkdtemp(prefix="summarizer-cache-")
+    a = start_server(env(fresh_llm, CACHE_DIR=folder))
+    b = start_server(env(fresh_llm, CACHE_DIR=folder))
+    try:
+        text, _ = await summarize(a, PAGE + "\n\nTwo processes.")
+        calls = fresh_llm.calls
+        text_b, facts_b = await summarize(b, PAGE + "\n\nTwo processes.")
+        assert text_b == text and facts_b["cached"] is True and fresh_llm.calls == calls
+    finally:
+        stop_server(a)
+        stop_server(b)
+
+
+async def test_cache_off_asks_the_llm_every_time(fresh_llm: FakeLLM) -> None:
+    server = start_server(env(fresh_llm, CACHE="off"))
+    try:
+        await summarize(server)
+        calls = fresh_llm.calls
+        _, facts = await summarize(server)
+        assert fresh_llm.calls == 2 * calls and "cached" not in facts
+        assert lookups(server) == {}
+    finally:
+        stop_server(server)
+
+
+def test_the_key_changes_with_the_model_backend_and_prompts(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = {"backend": "openai", "model": "m1", "kind": "general", "budget": 300, "focus": ""}
+    key = result_key("summarize", "text", **base)  # type: ignore[arg-type]
+    assert key == result_key("summarize", "text", **base)  # type: ignore[arg-type]
+    assert key != result_key("summarize", "text", **{**base, "model": "m2"})  # type: ignore[arg-type]
+    assert key != result_key("summarize", "text", **{**base, "backend": "extractive"})  # type: ignore[arg-type]
+    assert key != result_key("summarize", "text!", **base)  # type: ignore[arg-type]
+    assert key != result_key("summarize_for_extraction", "text", **base)  # type: ignore[arg-type]
+    monkeypatch.setattr("mcp_summarizer.cache.key.prompt_version", lambda: "edited")
+    assert key != result_key("summarize", "text", **base)  # type: ignore[arg-type]
+    assert len(prompt_version.__wrapped__()) == 16  # type: ignore[attr-defined]
+
+
+async def test_the_embedded_cache_evicts_the_least_recently_used_at_its_cap(tmp_path: Path) -> None:
+    cache = SQLiteResultCache(tmp_path, ttl_seconds=3600, max_bytes=1000)
+    value = {"text": "x" * 400}
+    for key in ("a", "b", "c"):
+        await cache.put(key, value)
+    assert cache.entries() == 2 and await cache.get("a") is None  # ~414 bytes each: 3 are over 1000
+    await cache.get("b")  # b is now more recently used than c
+    await cache.put("d", value)
+    assert await cache.get("b") == value and await cache.get("c") is None and await cache.get("d") == value
+    await cache.put("huge", {"text": "y" * 5000})  # larger than the whole cache: not kept
+    assert await cache.get("huge") is None and await cache.get("d") == value
+    await cache.aclose()
+
+
+async def test_expired_answers_are_misses(tmp_path: Path) -> None:
+    cache = SQLiteResultCache(tmp_path, ttl_seconds=0.05, max_bytes=10_000)
+    await cache.put("k", {"text": "t"})
+    assert await cache.get("k") == {"text": "t"}
+    await asyncio.sleep(0.1)
+    assert await cache.get("k") is None
+    await cache.aclose()
+
+
+# -- Redis -------------------------------------------------------------------------------------
+
+needs_redis = pytest.mark.skipif(REDIS is None, reason="needs redis-server (Debian package redis-server)")
+
+
+@pytest.fixture
+def redis_server() -> Any:
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@needs_redis
+async def test_replicas_share_answers_and_originals_through_redis(
+    fresh_llm: FakeLLM, redis_server: RedisServer
+) -> None:
+    a = start_server(env(fresh_llm, REDIS_URL=redis_server.url))
+    b = start_server(env(fresh_llm, REDIS_URL=redis_server.url))
+    try:
+        text, _ = await summarize(a)
+        calls = fresh_llm.calls
+        text_b, facts_b = await summarize(b)
+        assert text_b == text and facts_b["cached"] is True and fresh_llm.calls == calls
+        # The content store too: an id cited through A opens through B.
+        async with Client(a.url) as client:
+            docs = await client.call_tool(
+                "summarize_documents",
+                {"documents": [{"text": PAGE, "id": "elwynn"}], "max_output_tokens": 400},
+            )
+        assert not docs.is_error
+        async with Client(b.url) as client:
+            opened = await client.call_tool("expand", {"source_id": "elwynn#0"})
+        assert not opened.is_error and "Marshal Dughan 0" in opened.content[0].text  # type: ignore[union-attr]
+    finally:
+        stop_server(a)
+        stop_server(b)
+
+
+@needs_redis
+async def test_redis_killed_mid_run_never_fails_an_answer_and_hits_resume(
+    fresh_llm: FakeLLM, redis_server: RedisServer
+) -> None:
+    server = start_server(env(fresh_llm, REDIS_URL=redis_server.url))
+    try:
+        await summarize(server, PAGE + "\n\nBefore.")
+        redis_server.kill()
+        for i in range(4):  # every answer comes, made afresh
+            text, facts = await summarize(server, PAGE + f"\n\nDuring {i}.")
+            assert tokens.count(text) <= 300 and "cached" not in facts
+        warnings = [e for e in server.events("redis_unavailable")]
+        assert len(warnings) == 1, "one warning per outage, not one per request"
+        assert lookups(server).get("error", 0) >= 1
+        redis_server.start()  # the same port
+        await asyncio.sleep(1.2)  # RETRY_SECONDS: the service asks Redis again by itself
+        await summarize(server, PAGE + "\n\nAfter.")
+        calls = fresh_llm.calls
+        _, facts = await summarize(server, PAGE + "\n\nAfter.")
+        assert facts.get("cached") is True and fresh_llm.calls == calls, "hits are back"
+        assert server.events("redis_recovered")
+    finally:
+        stop_server(server)
