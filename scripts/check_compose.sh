@@ -107,6 +107,8 @@ for service, cls in (("mcp-summarizer", SummarizerSettings), ("world-lore-resear
     variables[service] = sorted(name.upper() for name in cls.model_fields)
 # Numbers: valid even where docker-compose.yml substitutes one into a port.
 values = {name: str(47001 + i) for i, name in enumerate(sorted(set().union(*variables.values())))}
+# The replicas' published range ends at MCP_SUMMARIZER_PORT_LAST (compose only, no setting).
+values["MCP_SUMMARIZER_PORT_LAST"] = str(int(values["MCP_SUMMARIZER_PORT"]) + 1)
 lines = []
 for line in env_example.read_text().splitlines():
     name = line.partition("=")[0]
@@ -198,7 +200,7 @@ settings_json = json.loads((work / "settings.json").read_text())
 variables, values = settings_json["variables"], settings_json["values"]
 
 RESEARCHER = "world-lore-researcher"
-SERVERS = {"mcp-summarizer", "searxng", "mcp-searxng"}
+SERVERS = {"mcp-summarizer", "searxng", "mcp-searxng", "redis"}
 LOADERS = {"mcp-summarizer": load_summarizer, RESEARCHER: load_researcher}
 # What docker-compose.yml fixes in a container whatever .env says.
 FIXED = {
@@ -250,6 +252,12 @@ for name in sorted(SERVERS & set(services)):
         tag = image.rsplit("/", 1)[-1].partition(":")[2]
         check(tag not in ("", "latest"), f"{name} pins its image tag ({image})")
 
+# Replicas: two summarizers sharing Redis (the cache and the content store), Redis healthy first.
+summ_svc = services["mcp-summarizer"]
+check((summ_svc.get("deploy") or {}).get("replicas") == 2, "mcp-summarizer runs two replicas")
+check(env("mcp-summarizer").get("REDIS_URL") == "redis://redis:6379/0", "the replicas share redis://redis:6379/0 by default")
+check((summ_svc.get("depends_on") or {}).get("redis", {}).get("condition") == "service_healthy", "mcp-summarizer waits for a healthy redis")
+check("redis-cli" in " ".join((services["redis"].get("healthcheck") or {}).get("test") or []), "redis has a healthcheck (redis-cli ping)")
 published = sorted(name for name, svc in services.items() if svc.get("ports"))
 check(published == ["mcp-summarizer"], f"only mcp-summarizer publishes ports, got {published}")
 
@@ -261,7 +269,7 @@ check(
     "mcp-summarizer's healthcheck calls /health on MCP_SUMMARIZER_PORT",
 )
 summ_ports = [(p.get("published"), str(p.get("target"))) for p in services["mcp-summarizer"].get("ports", [])]
-check(summ_ports == [("8007", summ_port)], f"mcp-summarizer publishes 8007 to MCP_SUMMARIZER_PORT by default, got {summ_ports}")
+check(summ_ports == [("8007-8008", summ_port)], f"mcp-summarizer's replicas publish 8007-8008 to MCP_SUMMARIZER_PORT by default, got {summ_ports}")
 
 # SearXNG: the settings file mounted read-only, JSON output on, the secret from the env.
 searxng = services.get("searxng", {})
@@ -346,7 +354,8 @@ for service, names in variables.items():
             check(got.get(name) == values[name], f"{name} set in .env reaches {service} (expected {values[name]!r}, got {got.get(name)!r})")
 every_ports = [(p.get("published"), str(p.get("target"))) for p in every["services"]["mcp-summarizer"].get("ports", [])]
 check(
-    every_ports == [(values["MCP_SUMMARIZER_PORT"], FIXED["mcp-summarizer"]["MCP_SUMMARIZER_PORT"])],
+    every_ports
+    == [(f"{values['MCP_SUMMARIZER_PORT']}-{values['MCP_SUMMARIZER_PORT_LAST']}", FIXED["mcp-summarizer"]["MCP_SUMMARIZER_PORT"])],
     f"MCP_SUMMARIZER_PORT set in .env is the port mcp-summarizer publishes, got {every_ports}",
 )
 # Both containers get all of .env: a variable both services read gets one value in both.
@@ -364,7 +373,7 @@ check(bool(keyed_researcher) and keyed_researcher.llm_api_key == "sk-or-ci-place
 
 # Without .env, and with .env.example copied to .env, each container runs with its defaults but
 # for what docker-compose.yml fixes or supplies (the researcher's MCP URLs have no default).
-SUPPLIED = {"mcp-summarizer": set(FIXED["mcp-summarizer"]), RESEARCHER: set(FIXED[RESEARCHER]) | {"MCP_SUMMARIZER_URL", "MCP_WEB_SEARCH_URL"}}
+SUPPLIED = {"mcp-summarizer": set(FIXED["mcp-summarizer"]) | {"REDIS_URL"}, RESEARCHER: set(FIXED[RESEARCHER]) | {"MCP_SUMMARIZER_URL", "MCP_WEB_SEARCH_URL"}}
 for label, model in (("without .env", bare), ("with .env.example as .env", full)):
     for service, load in LOADERS.items():
         got, error = settings(service, model)
