@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     llm_retry_max_seconds: float = Field(60.0, ge=0)
     llm_temperature: float = Field(0.1, ge=0, le=2)
     max_concurrent_llm_calls: int = Field(5, ge=1, le=1000)
+    # "process": MAX_CONCURRENT_LLM_CALLS per process; "cluster": for all replicas together
+    # (leases in Redis: needs REDIS_URL), a crashed replica's leases back after LLM_LEASE_SECONDS.
+    llm_concurrency_scope: Literal["process", "cluster"] = "process"
+    llm_lease_seconds: float = Field(30.0, ge=1)
 
     # Summarization
     default_chunk_size_tokens: int = Field(8000, ge=256)
@@ -140,6 +144,8 @@ class Settings(BaseSettings):
                 f"MAX_INFLIGHT_INPUT_TOKENS={self.max_inflight_input_tokens} is under "
                 f"MAX_INPUT_TOKENS={self.max_input_tokens}: the largest request could never run"
             )
+        if self.llm_concurrency_scope == "cluster" and not self.redis_url:
+            raise ValueError("LLM_CONCURRENCY_SCOPE=cluster needs REDIS_URL (the leases are kept in Redis)")
         if self.summarizer_backend == "openai" and not self.llm_configured:
             raise ValueError(
                 "SUMMARIZER_BACKEND=openai needs OPENROUTER_API_KEY, or OPENROUTER_BASE_URL pointing at "

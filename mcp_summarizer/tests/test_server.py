@@ -456,7 +456,8 @@ async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mcp_summarizer", "--transport", "stdio"],
-        env={"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_RETRY_BASE_SECONDS": "0"},
+        # No result cache: the test LLM must be asked (an earlier run may have cached the page).
+        env={"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_RETRY_BASE_SECONDS": "0", "CACHE": "off"},
     )
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}

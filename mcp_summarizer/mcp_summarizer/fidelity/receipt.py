@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
 from mcp_summarizer.summarize.extractive import stemmed_words
+from shared.gcpause import no_gc_pauses
 
 __all__ = ["LIST_CAP", "Receipt", "receipt"]
 
@@ -82,6 +83,11 @@ def _distinct(text: str) -> dict[tuple[str, str], tuple[Fact, int]]:
 
 
 def receipt(source: str, summary: str, focus: str = "") -> Receipt:
+    with no_gc_pauses():  # every fact of a megabyte: see shared.gcpause
+        return _receipt(source, summary, focus)
+
+
+def _receipt(source: str, summary: str, focus: str) -> Receipt:
     summary = _NOTICE.sub("", summary, count=1)
     src = _distinct(source)
     out = _distinct(summary)

@@ -177,7 +177,13 @@ class Engine:
         one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
         if backend is None and settings.backend == "openai":
             backend = OpenAIBackend(settings)
-        return cls(settings, backend, FairLimiter(settings.max_concurrent_llm_calls))
+        limit = settings.max_concurrent_llm_calls
+        if settings.llm_concurrency_scope == "cluster":
+            from mcp_summarizer.summarize.leases import ClusterLimiter, Leases
+
+            leases = Leases(settings.redis_url, limit=limit, lease_seconds=settings.llm_lease_seconds)
+            return cls(settings, backend, ClusterLimiter(limit, leases))
+        return cls(settings, backend, FairLimiter(limit))
 
     @property
     def model(self) -> str:
@@ -186,6 +192,9 @@ class Engine:
     async def aclose(self) -> None:
         if self.backend is not None:
             await self.backend.aclose()
+        close = getattr(self.limiter, "aclose", None)  # the cluster limiter's Redis client
+        if close is not None:
+            await close()
 
     async def summarize(
         self, request: Request, progress: Progress | None = None, offsets: TokenOffsets | None = None

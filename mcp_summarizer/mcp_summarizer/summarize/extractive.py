@@ -91,6 +91,7 @@ from itertools import chain
 from typing import Final, Literal
 
 from mcp_summarizer.summarize import tokens
+from shared.gcpause import no_gc_pauses
 
 __all__ = ["stemmed_words", "summarize"]
 
@@ -264,6 +265,12 @@ def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "gene
     if text.isspace():
         return ""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    with no_gc_pauses():  # millions of units: no 100 ms collector passes holding the GIL
+        chosen = _select(text, max_tokens, focus, kind)
+    return chosen
+
+
+def _select(text: str, max_tokens: int, focus: str, kind: str) -> str:
     # Never empty: with no unit at all (only rules, say), the text's start.
     return _Selector(_parse(text), max_tokens, focus, kind).run() or tokens.truncate(text.strip(), max_tokens)
 

@@ -1,0 +1,105 @@
+"""One LLM concurrency limit for two replicas: real server processes sharing a real
+redis-server, the test LLM measuring how many calls are in flight at once."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_llm import FakeLLM
+from mcp import Client
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conftest import RunningServer, start_server, stop_server
+from redis_server import REDIS, RedisServer
+
+from mcp_summarizer.summarize.leases import KEY, Leases
+
+pytestmark = pytest.mark.skipif(REDIS is None, reason="needs redis-server (Debian package redis-server)")
+
+LIMIT = 3
+PAGE = "\n\n".join(f"## Part {i}\n\n" + f"Keeper {i} of the gate holds key K{i}. " * 120 for i in range(40))
+
+
+@pytest.fixture
+def redis_server() -> Any:
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+async def burst(servers: list[RunningServer], per_server: int) -> None:
+    async def one(server: RunningServer, i: int) -> None:
+        async with Client(server.url) as client:
+            result = await client.call_tool(
+                "summarize", {"content": PAGE + f"\n\nCopy {server.port} {i}.", "max_output_tokens": 300}
+            )
+        assert not result.is_error, result
+
+    await asyncio.gather(*(one(s, i) for s in servers for i in range(per_server)))
+
+
+def replicas(llm: FakeLLM, redis_url: str, scope: str) -> list[RunningServer]:
+    env = {
+        "OPENROUTER_BASE_URL": llm.base_url,
+        "LLM_RETRY_BASE_SECONDS": "0",
+        "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+        "REDIS_URL": redis_url,
+        "LLM_CONCURRENCY_SCOPE": scope,
+    }
+    return [start_server(env), start_server(env)]
+
+
+@pytest.mark.parametrize(("scope", "peak"), [("cluster", LIMIT), ("process", 2 * LIMIT)])
+async def test_the_limit_holds_across_replicas_only_in_cluster_scope(
+    fresh_llm: FakeLLM, redis_server: RedisServer, scope: str, peak: int
+) -> None:
+    fresh_llm.latency = 0.3
+    servers = replicas(fresh_llm, redis_server.url, scope)
+    try:
+        await burst(servers, per_server=2)  # each request has several chunks: more calls than slots
+    finally:
+        for s in servers:
+            stop_server(s)
+    assert fresh_llm.calls > 4 * LIMIT
+    assert fresh_llm.peak_concurrency == peak
+
+
+async def test_a_crashed_replicas_leases_come_back(redis_server: RedisServer) -> None:
+    crashed = Leases(redis_server.url, limit=2, lease_seconds=1)
+    held = [await crashed.acquire(), await crashed.acquire()]
+    assert all(held)
+    crashed._held.clear()  # the replica dies: nobody renews or releases its leases
+    other = Leases(redis_server.url, limit=2, lease_seconds=1)
+    start = asyncio.get_running_loop().time()
+    lease = await asyncio.wait_for(other.acquire(), 5)
+    waited = asyncio.get_running_loop().time() - start
+    assert lease is not None and 0.5 < waited < 3, waited
+    await other.release(lease)
+    await other.aclose()
+    await crashed.aclose()
+
+
+async def test_held_leases_are_renewed_past_their_time(redis_server: RedisServer) -> None:
+    leases = Leases(redis_server.url, limit=1, lease_seconds=1)
+    lease = await leases.acquire()
+    await asyncio.sleep(2.5)  # over twice the lease time: renewed, still held
+    other = Leases(redis_server.url, limit=1, lease_seconds=1)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(other.acquire(), 0.5)
+    assert lease is not None
+    await leases.release(lease)
+    assert await asyncio.wait_for(other.acquire(), 2) is not None
+    await leases.aclose()
+    await other.aclose()
+
+
+async def test_without_redis_calls_go_on_under_the_local_limit() -> None:
+    leases = Leases("redis://127.0.0.1:1/0", limit=1, lease_seconds=30)  # nothing listens there
+    assert await asyncio.wait_for(leases.acquire(), 3) is None
+    await leases.aclose()
+    assert KEY.startswith("mcp-summarizer:")
