@@ -12,8 +12,9 @@ engine (each LLM call and its wait for a concurrency slot).
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -26,6 +27,7 @@ from mcp_summarizer.errors import (
     SummarizerError,
     UnsupportedContent,
 )
+from mcp_summarizer.store.content import StoreStats
 
 __all__ = ["CONTENT_TYPE", "Metrics", "fetch_outcome", "llm_status"]
 
@@ -111,6 +113,18 @@ class Metrics:
             registry=registry,
         )
         self.fetches = Counter(p + "fetches", "fetch_url requests by outcome", ["outcome"], registry=registry)
+        self.store_entries = Gauge(
+            p + "content_store_entries",
+            "Originals kept for expand (summarize_documents excerpts, proxied results), as of the "
+            "last scrape's look",
+            registry=registry,
+        )
+        self.store_bytes = Gauge(
+            p + "content_store_bytes",
+            "Bytes the content store holds for them (SQLite: the texts, UTF-8; Redis: their JSON records)",
+            registry=registry,
+        )
+        self._store_look: asyncio.Task[None] | None = None
         self.cache = Counter(
             p + "cache_lookups",
             "Cache lookups by level (result) and outcome (hit, miss, error: the backend failed)",
@@ -160,3 +174,19 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+    async def look_at_store(self, stats: Callable[[], Awaitable[StoreStats]], wait: float = 0.05) -> None:
+        """Refresh the content store gauges, waiting ``wait`` seconds at most: a scrape never
+        waits on a slow store (Redis counts by scanning keys); it shows the last look then, and
+        the look goes on in the background (one at a time)."""
+        if self._store_look is None or self._store_look.done():
+            self._store_look = asyncio.create_task(self._look(stats))
+        await asyncio.wait({self._store_look}, timeout=wait)
+
+    async def _look(self, stats: Callable[[], Awaitable[StoreStats]]) -> None:
+        try:
+            seen = await stats()
+        except Exception:  # the store's errors are logged where it is used; the gauges wait
+            return
+        self.store_entries.set(seen.entries)
+        self.store_bytes.set(seen.bytes)

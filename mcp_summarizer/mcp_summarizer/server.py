@@ -40,7 +40,7 @@ from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
-from mcp_summarizer.web.pages import Pages, read
+from mcp_summarizer.web.pages import Answer, Pages, read
 from shared.logs import clip
 
 __all__ = ["INSTRUCTIONS", "META_SUMMARY", "Service", "build_http_app", "build_server", "transport_security"]
@@ -144,6 +144,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         open_cache(settings),
     )
     engine.observer = service.metrics
+    engine.cache = service.cache
     service.metrics.gauges(
         requests=lambda: len(service.inflight),
         llm_in_flight=lambda: engine.limiter.active,
@@ -345,7 +346,9 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
 
     @server.custom_route("/metrics", methods=["GET"])  # type: ignore[untyped-decorator]
     async def metrics(_: HTTPRequest) -> Response:
-        """Prometheus text format, read from memory: like /health, it never waits on work."""
+        """Prometheus text format, read from memory: like /health, it never waits on work
+        (the content store's size is looked at for 50 ms at most)."""
+        await service.metrics.look_at_store(service.store.stats)
         return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
 
     return server, service
@@ -522,6 +525,7 @@ def _log_completion(service: Service, tool: str, request: Request, outcome: Outc
             "strategy": request.strategy,
             "num_chunks": outcome.num_chunks,
             "llm_calls": outcome.llm_calls,
+            "cached_map_calls": outcome.cached_calls,
             "llm_prompt_tokens": outcome.llm_prompt_tokens,
             "length_stops": outcome.length_stops,
             "reduce_levels": outcome.reduce_levels,
@@ -561,6 +565,8 @@ async def _fetch_url(
         service.metrics.fetched(fetch_outcome(exc))
         logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
+    if answer.facts is not None:
+        return _cached_fetch(service, url, answer, started)
     outcome = answer.outcome
     if answer.degraded:
         service.counters["degraded"] += 1
@@ -591,7 +597,43 @@ async def _fetch_url(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return _result(answer.text, outcome, service.engine.model)
+    result = _result(answer.text, outcome, service.engine.model)
+    if answer.cache_key is not None and service.cache is not None:
+        kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
+        await service.cache.put(answer.cache_key, kept)
+    return result
+
+
+def _cached_fetch(service: Service, url: str, answer: Answer, started: float) -> CallToolResult:
+    """A page whose summary the result cache had: no LLM call."""
+    assert answer.facts is not None
+    facts = {**answer.facts, "cached": True}
+    service.counters["fetches"] += 1
+    service.metrics.fetched(fetch_outcome(None, summarized=True))
+    service.metrics.answered(
+        "fetch_url", "ok", int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0)
+    )
+    logger.info(
+        "fetch_complete",
+        extra={
+            "tool": "fetch_url",
+            "url": url,
+            "final_url": answer.page.url,
+            "kind": answer.page.kind,
+            "page_tokens": answer.page.tokens,
+            "output_tokens": facts.get("output_tokens"),
+            "summarized": True,
+            "degraded": False,
+            "raw": False,
+            "cached": answer.cached,
+            "summary_cached": True,
+            "cache": service.cache.name if service.cache else None,
+            "llm_calls": 0,
+            "model": facts.get("model"),
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
+    return CallToolResult(content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts})
 
 
 async def _summarize_documents(

@@ -83,6 +83,7 @@ class Site:
         self.robots = robots
         self.robots_status = robots_status
         self.requests: list[tuple[str, dict[str, str]]] = []
+        self.served: dict[str, tuple[bytes, str]] = {}  # a test's own pages: path -> body, type
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -152,8 +153,8 @@ class Site:
             "/png-as-html": (PNG, "text/html"),
             "/bad-charset": (PAGE_HTML.encode(), "text/html; charset=bogus-xyz"),
         }
-        if path in static:
-            body, ctype = static[path]
+        if path in self.served or path in static:
+            body, ctype = self.served.get(path) or static[path]
             return self.send(h, 200, body, ctype)
         if path == "/bomb":
             return self.send(h, 200, BOMB, "text/plain", {"Content-Encoding": "gzip"})

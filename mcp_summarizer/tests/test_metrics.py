@@ -92,6 +92,35 @@ async def test_fetch_outcomes_are_labelled(server: RunningServer) -> None:
     )
 
 
+async def test_the_content_store_size_is_what_was_stored(server: RunningServer) -> None:
+    before = scrape(server)
+    texts = [f"Hogger {i} leads the Riverpaw gnolls of Elwynn Forest. " * 200 for i in range(3)]
+    async with Client(f"{server.base}/mcp") as client:
+        result = await client.call_tool(
+            "summarize_documents",
+            {
+                "documents": [{"text": t, "title": f"Page {i}"} for i, t in enumerate(texts)],
+                "max_output_tokens": 300,
+            },
+        )
+        assert not result.is_error, result
+        index = result.structured_content or {}
+        ids = [f"{d['id']}#{n}" for d in index["documents"] for n in range(d["chunk_count"])]
+        excerpts = len(ids)
+        # Every excerpt's original is kept for expand: the gauge counts their bytes.
+        opened = [await client.call_tool("expand", {"source_id": sid}) for sid in ids]
+    assert all(not o.is_error for o in opened)
+    after = scrape(server)
+    grew = value(after, "mcp_summarizer_content_store_entries") - value(
+        before, "mcp_summarizer_content_store_entries"
+    )
+    size = value(after, "mcp_summarizer_content_store_bytes") - value(
+        before, "mcp_summarizer_content_store_bytes"
+    )
+    assert grew == excerpts >= 3
+    assert size == sum(len(o.content[0].text.partition("\n\n")[2].encode()) for o in opened)  # type: ignore[union-attr]
+
+
 def test_labels_are_bounded() -> None:
     assert llm_status(None) == "ok"
     assert llm_status(Exception("HTTP 429: slow down")) == "http_429"

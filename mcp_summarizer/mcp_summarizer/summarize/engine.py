@@ -29,6 +29,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeVar
 
+from mcp_summarizer.cache.key import result_key
+from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.fidelity.receipt import Receipt, receipt
@@ -75,6 +77,8 @@ class Observer(Protocol):
 
     def waited(self, seconds: float) -> None: ...
 
+    def cached(self, level: str, outcome: str) -> None: ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Request:
@@ -100,6 +104,7 @@ class Outcome:
     output_tokens: int = 0
     num_chunks: int = 0
     llm_calls: int = 0
+    cached_calls: int = 0  # map calls answered from the cache instead
     reduce_levels: int = 0
     llm_prompt_tokens: int = 0  # as billed by the server, when it reports usage
     boilerplate_tokens: int = 0  # site chrome removed before summarizing
@@ -157,6 +162,9 @@ class Engine:
         self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
         # Told of each LLM call and each wait for a slot (the server's metrics), if anyone listens.
         self.observer: Observer | None = None
+        # Map summaries already made, by chunk (the server's result cache, if it has one): a
+        # page changed in one section costs LLM calls for the changed chunks only.
+        self.cache: ResultCache | None = None
         self._templates = {
             name: load_prompt(__file__, name)
             for name in (
@@ -435,6 +443,9 @@ class Engine:
 
     async def _call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:
         assert self.backend is not None
+        key = self._map_key(system, content, max_tokens) if phase == "map" and self.cache else None
+        if key is not None and (text := await self._cached_map(run, key)) is not None:
+            return text
         user = render(self._templates["document"], content=content)
 
         @asynccontextmanager
@@ -475,10 +486,36 @@ class Engine:
             out.trimmed = out.trimmed or cut != text
             text = cut
         text = self._fit(run, text, max_tokens)
+        if key is not None and self.cache is not None and completion.finish_reason != "length":
+            await self.cache.put(key, {"text": text})
         run.done += 1
         if run.progress is not None:
             await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
         return text
+
+    def _map_key(self, system: str, content: str, max_tokens: int) -> str:
+        """Everything that decides one map call's answer (the prompts' hash is in every key)."""
+        return result_key(
+            "map",
+            system + "\0" + content,
+            backend="openai",
+            model=self.model,
+            max_tokens=max_tokens,
+            temperature=self.settings.llm_temperature,
+        )
+
+    async def _cached_map(self, run: _Run, key: str) -> str | None:
+        assert self.cache is not None
+        hit = await self.cache.get(key)
+        if self.observer is not None:
+            self.observer.cached("map", "hit" if hit else ("error" if self.cache.failing else "miss"))
+        if hit is None:
+            return None
+        run.outcome.cached_calls += 1
+        run.done += 1
+        if run.progress is not None:
+            await run.progress(run.done, run.planned, f"map: {run.done}/{run.planned} calls done (cached)")
+        return str(hit["text"])
 
     def _fit(self, run: _Run, text: str, max_tokens: int) -> str:
         """Hold a model's answer to its budget, whatever tokenizer the model counts with."""

@@ -15,6 +15,9 @@ the next slice starts, and ``raw=true`` pages through the converted page in toke
 (the official MCP fetch server's ``start_index``/``max_length``, counted in tokens here).
 
 Converted pages are cached briefly (FETCH_CACHE_SECONDS) so paging does not re-download.
+Summaries go into the service's result cache (SQLite, or Redis shared by replicas), keyed on
+the converted page, so a page fetched again unchanged costs no LLM call, and one changed in a
+section costs calls for the changed chunks only (the engine's map cache).
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import asyncio
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
+from mcp_summarizer.cache.key import result_key
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
@@ -63,7 +68,10 @@ class Answer:
     summarized: bool = False
     degraded: bool = False
     outcome: Outcome | None = None
-    cached: bool = False
+    cached: bool = False  # the page came from the page cache
+    body: str = ""  # the summary under the header lines
+    facts: dict[str, Any] | None = None  # a summary from the result cache: its _meta facts
+    cache_key: str | None = None  # where to keep this summary (None: not to be kept)
 
 
 def limits_from(settings: Settings) -> FetchLimits:
@@ -205,6 +213,48 @@ async def _summary(engine: Engine, page: Page, context: str, progress: Progress 
     if n <= budget:
         status = f"full page, {n:,} tokens"
         return Answer(text=render_answer(page, status, page.markdown), page=page, status=status)
+    key = None
+    if engine.cache is not None:
+        # Hashing a page of megabytes takes milliseconds: off the event loop.
+        key = await asyncio.to_thread(_summary_key, engine, page, context, budget)
+        hit = await engine.cache.get(key)
+        if engine.observer is not None:
+            engine.observer.cached("result", "hit" if hit else ("error" if engine.cache.failing else "miss"))
+        if hit is not None:
+            status, body = str(hit["status"]), str(hit["body"])
+            return Answer(
+                text=render_answer(page, status, body),
+                page=page,
+                status=status,
+                summarized=True,
+                body=body,
+                facts=dict(hit["facts"]),
+            )
+    answer = await _summarize_page(engine, page, context, progress)
+    if not answer.degraded:
+        answer.cache_key = key
+    return answer
+
+
+def _summary_key(engine: Engine, page: Page, context: str, budget: int) -> str:
+    """Everything that decides a page's summary; the header lines (URL, title) included."""
+    return result_key(
+        "fetch_url",
+        page.markdown,
+        backend=engine.settings.backend,
+        model=engine.model,
+        url=page.url,
+        title=page.title,
+        budget=budget,
+        focus=context,
+        on_failure=engine.settings.on_llm_failure,
+        repair=engine.settings.fidelity_repair,
+    )
+
+
+async def _summarize_page(engine: Engine, page: Page, context: str, progress: Progress | None) -> Answer:
+    budget = engine.budget.fetch_output
+    n = page.tokens
     request = Request(
         content=page.markdown,
         max_output_tokens=budget,
@@ -238,4 +288,5 @@ async def _summary(engine: Engine, page: Page, context: str, progress: Progress 
         summarized=True,
         degraded=outcome.degraded,
         outcome=outcome,
+        body=body,
     )

@@ -1,7 +1,9 @@
 """Load: 50 concurrent MCP clients, each its own session over real HTTP, against the real server
 and the local test LLM.  Every client gets its answer within its budget; the LLM limit is used
-to the full and never passed; /health stays fast meanwhile (p99 < 100 ms, from a poller in a
-process of its own); afterwards nothing is left in flight and memory is back near its baseline.
+to the full and never passed; /health keeps answering meanwhile (p99 under half a second, from a
+poller in a process of its own: a blocked event loop shows seconds; the 100 ms target is
+measured in bench/engine.py, not asserted here, as CI machines are shared); afterwards nothing
+is left in flight and memory is back near its baseline.
 
 Method for memory: a first burst (the same 50 clients, other documents) warms the server up,
 so that what the allocator keeps after a burst is in the baseline; the baseline is the median
@@ -38,7 +40,7 @@ CLIENTS = 50
 LIMIT = 8  # MAX_CONCURRENT_LLM_CALLS
 LATENCY = 0.5  # seconds per test-LLM call (a fast real model takes seconds)
 BUDGET = 300  # max_output_tokens, and FETCH_MAX_TOKENS
-HEALTH_P99_MS = 100.0
+HEALTH_P99_MS = 500.0  # liveness, not speed: see the docstring
 RAMP = 1.0  # seconds over which the measured burst's calls start
 SECTION = "load: 50 concurrent clients"
 
