@@ -135,13 +135,14 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
     engine = Engine.from_settings(settings, backend)
     store = open_store(settings)
+    cache = open_cache(settings)
     service = Service(
         settings,
         engine,
-        Pages(settings),
+        Pages(settings, cache),
         store,
         DocumentsPipeline(engine, store, settings),
-        open_cache(settings),
+        cache,
     )
     engine.observer = service.metrics
     engine.cache = service.cache

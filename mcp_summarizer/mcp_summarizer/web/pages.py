@@ -14,7 +14,10 @@ followed by a blank line and the markdown.  Nothing is lost to a cut: every cut 
 the next slice starts, and ``raw=true`` pages through the converted page in token windows
 (the official MCP fetch server's ``start_index``/``max_length``, counted in tokens here).
 
-Converted pages are cached briefly (FETCH_CACHE_SECONDS) so paging does not re-download.
+Converted pages are cached briefly (FETCH_CACHE_SECONDS) so paging does not re-download: in
+the process, and in the service's result cache when it has one, so that replicas behind a load
+balancer page through the same copy (a page changing between two windows would break the
+tiling).
 Summaries go into the service's result cache (SQLite, or Redis shared by replicas), keyed on
 the converted page, so a page fetched again unchanged costs no LLM call, and one changed in a
 section costs calls for the changed chunks only (the engine's map cache).
@@ -31,6 +34,7 @@ from typing import Any
 import httpx
 
 from mcp_summarizer.cache.key import result_key
+from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
@@ -43,6 +47,7 @@ from mcp_summarizer.web.robots import Robots
 __all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
 
 _CACHE_MAX_CHARS = 64_000_000  # converted text held at once, all pages together
+_SHARED_MAX_CHARS = 4_000_000  # larger pages stay in the process (a cache entry, not a store)
 
 
 @dataclass(frozen=True)
@@ -87,10 +92,11 @@ def limits_from(settings: Settings) -> FetchLimits:
 class Pages:
     """Fetch (robots.txt first), convert, tokenize once; keep recent pages for a while."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, shared: ResultCache | None = None) -> None:
         self.limits = limits_from(settings)
         self.robots = Robots(self.limits) if settings.fetch_respect_robots else None
         self.ttl = settings.fetch_cache_seconds
+        self.shared = shared  # the result cache: pages seen by other processes too
         self._cache: OrderedDict[str, tuple[float, Page]] = OrderedDict()
         self._held = 0  # characters of markdown in the cache
 
@@ -101,6 +107,8 @@ class Pages:
             self._cache.move_to_end(url)
             return hit[1], True
         validate_url(url, self.limits)  # a clear error for a bad URL before robots.txt is asked
+        if (page := await self._shared_page(url)) is not None:
+            return page, True
         if self.robots is not None:
             await self.robots.check(url)
         fetched = await fetch(url, self.limits)
@@ -113,19 +121,41 @@ class Pages:
         title = " ".join(doc.title.split())
         page = Page(url=fetched.url, title=title, kind=doc.kind, markdown=doc.markdown, offsets=offsets)
         self._remember(url, page)
+        if self.shared is not None and self.ttl > 0 and len(page.markdown) <= _SHARED_MAX_CHARS:
+            kept = {"url": page.url, "title": title, "kind": page.kind, "markdown": page.markdown}
+            # Wall-clock expiry: processes do not share a monotonic clock.
+            await self.shared.put(_page_key(url), {**kept, "expires": time.time() + self.ttl})
         return page, False
 
-    def _remember(self, url: str, page: Page) -> None:
+    async def _shared_page(self, url: str) -> Page | None:
+        """The page another process fetched within FETCH_CACHE_SECONDS, or None."""
+        if self.shared is None or self.ttl <= 0:
+            return None
+        kept = await self.shared.get(_page_key(url))
+        if kept is None or float(kept["expires"]) <= time.time():
+            return None
+        markdown = str(kept["markdown"])
+        offsets = await asyncio.to_thread(TokenOffsets, markdown)
+        final, title, kind = str(kept["url"]), str(kept["title"]), str(kept["kind"])
+        page = Page(url=final, title=title, kind=kind, markdown=markdown, offsets=offsets)
+        self._remember(url, page, float(kept["expires"]) - time.time())
+        return page
+
+    def _remember(self, url: str, page: Page, ttl: float | None = None) -> None:
         if self.ttl <= 0 or len(page.markdown) > _CACHE_MAX_CHARS // 4:
             return
         replaced = self._cache.pop(url, None)
         if replaced is not None:
             self._held -= len(replaced[1].markdown)
-        self._cache[url] = (time.monotonic() + self.ttl, page)
+        self._cache[url] = (time.monotonic() + (self.ttl if ttl is None else ttl), page)
         self._held += len(page.markdown)
         while self._held > _CACHE_MAX_CHARS:
             _, (_, old) = self._cache.popitem(last=False)
             self._held -= len(old.markdown)
+
+
+def _page_key(url: str) -> str:
+    return result_key("page", url, backend="-", model="-")
 
 
 def window(page: Page, start: int, length: int) -> tuple[str, int, int]:

@@ -292,3 +292,40 @@ async def test_fetch_url_summaries_are_cached_and_a_changed_page_costs_its_chang
             assert [e.get("summary_cached", False) for e in events] == [False, True, False]
         finally:
             stop_server(server)
+
+
+async def test_replicas_page_through_one_copy_of_a_page(fresh_llm: FakeLLM) -> None:
+    """Raw windows of one page, asked in turn of two processes sharing a cache: the page is
+    downloaded once, and the windows tile it even though it changed on the site meanwhile."""
+    folder = tempfile.mkdtemp(prefix="summarizer-cache-")
+    settings = {"CACHE_DIR": folder, "FETCH_ALLOW_PRIVATE": "true", "FETCH_CACHE_SECONDS": "300"}
+    page = "\n\n".join(SECTIONS)
+    with Site() as site:
+        site.served["/zones.md"] = (page.encode(), "text/markdown")
+        a, b = start_server(env(fresh_llm, **settings)), start_server(env(fresh_llm, **settings))
+        try:
+            parts, start, turn = [], 0, 0
+            while True:
+                server = (a, b)[turn % 2]
+                async with Client(server.url) as client:
+                    args = {
+                        "url": site.base + "/zones.md",
+                        "raw": True,
+                        "start_index": start,
+                        "max_length": 2000,
+                    }
+                    result = await client.call_tool("fetch_url", args)
+                assert not result.is_error, result
+                header, _, body = result.content[0].text.partition("\n\n")  # type: ignore[union-attr]
+                parts.append(body)
+                site.served["/zones.md"] = (b"changed after the first download", "text/markdown")
+                if "end of page" in header:
+                    break
+                start = int(header.rsplit("next start_index=", 1)[1])
+                turn += 1
+            assert turn >= 2, "both processes served windows"
+            assert "".join(parts) == page
+            assert site.paths().count("/zones.md") == 1
+        finally:
+            stop_server(a)
+            stop_server(b)
