@@ -9,11 +9,11 @@ request tries again, and the first success logs that the cache is back.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from mcp_summarizer.cache.guard import Outage
+from mcp_summarizer.cache.results import decode, encode
 
 __all__ = ["RedisResultCache"]
 
@@ -32,10 +32,10 @@ class RedisResultCache:
 
     async def get(self, key: str) -> dict[str, Any] | None:
         raw = await self._outage.call(lambda: self._redis.get(PREFIX + key))
-        return json.loads(raw) if isinstance(raw, (bytes, str)) else None
+        return await decode(raw) if isinstance(raw, (bytes, str)) else None
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
-        text = json.dumps(value, ensure_ascii=False)
+        text = await encode(value)
         await self._outage.call(lambda: self._redis.set(PREFIX + key, text, ex=self.ttl))
 
     @property

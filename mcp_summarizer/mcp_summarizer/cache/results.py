@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any, Protocol
 
-__all__ = ["ResultCache"]
+__all__ = ["ResultCache", "decode", "encode"]
+
+_INLINE = 65_536  # characters: larger values are (de)serialized off the event loop
+
+
+async def encode(value: dict[str, Any]) -> str:
+    """``value`` as JSON; a page of megabytes is encoded in a worker thread (/health waits on
+    nothing that long)."""
+    size = sum(len(v) for v in value.values() if isinstance(v, str))
+    if size <= _INLINE:
+        return json.dumps(value, ensure_ascii=False)
+    return await asyncio.to_thread(json.dumps, value, ensure_ascii=False)
+
+
+async def decode(raw: str | bytes) -> dict[str, Any]:
+    if len(raw) <= _INLINE:
+        return dict(json.loads(raw))
+    return dict(await asyncio.to_thread(json.loads, raw))
 
 
 class ResultCache(Protocol):

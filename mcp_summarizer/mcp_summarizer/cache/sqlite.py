@@ -9,7 +9,6 @@ and the request goes on as a miss.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sqlite3
 import threading
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcp_summarizer.cache.results import decode, encode
 from mcp_summarizer.errors import ConfigError
 
 __all__ = ["FILE_NAME", "SQLiteResultCache"]
@@ -63,10 +63,10 @@ class SQLiteResultCache:
 
     async def get(self, key: str) -> dict[str, Any] | None:
         row = await self._run(lambda: self._get(key))
-        return json.loads(row) if row else None
+        return await decode(row) if row else None
 
     async def put(self, key: str, value: dict[str, Any]) -> None:
-        text = json.dumps(value, ensure_ascii=False)
+        text = await encode(value)
         if len(text) > self.max_bytes:
             return  # larger than the whole cache: not worth keeping
         await self._run(lambda: self._put(key, text))
