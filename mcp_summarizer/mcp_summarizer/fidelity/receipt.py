@@ -11,6 +11,9 @@ it holds that its source does not.  Deterministic, no model.  Pure, no I/O.
   its text.  A notice line the service added (``[summarized offline: ...]``) is not the
   summary's claim and is left out.
 Lists are capped at ``LIST_CAP`` items; the counts are exact.
+
+Most of the cost is finding the source's facts (`source_facts`), which does not need the
+summary: the engine runs it while the LLM works and passes the result in.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
 from mcp_summarizer.summarize.extractive import stemmed_words
 from shared.gcpause import no_gc_pauses
 
-__all__ = ["LIST_CAP", "Receipt", "receipt"]
+__all__ = ["LIST_CAP", "Receipt", "SourceFacts", "receipt", "source_facts"]
 
 LIST_CAP = 20
 FOCUS_FACTOR = 4.0  # a fact that holds a focus word counts as if it occurred 4x as often
@@ -31,6 +34,7 @@ _NOTICE = re.compile(r"\A\[(?:summarized offline|truncated to|not summarized)[^\
 _SPACES = re.compile(r"\s+")
 _INDEX_AFTER = 64  # summary facts unknown to the source beyond which the source's words are indexed
 _PUNCTUATION = ".,;:!?()[]{}\"'`“”‘’*_"
+SourceFacts = dict[tuple[str, str], tuple[Fact, int]]  # (kind, key) -> first occurrence, count
 
 
 @dataclass(slots=True)
@@ -72,9 +76,9 @@ class Receipt:
         }
 
 
-def _distinct(text: str) -> dict[tuple[str, str], tuple[Fact, int]]:
+def _distinct(text: str) -> SourceFacts:
     """Each distinct (kind, key): its first occurrence and how often it occurs."""
-    seen: dict[tuple[str, str], tuple[Fact, int]] = {}
+    seen: SourceFacts = {}
     for f in facts(text):
         k = (f.kind, f.key)
         first, n = seen.get(k, (f, 0))
@@ -82,14 +86,20 @@ def _distinct(text: str) -> dict[tuple[str, str], tuple[Fact, int]]:
     return seen
 
 
-def receipt(source: str, summary: str, focus: str = "") -> Receipt:
+def source_facts(source: str) -> SourceFacts:
+    """The source's distinct facts, for `receipt` (computed ahead, while the LLM works)."""
     with no_gc_pauses():  # every fact of a megabyte: see shared.gcpause
-        return _receipt(source, summary, focus)
+        return _distinct(source)
 
 
-def _receipt(source: str, summary: str, focus: str) -> Receipt:
+def receipt(source: str, summary: str, focus: str = "", src: SourceFacts | None = None) -> Receipt:
+    """The receipt of ``summary``; ``src``: ``source_facts(source)``, if already known."""
+    with no_gc_pauses():
+        return _receipt(source, summary, focus, _distinct(source) if src is None else src)
+
+
+def _receipt(source: str, summary: str, focus: str, src: SourceFacts) -> Receipt:
     summary = _NOTICE.sub("", summary, count=1)
-    src = _distinct(source)
     out = _distinct(summary)
     summary_keys = {key for _, key in out}
     summary_text = _SPACES.sub(" ", summary).casefold().replace(",", "")

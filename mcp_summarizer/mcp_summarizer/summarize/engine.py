@@ -33,7 +33,7 @@ from mcp_summarizer.cache.key import result_key
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
-from mcp_summarizer.fidelity.receipt import Receipt, receipt
+from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
@@ -153,6 +153,27 @@ class _Run:
     failed: bool = False  # a call failed: the request is over, no other call may start
 
 
+class _Facts:
+    """The source's facts for the receipt, found while the LLM works: at 1M tokens the scan
+    takes most of a second, which would otherwise come after the last LLM call."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._scan: asyncio.Task[SourceFacts] | None = None
+
+    def start(self) -> None:
+        if self._scan is None:
+            self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source))
+
+    async def receipt(self, summary: str, focus: str) -> Receipt:
+        src = await self._scan if self._scan is not None else None
+        return await asyncio.to_thread(receipt, self.source, summary, focus, src)
+
+    def cancel(self) -> None:
+        if self._scan is not None and not self._scan.done():
+            self._scan.cancel()
+
+
 class Engine:
     def __init__(self, settings: Settings, backend: Backend | None, limiter: FairLimiter) -> None:
         self.settings = settings
@@ -220,15 +241,21 @@ class Engine:
         if not request.content.strip():
             return Outcome(text="", input_tokens=0, bypassed=True)
         async with self.admission.hold(estimate_tokens(request.content)):
-            outcome = await self._summarize(request, progress, offsets)
-            if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
-                focus = f"{request.focus} {request.query}"
-                outcome.fidelity = await asyncio.to_thread(receipt, request.content, outcome.text, focus)
-                if self.settings.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
-                    await self._repair(request, outcome, outcome.fidelity, focus)
-            return outcome
+            facts = _Facts(request.content)
+            try:
+                outcome = await self._summarize(request, progress, offsets, facts)
+                if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
+                    focus = f"{request.focus} {request.query}"
+                    outcome.fidelity = await facts.receipt(outcome.text, focus)
+                    if self.settings.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
+                        await self._repair(request, outcome, outcome.fidelity, focus, facts)
+                return outcome
+            finally:
+                facts.cancel()
 
-    async def _repair(self, request: Request, outcome: Outcome, before: Receipt, focus: str) -> None:
+    async def _repair(
+        self, request: Request, outcome: Outcome, before: Receipt, focus: str, facts: _Facts
+    ) -> None:
         """FIDELITY_REPAIR: one more call asking the model to drop the facts its summary holds
         that the source does not, and to restore the lost facts the focus names (with the
         source lines that hold them).  A failed repair keeps the summary as it was."""
@@ -255,7 +282,7 @@ class Engine:
             logger.warning("fidelity_repair_failed", extra={"cause": describe_failure(exc)})
             before.repair = {"failed": describe_failure(exc), "before": before.totals()}
             return
-        after = await asyncio.to_thread(receipt, request.content, fixed, focus)
+        after = await facts.receipt(fixed, focus)
         after.repair = {"before": before.totals(), "after": after.totals(), "calls": 1}
         outcome.text, outcome.fidelity = fixed, after
         outcome.output_tokens = await asyncio.to_thread(tokens.count, fixed)
@@ -263,7 +290,7 @@ class Engine:
         outcome.llm_prompt_tokens += run.outcome.llm_prompt_tokens
 
     async def _summarize(
-        self, request: Request, progress: Progress | None, offsets: TokenOffsets | None
+        self, request: Request, progress: Progress | None, offsets: TokenOffsets | None, facts: _Facts
     ) -> Outcome:
         content, target = request.content, request.max_output_tokens
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
@@ -315,7 +342,7 @@ class Engine:
             outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed, backend="llm"),
         )
         try:
-            return await self._map_reduce(run, stripped, offsets, map_system, reduce_system)
+            return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
         except Exception as exc:  # a summary that failed must not lose the caller's content
             return await self._fail(request, stripped, run.outcome, exc, progress)
 
@@ -392,7 +419,13 @@ class Engine:
     # -- phases ---------------------------------------------------------------------------
 
     async def _map_reduce(
-        self, run: _Run, request: Request, offsets: TokenOffsets, map_system: _Prompt, reduce_system: _Prompt
+        self,
+        run: _Run,
+        request: Request,
+        offsets: TokenOffsets,
+        map_system: _Prompt,
+        reduce_system: _Prompt,
+        facts: _Facts,
     ) -> Outcome:
         target = request.max_output_tokens
         chunk_size = self.budget.chunk_size(tokens.count(map_system(target)), self._document_overhead, target)
@@ -405,6 +438,7 @@ class Engine:
             offsets=offsets,
         )
         run.outcome.num_chunks = run.planned = len(chunks)
+        facts.start()  # the LLM calls start now: the process is mostly waiting from here on
 
         async def map_one(text: str, chunk_tokens: int) -> str:
             max_tokens = map_output_tokens(target, len(chunks), chunk_tokens)
