@@ -34,7 +34,6 @@ _NOTICE = re.compile(r"\A\[(?:summarized offline|truncated to|not summarized)[^\
 _SPACES = re.compile(r"\s+")
 _INDEX_AFTER = 64  # summary facts unknown to the source beyond which the source's words are indexed
 _PUNCTUATION = ".,;:!?()[]{}\"'`“”‘’*_"
-SourceFacts = dict[tuple[str, str], tuple[Fact, int]]  # (kind, key) -> first occurrence, count
 
 
 @dataclass(slots=True)
@@ -76,9 +75,9 @@ class Receipt:
         }
 
 
-def _distinct(text: str) -> SourceFacts:
+def _distinct(text: str) -> dict[tuple[str, str], tuple[Fact, int]]:
     """Each distinct (kind, key): its first occurrence and how often it occurs."""
-    seen: SourceFacts = {}
+    seen: dict[tuple[str, str], tuple[Fact, int]] = {}
     for f in facts(text):
         k = (f.kind, f.key)
         first, n = seen.get(k, (f, 0))
@@ -86,28 +85,49 @@ def _distinct(text: str) -> SourceFacts:
     return seen
 
 
+@dataclass(slots=True)
+class SourceFacts:
+    """What a receipt needs of the source alone: its distinct facts, and (computed ahead, or
+    when first needed) its text as summary facts are looked up in, with its word index."""
+
+    facts: dict[tuple[str, str], tuple[Fact, int]]  # (kind, key) -> first occurrence, count
+    text: str | None = None  # casefolded, spaces collapsed, commas dropped
+    words: set[str] | None = None
+
+
 def source_facts(source: str) -> SourceFacts:
-    """The source's distinct facts, for `receipt` (computed ahead, while the LLM works)."""
+    """All of it, for `receipt`: computed ahead, while the LLM works."""
     with no_gc_pauses():  # every fact of a megabyte: see shared.gcpause
-        return _distinct(source)
+        src = SourceFacts(_distinct(source), _searchable(source))
+        src.words = _words(src.text or "")
+        return src
 
 
 def receipt(source: str, summary: str, focus: str = "", src: SourceFacts | None = None) -> Receipt:
     """The receipt of ``summary``; ``src``: ``source_facts(source)``, if already known."""
     with no_gc_pauses():
-        return _receipt(source, summary, focus, _distinct(source) if src is None else src)
+        return _receipt(source, summary, focus, SourceFacts(_distinct(source)) if src is None else src)
 
 
-def _receipt(source: str, summary: str, focus: str, src: SourceFacts) -> Receipt:
+def _searchable(text: str) -> str:
+    return _SPACES.sub(" ", text).casefold().replace(",", "")
+
+
+def _words(searchable: str) -> set[str]:
+    return {w.strip(_PUNCTUATION) for w in searchable.split()}
+
+
+def _receipt(source: str, summary: str, focus: str, known: SourceFacts) -> Receipt:
     summary = _NOTICE.sub("", summary, count=1)
+    src = known.facts
     out = _distinct(summary)
     summary_keys = {key for _, key in out}
-    summary_text = _SPACES.sub(" ", summary).casefold().replace(",", "")
+    summary_text = _searchable(summary)
     source_keys = {key for _, key in src}
     # A substring search is the fallback for facts whose key is not a fact of the other text;
     # it runs only when the fact's first word is a word of that text (a set lookup), so the
     # cost stays near one pass over each text, not facts x text.
-    summary_words = {w.strip(_PUNCTUATION) for w in summary_text.split()}
+    summary_words = _words(summary_text)
     focus_stems = {stem for _, stem in stemmed_words(focus)}
     length = max(len(source), 1)
 
@@ -133,11 +153,13 @@ def _receipt(source: str, summary: str, focus: str, src: SourceFacts) -> Receipt
     dropped.sort()
     r.dropped = [text for _, _, text in dropped[:LIST_CAP]]
     unknown = [(kind, key, fact) for (kind, key), (fact, _) in out.items() if key not in source_keys]
-    source_text = _SPACES.sub(" ", source).casefold().replace(",", "") if unknown else ""
+    source_text = (known.text if known.text is not None else _searchable(source)) if unknown else ""
     # The word index pays off only for many searches: a few are plain substring searches.
-    source_words = (
-        {w.strip(_PUNCTUATION) for w in source_text.split()} if len(unknown) > _INDEX_AFTER else None
-    )
+    # Which one runs depends on the count alone (they differ at the edges: a fact at the
+    # start of a longer word), never on whether the index was built ahead.
+    source_words = None
+    if len(unknown) > _INDEX_AFTER:
+        source_words = known.words if known.words is not None else _words(source_text)
     for kind, key, fact in unknown:
         plain = (key if kind != "negation" else key.split(" ", 1)[-1]).replace(",", "")
         if (

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from mcp_summarizer.fidelity.facts import facts
-from mcp_summarizer.fidelity.receipt import LIST_CAP, receipt
+from mcp_summarizer.fidelity.receipt import LIST_CAP, receipt, source_facts
 
 SOURCE = """# Elwynn Forest
 
@@ -111,3 +111,19 @@ def test_a_negation_negates_a_fact_of_its_own_sentence_only() -> None:
     text = "Arguments are no longer used.\n\n## Signal Handling\n\nIt is not 30 km. It is not. Marshal Dughan"
     assert {f.key for f in facts(text) if f.kind == "negation"} == {"not 30km"}
     assert receipt(text, "## Signal Handling").invented == []
+
+
+@pytest.mark.parametrize("unknown", [3, 200])  # a few substring searches, or the word index
+def test_the_source_scanned_ahead_gives_the_same_receipt(unknown: int) -> None:
+    """The engine scans the source while the LLM works; the receipt must not depend on it."""
+    source = " ".join(
+        f"Gate-{i} opens at {i}:00 on 2024-03-{i % 28 + 1:02d}, not before." for i in range(300)
+    )
+    summary = "Gates open. " + " ".join(
+        f"Warden{i} holds v{i}.2.{i} at /srv/gate-{i}." for i in range(unknown)
+    )
+    summary += " Gate opens at 7:00 on 2024-03-05, not before; Gate-12 too."
+    ahead = receipt(source, summary, "gate", source_facts(source))
+    inline = receipt(source, summary, "gate")
+    assert ahead == inline
+    assert ahead.invented_facts >= unknown and ahead.kept_facts > 0
