@@ -542,7 +542,12 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
         if args.fake_nodelay:
             set_nodelay(llm)
         server = start_server(
-            {"OPENROUTER_BASE_URL": llm.base_url, "MAX_CONCURRENT_LLM_CALLS": str(args.limit)}
+            {
+                "OPENROUTER_BASE_URL": llm.base_url,
+                "MAX_CONCURRENT_LLM_CALLS": str(args.limit),
+                # A "2M" prefix can count a token over the default 2,000,000 once served.
+                "MAX_INPUT_TOKENS": str(max(2_000_000, max(texts) + 1000)),
+            }
         )
         cpu = CpuSampler({"server": server.proc.pid, "bench": os.getpid()})
         poller: Poller | None = None
