@@ -148,7 +148,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     engine.cache = service.cache
     service.metrics.gauges(
         requests=lambda: len(service.inflight),
-        llm_in_flight=lambda: engine.limiter.active,
+        llm_in_flight=lambda: engine.limiter.in_flight,
         llm_waiting=lambda: engine.limiter.waiting,
         input_tokens=lambda: engine.admission.held,
     )
@@ -338,7 +338,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             {
                 "status": "draining" if service.draining else "ok",
                 "requests_in_flight": len(service.inflight),
-                "llm_calls_in_flight": engine.limiter.active,
+                "llm_calls_in_flight": engine.limiter.in_flight,
                 "llm_calls_waiting": engine.limiter.waiting,
                 "input_tokens_in_flight": engine.admission.held,
                 "tasks": len(asyncio.all_tasks()),

@@ -38,6 +38,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_summarizer import __version__
+from mcp_summarizer.cache import open_cache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.proxy.config import ProxyConfig
@@ -121,6 +122,11 @@ class Proxy:
         self.settings = settings
         self.engine = engine or Engine.from_settings(settings)
         self.store = store or open_store(settings)
+        # The result cache's map level: a large output summarized again (a log read twice, a
+        # page changed in one place) costs LLM calls only for the chunks not seen before.
+        self.cache = open_cache(settings)
+        if self.engine.cache is None:
+            self.engine.cache = self.cache
         self.upstreams = {
             spec.name: Upstream(
                 spec,
@@ -147,6 +153,8 @@ class Proxy:
         await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
         await self.engine.aclose()
         await self.store.aclose()
+        if self.cache is not None:
+            await self.cache.aclose()
 
     # -- listing ----------------------------------------------------------------------------
 

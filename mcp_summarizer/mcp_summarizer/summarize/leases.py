@@ -103,11 +103,24 @@ class ClusterLimiter(FairLimiter):
     def __init__(self, limit: int, leases: Leases) -> None:
         super().__init__(limit)
         self.leases = leases
+        self._leasing = 0  # calls with a slot here, waiting for a lease: still waiting
+
+    @property
+    def waiting(self) -> int:
+        return super().waiting + self._leasing
+
+    @property
+    def in_flight(self) -> int:
+        return self.active - self._leasing
 
     @asynccontextmanager
     async def slot(self, owner: Hashable) -> AsyncIterator[None]:
         async with super().slot(owner):
-            lease = await self.leases.acquire()
+            self._leasing += 1
+            try:
+                lease = await self.leases.acquire()
+            finally:
+                self._leasing -= 1
             try:
                 yield
             finally:

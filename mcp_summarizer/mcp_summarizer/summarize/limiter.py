@@ -38,7 +38,13 @@ class FairLimiter:
 
     @property
     def waiting(self) -> int:
+        """Calls waiting for a slot (what /health and /metrics show)."""
         return sum(len(q) for q in self._waiting.values())
+
+    @property
+    def in_flight(self) -> int:
+        """Calls holding a slot, out to the LLM (what /health and /metrics show)."""
+        return self.active
 
     async def _acquire(self, owner: Hashable) -> None:
         if self.active < self.limit and not self._waiting:

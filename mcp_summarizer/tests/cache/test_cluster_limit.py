@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conftest import RunningServer, start_server, stop_server
 from redis_server import REDIS, RedisServer
 
-from mcp_summarizer.summarize.leases import KEY, Leases
+from mcp_summarizer.summarize.leases import KEY, ClusterLimiter, Leases
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="needs redis-server (Debian package redis-server)")
 
@@ -103,3 +103,27 @@ async def test_without_redis_calls_go_on_under_the_local_limit() -> None:
     assert await asyncio.wait_for(leases.acquire(), 3) is None
     await leases.aclose()
     assert KEY.startswith("mcp-summarizer:")
+
+
+async def test_a_call_waiting_for_a_lease_shows_as_waiting_not_in_flight(redis_server: RedisServer) -> None:
+    """/health and /metrics read ``in_flight`` and ``waiting``: a call that holds this replica's
+    slot but waits for the cluster's lease is not out to the LLM yet."""
+    a = ClusterLimiter(2, Leases(redis_server.url, limit=1, lease_seconds=30))
+    b = ClusterLimiter(2, Leases(redis_server.url, limit=1, lease_seconds=30))
+    release, holding = asyncio.Event(), asyncio.Event()
+
+    async def call(limiter: ClusterLimiter) -> None:
+        async with limiter.slot(object()):
+            holding.set()
+            await release.wait()
+
+    first = asyncio.create_task(call(a))
+    await asyncio.wait_for(holding.wait(), 5)
+    second = asyncio.create_task(call(b))
+    await asyncio.sleep(0.3)  # b has its own slot, and polls for the one lease
+    assert (a.in_flight, a.waiting, b.in_flight, b.waiting) == (1, 0, 0, 1)
+    release.set()
+    await asyncio.wait_for(asyncio.gather(first, second), 5)
+    assert (a.in_flight, a.waiting, b.in_flight, b.waiting) == (0, 0, 0, 0)
+    await a.aclose()
+    await b.aclose()

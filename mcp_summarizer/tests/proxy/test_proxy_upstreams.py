@@ -349,11 +349,19 @@ async def test_the_proxy_over_stdio(data: Path, llm: FakeLLM, tmp_path: Path) ->
         assert {"read_text_file", "expand", "call_tool_summarized"} <= names  # no collision: own names
         small = await client.call_tool("read_text_file", {"path": str(data / "docs" / "small.txt")})
         assert text_of(small) == "The small file: it fits.\n"
+        llm.reset()
         big = await client.call_tool("read_text_file", {"path": str(data / "docs" / "big.md")})
         assert tokens.count(text_of(big)) <= 2000
+        maps = [r for r in llm.requests if "one section of a larger document" in r.system]
+        assert maps, "summarized by the LLM, chunk by chunk"
         handle = (big.meta or {})["io.github.mythline/proxy"]["original"]
         first = text_of(await client.call_tool("expand", {"source_id": handle}))
         assert (data / "docs" / "big.md").read_text().startswith(first.split("\n\n", 1)[1])
+        # Read again: its chunks' summaries come from the cache (CACHE_DIR above), not the LLM.
+        llm.reset()
+        again = await client.call_tool("read_text_file", {"path": str(data / "docs" / "big.md")})
+        assert 0 < tokens.count(text_of(again)) <= 2000
+        assert not [r for r in llm.requests if "one section of a larger document" in r.system], len(maps)
 
 
 async def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path) -> None:
