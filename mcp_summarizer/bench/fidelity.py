@@ -9,7 +9,9 @@ length by:
 * extractive: the embedded backend (`summarize.extractive`),
 * truncation: the first N tokens (the baseline),
 * llm: the service's map-reduce against an OpenAI-compatible endpoint (``--llm-url``; with the
-  stand-in of the tests it only proves the plumbing: `--llm-url stand-in`).
+  stand-in of the tests it only proves the plumbing: `--llm-url stand-in`),
+* llm+repair (``--repair``): the same with FIDELITY_REPAIR=true, and a table of what the repair
+  costs (LLM calls, share of summaries repaired) and gains (recall, focus recall, invented).
 
 Reported: recall of the planted facts by kind and by position decile, recall of the facts
 the focus names (5 planted identifiers and names), the share of the summary's facts the
@@ -18,7 +20,7 @@ receipt calls possibly invented, and the receipt's accuracy on the planted facts
 as a ratio to one `encode_ordinary` pass over the source.
 
     cd mcp_summarizer && ../.venv/bin/python bench/fidelity.py [--tokens 60000] [--seed 7] [--seeds 8]
-        [--llm-url http://localhost:8000/v1 --llm-model my-model --llm-key KEY]
+        [--llm-url http://localhost:8000/v1 --llm-model my-model --llm-key KEY] [--repair]
 """
 
 from __future__ import annotations
@@ -146,7 +148,10 @@ def evaluate(source: str, summary: str, plants: list[Plant], focus_plants: list[
     }
 
 
-async def llm_summary(url: str, model: str, key: str, text: str, budget: int, focus: str) -> str:
+async def llm_summary(
+    url: str, model: str, key: str, text: str, budget: int, focus: str, repair: bool
+) -> tuple[str, dict[str, float]]:
+    """The LLM path's summary, and its LLM calls and whether a repair call was made."""
     engine = Engine.from_settings(
         load_settings(
             {
@@ -154,6 +159,7 @@ async def llm_summary(url: str, model: str, key: str, text: str, budget: int, fo
                 "OPENROUTER_API_KEY": key,
                 "LLM_MODEL": model,
                 "ON_LLM_FAILURE": "truncate",
+                "FIDELITY_REPAIR": "true" if repair else "false",
             }
         )
     )
@@ -161,15 +167,19 @@ async def llm_summary(url: str, model: str, key: str, text: str, budget: int, fo
         outcome = await engine.summarize(Request(content=text, max_output_tokens=budget, focus=focus))
     finally:
         await engine.aclose()
-    return outcome.text
+    repaired = outcome.fidelity is not None and "after" in (outcome.fidelity.repair or {})
+    return outcome.text, {"calls": float(outcome.llm_calls), "repaired": float(repaired)}
 
 
-def summarize_with(system: str, source: str, budget: int, focus: str, args: argparse.Namespace) -> str:
+def summarize_with(
+    system: str, source: str, budget: int, focus: str, args: argparse.Namespace
+) -> tuple[str, dict[str, float]]:
     if system == "extractive":
-        return extractive.summarize(source, budget, focus=focus)
+        return extractive.summarize(source, budget, focus=focus), {"calls": 0.0, "repaired": 0.0}
     if system == "truncation":
-        return tokens.truncate(source, budget)
-    return asyncio.run(llm_summary(args.llm_url, args.llm_model, args.llm_key, source, budget, focus))
+        return tokens.truncate(source, budget), {"calls": 0.0, "repaired": 0.0}
+    repair = system == "llm+repair"
+    return asyncio.run(llm_summary(args.llm_url, args.llm_model, args.llm_key, source, budget, focus, repair))
 
 
 def receipt_cost(n_tokens: int, repeats: int) -> None:
@@ -213,12 +223,14 @@ def run_seed(seed: int, documents: dict[str, str], args: argparse.Namespace) -> 
         for share in (0.02, 0.05, 0.10):
             budget = int(n * share)
             systems = ["extractive", "truncation"] + (["llm"] if args.llm_url else [])
+            systems += ["llm+repair"] if args.llm_url and args.repair else []
             for system in systems:
-                summary = summarize_with(system, source, budget, focus, args)
+                summary, spent = summarize_with(system, source, budget, focus, args)
                 start = time.perf_counter()
                 receipt(source, summary, focus)
                 cost = (time.perf_counter() - start) / encode
-                rows.append((name, n, share, system, evaluate(source, summary, plants, focus_plants), cost))
+                scores = {**evaluate(source, summary, plants, focus_plants), **spent}
+                rows.append((name, n, share, system, scores, cost))
     return rows
 
 
@@ -231,7 +243,8 @@ def average(rows: list[Row]) -> list[Row]:
     for (name, share, system), group in groups.items():
         es = [r[4] for r in group]
         mean: dict[str, Any] = {
-            k: sum(e[k] for e in es) / len(es) for k in ("recall", "focus", "invented", "receipt_accuracy")
+            k: sum(e[k] for e in es) / len(es)
+            for k in ("recall", "focus", "invented", "receipt_accuracy", "calls", "repaired")
         }
         mean["kind"] = {k: sum(e["kind"][k] for e in es) / len(es) for k in es[0]["kind"]}
         mean["decile"] = [sum(e["decile"][d] for e in es) / len(es) for d in range(10)]
@@ -257,6 +270,9 @@ def main() -> None:
     )
     parser.add_argument("--llm-model", default="test/model")
     parser.add_argument("--llm-key", default="bench")
+    parser.add_argument(
+        "--repair", action="store_true", help="with --llm-url: also the LLM path with FIDELITY_REPAIR=true"
+    )
     args = parser.parse_args()
     if args.cost_tokens:
         receipt_cost(args.cost_tokens, repeats=3)
@@ -287,6 +303,16 @@ def main() -> None:
             f"| {name} | {n:,} | {share:.0%} | {system} | {e['recall']:.0%} | {e['focus']:.0%} | {deciles} "
             f"| {e['invented']:.1%} | {e['receipt_accuracy']:.0%} | {cost:.2f}x |"
         )
+    if args.repair:
+        print("\nFIDELITY_REPAIR: what it costs and what it gains (means per summary)\n")
+        print("| document | budget | system | LLM calls | repaired | recall | focus recall | invented |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, _, share, system, e, _ in rows:
+            if system.startswith("llm"):
+                print(
+                    f"| {name} | {share:.0%} | {system} | {e['calls']:.1f} | {e['repaired']:.0%} "
+                    f"| {e['recall']:.0%} | {e['focus']:.0%} | {e['invented']:.1%} |"
+                )
     print("\nrecall by kind (5% budget):")
     for name, _, share, system, e, _ in rows:
         if share == 0.05:

@@ -41,6 +41,9 @@ class Receipt:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> {"source", "kept"}
     kept: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    # The dropped facts that hold a focus word, most salient first: what a repair restores.
+    # Not in `dropped` when twenty commoner facts outrank them (a fact met once, say).
+    dropped_focus: list[str] = field(default_factory=list)
     invented: list[str] = field(default_factory=list)
     source_facts: int = 0
     kept_facts: int = 0
@@ -133,6 +136,7 @@ def _receipt(source: str, summary: str, focus: str, known: SourceFacts) -> Recei
 
     r = Receipt(counts={kind: {"source": 0, "kept": 0} for kind in KINDS})
     dropped: list[tuple[float, int, str]] = []
+    dropped_focus: list[tuple[float, int, str]] = []
     for (kind, key), (fact, n) in src.items():
         r.counts[kind]["source"] += 1
         r.source_facts += 1
@@ -145,13 +149,17 @@ def _receipt(source: str, summary: str, focus: str, known: SourceFacts) -> Recei
                 r.kept.append(fact.text)
             continue
         salience = float(n)
-        if focus_stems and any(stem in key for stem in focus_stems):  # keys are casefolded
+        on_focus = bool(focus_stems) and any(stem in key for stem in focus_stems)  # keys are casefolded
+        if on_focus:
             salience *= FOCUS_FACTOR
         if fact.start < length // 10 or fact.start > length - length // 10:
             salience *= EDGE_FACTOR
         dropped.append((-salience, fact.start, fact.text))
+        if on_focus:
+            dropped_focus.append((-salience, fact.start, fact.text))
     dropped.sort()
     r.dropped = [text for _, _, text in dropped[:LIST_CAP]]
+    r.dropped_focus = [text for _, _, text in sorted(dropped_focus)[:LIST_CAP]]
     unknown = [(kind, key, fact) for (kind, key), (fact, _) in out.items() if key not in source_keys]
     source_text = (known.text if known.text is not None else _searchable(source)) if unknown else ""
     # The word index pays off only for many searches: a few are plain substring searches.

@@ -259,8 +259,7 @@ class Engine:
         """FIDELITY_REPAIR: one more call asking the model to drop the facts its summary holds
         that the source does not, and to restore the lost facts the focus names (with the
         source lines that hold them).  A failed repair keeps the summary as it was."""
-        stems = {stem for _, stem in extractive.stemmed_words(focus)}
-        wanted = [d for d in before.dropped if stems and any(s in d.casefold() for s in stems)][:REPAIR_FACTS]
+        wanted = before.dropped_focus[:REPAIR_FACTS]
         if not before.invented and not wanted:
             return
         lines = [_line_around(request.content, fact) for fact in wanted]

@@ -127,3 +127,11 @@ def test_the_source_scanned_ahead_gives_the_same_receipt(unknown: int) -> None:
     inline = receipt(source, summary, "gate")
     assert ahead == inline
     assert ahead.invented_facts >= unknown and ahead.kept_facts > 0
+
+
+def test_a_dropped_focus_fact_is_listed_for_repair_even_when_commoner_facts_outrank_it() -> None:
+    common = " ".join(f"Version v{i}.0.{i} ships on 2024-01-{i:02d}. " * 6 for i in range(1, 26))
+    source = common + " The warden is Marshal Dughan."
+    r = receipt(source, "Versions ship.", focus="dughan")
+    assert "Marshal Dughan" not in r.dropped and len(r.dropped) == LIST_CAP  # outranked
+    assert r.dropped_focus == ["Marshal Dughan"]
