@@ -153,6 +153,9 @@ class _Run:
     failed: bool = False  # a call failed: the request is over, no other call may start
 
 
+_SCAN_AHEAD_CHARS = 400_000  # ~100k tokens: where the scan takes ~0.1 s
+
+
 class _Facts:
     """The source's facts for the receipt, found while the LLM works: at 1M tokens the scan
     takes most of a second, which would otherwise come after the last LLM call."""
@@ -162,7 +165,10 @@ class _Facts:
         self._scan: asyncio.Task[SourceFacts] | None = None
 
     def start(self) -> None:
-        if self._scan is None:
+        # Only for a long source: a short one is scanned in milliseconds at the end, and many
+        # scans at once (a burst of small requests) would contend with the event loop for the
+        # GIL just when it dispatches their map calls.
+        if self._scan is None and len(self.source) >= _SCAN_AHEAD_CHARS:
             self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source))
 
     async def receipt(self, summary: str, focus: str) -> Receipt:
