@@ -40,7 +40,7 @@ from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
-from mcp_summarizer.web.pages import Answer, Pages, read
+from mcp_summarizer.web.pages import Pages, read
 from shared.logs import clip
 
 __all__ = ["INSTRUCTIONS", "META_SUMMARY", "Service", "build_http_app", "build_server", "transport_security"]
@@ -566,19 +566,27 @@ async def _fetch_url(
         service.metrics.fetched(fetch_outcome(exc))
         logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
-    if answer.facts is not None:
-        return _cached_fetch(service, url, answer, started)
-    outcome = answer.outcome
+    outcome, cached = answer.outcome, answer.facts
     if answer.degraded:
         service.counters["degraded"] += 1
         logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
+    if cached is not None:  # the result cache had this page's summary: no LLM call
+        facts: dict[str, Any] = {**cached, "cached": True}
+        result = CallToolResult(
+            content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts}
+        )
+        tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
+        llm_calls, model = 0, facts.get("model")
+    else:
+        result = _result(answer.text, outcome, service.engine.model)
+        tokens_in = outcome.input_tokens if outcome else answer.page.tokens
+        tokens_out = outcome.output_tokens if outcome else None
+        llm_calls = outcome.llm_calls if outcome else 0
+        model = service.engine.model if answer.summarized else None
     service.counters["fetches"] += 1
     service.metrics.fetched(fetch_outcome(None, summarized=answer.summarized))
     service.metrics.answered(
-        "fetch_url",
-        "degraded" if answer.degraded else "ok",
-        outcome.input_tokens if outcome else answer.page.tokens,
-        outcome.output_tokens if outcome else 0,
+        "fetch_url", "degraded" if answer.degraded else "ok", tokens_in, int(tokens_out or 0)
     )
     logger.info(
         "fetch_complete",
@@ -588,53 +596,21 @@ async def _fetch_url(
             "final_url": answer.page.url,
             "kind": answer.page.kind,
             "page_tokens": answer.page.tokens,
-            "output_tokens": outcome.output_tokens if outcome else None,
+            "output_tokens": tokens_out,
             "summarized": answer.summarized,
             "degraded": answer.degraded,
             "raw": raw,
             "cached": answer.cached,
-            "llm_calls": outcome.llm_calls if outcome else 0,
-            "model": service.engine.model if answer.summarized else None,
+            "summary_cached": cached is not None,
+            "llm_calls": llm_calls,
+            "model": model,
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    result = _result(answer.text, outcome, service.engine.model)
     if answer.cache_key is not None and service.cache is not None:
         kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
         await service.cache.put(answer.cache_key, kept)
     return result
-
-
-def _cached_fetch(service: Service, url: str, answer: Answer, started: float) -> CallToolResult:
-    """A page whose summary the result cache had: no LLM call."""
-    assert answer.facts is not None
-    facts = {**answer.facts, "cached": True}
-    service.counters["fetches"] += 1
-    service.metrics.fetched(fetch_outcome(None, summarized=True))
-    service.metrics.answered(
-        "fetch_url", "ok", int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0)
-    )
-    logger.info(
-        "fetch_complete",
-        extra={
-            "tool": "fetch_url",
-            "url": url,
-            "final_url": answer.page.url,
-            "kind": answer.page.kind,
-            "page_tokens": answer.page.tokens,
-            "output_tokens": facts.get("output_tokens"),
-            "summarized": True,
-            "degraded": False,
-            "raw": False,
-            "cached": answer.cached,
-            "summary_cached": True,
-            "cache": service.cache.name if service.cache else None,
-            "llm_calls": 0,
-            "model": facts.get("model"),
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-        },
-    )
-    return CallToolResult(content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts})
 
 
 async def _summarize_documents(
