@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import get_args
 
 from mcp_summarizer import __version__
+from mcp_summarizer.allocator import limit_arenas
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import ConfigError, SummarizerError
 from mcp_summarizer.fidelity.receipt import Receipt
@@ -31,6 +32,7 @@ ENV_FILE = Path(".env")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    limit_arenas()  # before any thread starts (see allocator.py)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["summarize"]:
         summarize_command(argv[1:])

@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ import numpy.typing as npt
 
 from mcp_summarizer.summarize import tokens
 
-__all__ = ["STRATEGIES", "Chunk", "TokenOffsets", "chunk"]
+__all__ = ["STRATEGIES", "Chunk", "GrowingOffsets", "TokenOffsets", "chunk"]
 
 STRATEGIES = ("semantic", "token")
 # A character is at most 4 tokens; 16 leaves room for a whole character in every window.
@@ -95,13 +96,17 @@ def chunk(
     chunk_size: int,
     overlap: int = 0,
     offsets: TokenOffsets | None = None,
+    on_chunk: Callable[[Chunk], None] | None = None,
 ) -> list[Chunk]:
     """Split ``text`` into chunks of at most ``chunk_size`` tokens (see the module docstring).
 
     ``overlap`` applies to token windows (the ``token`` strategy, and blocks too large for
     one chunk); it is capped at a quarter of ``chunk_size`` so windows always advance.
     Unknown strategies raise ``ValueError`` (the server decides about fallbacks).
-    ``offsets``, if given, must be ``TokenOffsets(text)`` for this very text.
+    ``offsets``, if given, must be ``TokenOffsets(text)`` or ``GrowingOffsets(text)`` for this
+    very text; with the latter the semantic chunks come out while the text is being encoded.
+    ``on_chunk`` is called with each chunk as soon as it is made (an exception it raises
+    stops the chunking).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown chunking strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
@@ -112,7 +117,7 @@ def chunk(
     if not text or text.isspace():
         return []
     overlap = min(overlap, chunk_size // 4)
-    splitter = _Splitter(text, chunk_size, overlap, offsets)
+    splitter = _Splitter(text, chunk_size, overlap, offsets, on_chunk)
     if strategy == "token":
         splitter.windows(0, len(text), "", 0)
     else:
@@ -189,23 +194,158 @@ class TokenOffsets:
     def is_char_boundary(self, i: int) -> bool:
         return self.valid is None or bool(self.valid[i])
 
+    # The whole text is encoded: every position is covered.  (GrowingOffsets encodes on demand.)
+    complete = True
 
-@dataclass(slots=True)
-class _Blocks:
-    """Block starts (character offsets), their ranks, and the H1-H4 headers among them."""
+    def ensure(self, pos: int) -> None:
+        """Encode at least up to character ``pos`` (here: already done)."""
 
-    starts: list[int]
-    ranks: list[int]
-    headers: dict[int, tuple[int, str]]  # block index -> (level, header line)
+    def grow(self) -> bool:
+        """Encode one more piece; False when there was none left (here: never one)."""
+        return False
+
+    @property
+    def covered(self) -> int:
+        """Characters encoded so far, from the start."""
+        return int(self.char[-1])
+
+
+class GrowingOffsets(TokenOffsets):
+    """`TokenOffsets` of a text encoded piece by piece as the chunker reads it, so that the
+    first chunks are out before the whole text is encoded (map calls start meanwhile).
+
+    The pieces are `tokens.pieces`' (cut where the encodings of the parts join into the
+    encoding of the whole), encoded ahead by the encoder pool; each piece's boundaries are
+    appended as the chunker asks for a position past the last one, so ``char``/``valid`` hold
+    the same values as the eager class's, prefix by prefix.  ``n`` counts the tokens so far
+    (the text's count once ``complete``).  Used by one thread; `close` cancels the encoding
+    still queued (a request that ended early).
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        parts = list(tokens.pieces(text))
+        self._parts = iter(parts)
+        self._ids = tokens.arrays_ahead(parts)
+        self._char_buf = np.zeros(1024, dtype=np.int64)
+        self._valid_buf = np.ones(1024, dtype=bool)
+        self._filled = 1  # boundary 0, at character 0
+        self._start = 0  # character where the next piece starts
+        self.complete = not parts
+        self._sync()
+
+    def _sync(self) -> None:
+        self.char = self._char_buf[: self._filled]
+        self.valid = self._valid_buf[: self._filled]
+        self.n = self._filled - 1
+
+    def close(self) -> None:
+        self._ids.close()
+
+    def ensure(self, pos: int) -> None:
+        while self._start < pos and self.grow():
+            pass
+
+    def grow(self) -> bool:
+        piece = next(self._parts, None)
+        if piece is None:
+            self.complete = True
+            return False
+        ids = next(self._ids)
+        byte_end = np.cumsum(tokens.token_byte_lengths()[ids])  # each token's end in the piece
+        if piece.isascii():
+            char_end, valid = byte_end, None
+        else:  # as in TokenOffsets, within the piece (it starts and ends on characters)
+            raw = np.frombuffer(piece.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+            continuation = (raw & 0xC0) == 0x80
+            before = np.zeros(len(raw) + 1, dtype=np.int32)
+            np.cumsum(continuation, out=before[1:])
+            char_end = byte_end - before[byte_end]
+            valid = np.ones(len(byte_end), dtype=bool)
+            inner = byte_end < len(raw)
+            valid[inner] = ~continuation[byte_end[inner]]
+        size = self._filled + len(ids)
+        if size > len(self._char_buf):  # doubling: linear time overall
+            capacity = max(size, 2 * len(self._char_buf))
+            self._char_buf = np.resize(self._char_buf, capacity)
+            self._valid_buf = np.resize(self._valid_buf, capacity)
+        self._char_buf[self._filled : size] = char_end + self._start
+        self._valid_buf[self._filled : size] = True if valid is None else valid
+        self._filled = size
+        self._start += len(piece)
+        self.complete = self._start >= len(self._text)
+        self._sync()
+        return True
+
+    @property
+    def covered(self) -> int:
+        return self._start
+
+
+class _Bounds:
+    """The blocks' bounds that are token boundaries (all safe cuts are), with their token
+    index, their rank and the H1-H4 headers among them, found as far as the encoding goes:
+    `more` reads one more piece of it.  ``bounds[count]`` is the text's end once ``complete``."""
+
+    def __init__(self, text: str, off: TokenOffsets) -> None:
+        self._size = len(text)
+        self._starts, self._ranks, self._headers = block_starts(text)
+        self._next = 0  # the first start not looked at yet
+        self.off = off
+        self.bounds: list[int] = []
+        self.cum: list[int] = []  # token index of each bound
+        self.ranks: list[int] = []  # of each block (no rank for the end)
+        self.headers: dict[int, tuple[int, str]] = {}  # block index -> (level, header line)
+        self.header_list: list[tuple[int, tuple[int, str]]] = []  # the same, in block order
+        self.complete = False
+        self.more()
+
+    def more(self) -> bool:
+        """Take in the block starts that the encoding covers, after encoding one more piece of
+        it if any is left; False once every bound is in."""
+        if self.complete:
+            return False
+        grew = self.off.grow()
+        hi = bisect_right(self._starts, self.off.covered, lo=self._next)
+        batch = self._starts[self._next : hi]
+        for k, t in enumerate(self.off.indices(batch).tolist()):
+            if t >= 0:
+                raw = self._next + k
+                if raw in self._headers:
+                    self.headers[len(self.bounds)] = self._headers[raw]
+                    self.header_list.append((len(self.bounds), self._headers[raw]))
+                self.bounds.append(batch[k])
+                self.ranks.append(self._ranks[raw])
+                self.cum.append(t)
+        self._next = hi
+        if not grew and self.off.complete:
+            assert hi == len(self._starts)
+            self.bounds.append(self._size)
+            self.cum.append(self.off.n)
+            self.complete = True
+        return True
+
+    @property
+    def count(self) -> int:
+        """Blocks known so far (all of them once complete)."""
+        return len(self.ranks)
 
 
 class _Splitter:
-    def __init__(self, text: str, chunk_size: int, overlap: int, offsets: TokenOffsets | None) -> None:
+    def __init__(
+        self,
+        text: str,
+        chunk_size: int,
+        overlap: int,
+        offsets: TokenOffsets | None,
+        on_chunk: Callable[[Chunk], None] | None = None,
+    ) -> None:
         self.text = text
         self.size = chunk_size
         self.overlap = overlap
         self.off = offsets if offsets is not None else TokenOffsets(text)
         self.chunks: list[Chunk] = []
+        self._on_chunk = on_chunk
         self._context_cache: dict[tuple[str, ...], tuple[str, int]] = {}
 
     # -- output ---------------------------------------------------------------------------
@@ -214,7 +354,10 @@ class _Splitter:
         """Add a chunk; ``body_tokens`` None means the cut was not safe: count it exactly."""
         text = context + self.text[start:end]
         n = context_tokens + body_tokens if body_tokens is not None else tokens.count(text)
-        self.chunks.append(Chunk(text=text, start=start, end=end, context=context, tokens=n))
+        piece = Chunk(text=text, start=start, end=end, context=context, tokens=n)
+        self.chunks.append(piece)
+        if self._on_chunk is not None:
+            self._on_chunk(piece)
 
     def _tokens_between(self, a: int, b: int) -> int:
         ia, ib = self.off.index(a), self.off.index(b)
@@ -224,43 +367,35 @@ class _Splitter:
     # -- semantic ---------------------------------------------------------------------------
 
     def semantic(self) -> None:
-        blocks = self._blocks()
-        starts, ranks = blocks.starts, blocks.ranks
-        count = len(starts)
-        bounds = [*starts, len(self.text)]
-        cum = self.off.indices(bounds).tolist()
-        path = _HeaderPath(blocks.headers)
+        # Read as far into the encoding as the next chunk needs: a chunk is decided by the
+        # blocks within ``chunk_size`` tokens of its start, so with GrowingOffsets the chunks
+        # come out while the rest of the text is still being encoded, the same chunks.
+        b = _Bounds(self.text, self.off)
+        path = _HeaderPath(b.header_list)
         i = 0
-        while i < count:
+        while True:
+            while not b.complete and len(b.cum) <= i + 1:
+                b.more()
+            if b.complete and i >= b.count:
+                return
             above = path.above(i)
             context, context_tokens = self._context(above)
             budget = self.size - context_tokens
+            while not b.complete and b.cum[-1] <= b.cum[i] + budget:
+                b.more()
+            bounds, cum = b.bounds, b.cum
             # Largest j with cum[j] - cum[i] <= budget: blocks i..j-1 fit.
             j = bisect_right(cum, cum[i] + budget, lo=i + 1) - 1
             if j == i:  # block i alone is too large
-                own = blocks.headers.get(i)
+                own = b.headers.get(i)
                 inside = (*above, own[1]) if own else above
                 self._split_block(bounds[i], bounds[i + 1], (context, context_tokens), self._context(inside))
                 i += 1
                 continue
-            if j < count:
-                j = _best_break(ranks, cum, i, j, budget)
+            if j < b.count:
+                j = _best_break(b.ranks, cum, i, j, budget)
             self._emit(bounds[i], bounds[j], context, context_tokens, cum[j] - cum[i])
             i = j
-
-    def _blocks(self) -> _Blocks:
-        starts, ranks, headers = block_starts(self.text)
-        # Keep only cuts that are token boundaries (all safe cuts are; checked in one numpy call).
-        ok = (self.off.indices(starts) >= 0).tolist()
-        if all(ok):
-            return _Blocks(starts, ranks, headers)
-        keep = [k for k, good in enumerate(ok) if good]
-        renumber = {old: new for new, old in enumerate(keep)}
-        return _Blocks(
-            [starts[k] for k in keep],
-            [ranks[k] for k in keep],
-            {renumber[k]: h for k, h in headers.items() if k in renumber},
-        )
 
     def _context(self, headers: tuple[str, ...]) -> tuple[str, int]:
         if headers not in self._context_cache:
@@ -307,6 +442,7 @@ class _Splitter:
     def windows(self, a: int, b: int, context: str, context_tokens: int) -> None:
         """Windows over text[a:b] (a and b safe or the text's ends) with overlap."""
         off = self.off
+        off.ensure(b)
         budget = self.size - context_tokens
         if budget < 1:
             context, context_tokens, budget = "", 0, self.size
@@ -532,8 +668,10 @@ class _HeaderPath:
     Walks only the header blocks (a few percent of all blocks), so asking for the path at
     every chunk start costs time proportional to the headers, not the blocks."""
 
-    def __init__(self, headers: dict[int, tuple[int, str]]) -> None:
-        self._headers = sorted(headers.items())
+    def __init__(self, headers: list[tuple[int, tuple[int, str]]]) -> None:
+        # (block, header) in block order; the list grows as the chunker reads on, and is read
+        # up to a block only once that block is known.
+        self._headers = headers
         self._next = 0
         self._stack: list[tuple[int, str]] = []
 

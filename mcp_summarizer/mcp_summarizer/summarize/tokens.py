@@ -13,6 +13,7 @@ other, 2 cores); a machine with one core encodes them in turn.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
@@ -23,7 +24,16 @@ import tiktoken
 from shared.tokens import CL100K_SPECIAL, PIECE_CHARS, cl100k, encode, pieces, ranks, truncate, utf8_safe
 from shared.tokens import count as _count_short
 
-__all__ = ["count", "encode", "encode_array", "encoding", "token_byte_lengths", "truncate"]
+__all__ = [
+    "arrays_ahead",
+    "count",
+    "encode",
+    "encode_array",
+    "encoding",
+    "pieces",
+    "token_byte_lengths",
+    "truncate",
+]
 
 
 def encoding() -> tiktoken.Encoding:
@@ -49,6 +59,22 @@ def _arrays(text: str) -> list[npt.NDArray[np.uint32]]:
     if _THREADS < 2 or len(parts) < _PARALLEL_PIECES:
         return [_array(piece) for piece in parts]
     return list(_pool().map(_array, parts))
+
+
+def arrays_ahead(parts: list[str]) -> Iterator[npt.NDArray[np.uint32]]:
+    """The ids of ``parts``, in order, each as soon as it is encoded: the pool works ahead of
+    the reader (the streaming chunker reads a piece while the next ones are being encoded).
+    Closing the iterator early cancels what was not started."""
+    if _THREADS < 2:
+        yield from map(_array, parts)
+        return
+    futures = [_pool().submit(_array, piece) for piece in parts]
+    try:
+        for future in futures:
+            yield future.result()
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 def encode_array(text: str) -> npt.NDArray[np.uint32]:

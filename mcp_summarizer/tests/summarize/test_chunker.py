@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.chunker import MIN_CHUNK_SIZE, Chunk, TokenOffsets, chunk, is_safe_boundary
+import shared.tokens
+from mcp_summarizer.summarize.chunker import (
+    MIN_CHUNK_SIZE,
+    Chunk,
+    GrowingOffsets,
+    TokenOffsets,
+    chunk,
+    is_safe_boundary,
+)
 
 
 def body(c: Chunk) -> str:
@@ -192,3 +200,48 @@ def test_long_cjk_run_without_breaks() -> None:
     for strategy in ("semantic", "token"):
         chunks = chunk(text, strategy=strategy, chunk_size=1000, overlap=100)
         check_invariants(text, chunks, 1000)
+
+
+# -- streaming: chunks while the text is being encoded ------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(markdown(), ANY_TEXT, CJK_RUN), SIZES, OVERLAPS, st.sampled_from([8, 40, 300]), st.booleans()
+)
+def test_growing_offsets_give_the_same_chunks(
+    text: str, size: int, overlap: int, piece_chars: int, semantic: bool
+) -> None:
+    """Encoded piece by piece (tiny pieces here, so that chunks span many), the chunker makes
+    exactly the chunks it makes from the whole encoding, and hands each out as it is made."""
+    strategy = "semantic" if semantic else "token"
+    whole = chunk(text, strategy=strategy, chunk_size=size, overlap=overlap)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(shared.tokens, "PIECE_CHARS", piece_chars)
+        offsets = GrowingOffsets(text)
+        seen: list[Chunk] = []
+        streamed = chunk(
+            text, strategy=strategy, chunk_size=size, overlap=overlap, offsets=offsets, on_chunk=seen.append
+        )
+    assert streamed == whole
+    assert seen == whole
+    if text.strip():
+        assert offsets.complete and offsets.n == tokens.count(text)
+
+
+def test_chunks_come_out_before_the_text_is_encoded() -> None:
+    """A long page: the first chunk is made when a small part of the text is encoded; the
+    chunks are those of the whole encoding."""
+    text = "\n\n".join(
+        f"## Part {i}\n\n" + f"Sentence {i} about the river, with 3 facts. " * 40 for i in range(2000)
+    )
+    assert len(text) > 3_000_000
+    covered: list[int] = []
+    offsets = GrowingOffsets(text)
+    streamed = chunk(
+        text, chunk_size=8000, offsets=offsets, on_chunk=lambda c: covered.append(offsets.covered)
+    )
+    assert streamed == chunk(text, chunk_size=8000)
+    assert covered[0] < len(text) / 20, f"first chunk only after {covered[0]} of {len(text)} characters"
+    assert covered == sorted(covered) and covered[-1] == len(text)
+    check_invariants(text, streamed, 8000)
