@@ -40,6 +40,7 @@ __all__ = [
     "MESSAGE_OVERHEAD",
     "Budget",
     "map_output_tokens",
+    "map_share_settled",
     "max_output_tokens",
     "plan_groups",
     "reduce_output_tokens",
@@ -125,10 +126,12 @@ class Budget:
             )
         return asked or self.default_output
 
-    def check_input(self, input_tokens: int) -> None:
+    def check_input(self, input_tokens: int, *, so_far: bool = False) -> None:
+        """``so_far``: ``input_tokens`` counts the part of the content encoded yet."""
         if input_tokens > self.max_input:
+            size = f"over {input_tokens}" if so_far else f"{input_tokens}"
             raise InputError(
-                f"content is {input_tokens} tokens, over the limit of MAX_INPUT_TOKENS="
+                f"content is {size} tokens, over the limit of MAX_INPUT_TOKENS="
                 f"{self.max_input}; split it and summarize the parts"
             )
 
@@ -164,6 +167,13 @@ def map_output_tokens(target: int, num_chunks: int, chunk_tokens: int) -> int:
     """
     share = max(target // max(num_chunks, 1), min(MAP_OUTPUT_FLOOR, target))
     return max(min(_MIN_ANSWER, target), min(share, target, max(chunk_tokens // 2, _MIN_ANSWER)))
+
+
+def map_share_settled(target: int) -> int:
+    """The number of chunks from which `map_output_tokens` no longer depends on it (the share
+    is the floor from there on): map calls may start once that many chunks are known."""
+    floor = min(MAP_OUTPUT_FLOOR, target)
+    return target // (floor + 1) + 1
 
 
 def reduce_output_tokens(target: int, room: int) -> int:

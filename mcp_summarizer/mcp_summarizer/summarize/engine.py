@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable, Iterable
 from contextlib import asynccontextmanager
@@ -36,9 +37,9 @@ from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
-from mcp_summarizer.summarize.boilerplate import strip_boilerplate
-from mcp_summarizer.summarize.budget import Budget, map_output_tokens, plan_groups
-from mcp_summarizer.summarize.chunker import TokenOffsets, chunk
+from mcp_summarizer.summarize.boilerplate import Cleaned, strip_boilerplate
+from mcp_summarizer.summarize.budget import Budget, map_output_tokens, map_share_settled, plan_groups
+from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, TokenOffsets, chunk
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
@@ -68,8 +69,15 @@ Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"
 _T = TypeVar("_T")
 INLINE_CHARS = 8_000  # content up to this size is checked on the event loop (see _summarize)
+# Content from this size on is chunked while its map calls run (see _streamed): below it the
+# whole encoding takes a few tens of milliseconds, less than the first call would gain.
+STREAM_CHARS = 200_000
 REPAIR_FACTS = 10  # lost focus facts a repair call is asked to restore, at most
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
+
+
+class _Stopped(Exception):
+    """Raised in the chunking thread of a request that ended."""
 
 
 class Observer(Protocol):
@@ -306,6 +314,13 @@ class Engine:
         cleaned = (
             strip_boilerplate(content) if inline else await asyncio.to_thread(strip_boilerplate, content)
         )
+        if offsets is None and self.backend is not None and len(cleaned.text) >= STREAM_CHARS:
+            try:
+                systems = await asyncio.to_thread(self._systems, request)
+            except InputError:  # said below, where a request within budget is still answered
+                systems = None
+            if systems is not None:
+                return await self._streamed(request, cleaned, systems, progress, facts)
         if offsets is None or cleaned.text is not content:
             text = cleaned.text
             offsets = TokenOffsets(text) if inline else await asyncio.to_thread(TokenOffsets, text)
@@ -350,6 +365,143 @@ class Engine:
             return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
         except Exception as exc:  # a summary that failed must not lose the caller's content
             return await self._fail(request, stripped, run.outcome, exc, progress)
+
+    async def _streamed(
+        self,
+        request: Request,
+        cleaned: Cleaned,
+        systems: tuple[_Prompt, _Prompt],
+        progress: Progress | None,
+        facts: _Facts,
+    ) -> Outcome:
+        """`_summarize` for long content: the map calls start while the text is still being
+        encoded and chunked (in a worker thread, `GrowingOffsets`), so the LLM is not idle
+        for the second or two that a million tokens take.
+
+        The answer is the one the whole-text path gives: the chunks are the same, and a chunk's
+        map budget is settled once `map_share_settled` chunks are known (until then the calls
+        wait; a short text waits for its count).  No call starts before the content is known to
+        be over the budget (the tokens encoded so far are); MAX_INPUT_TOKENS is checked as the
+        count grows and on the exact count, and an input found over it cancels the calls
+        already out (at most a few, of one chunk each)."""
+        content, target = request.content, request.max_output_tokens
+        map_system, reduce_system = systems
+        text = cleaned.text
+        chunk_size = self.budget.chunk_size(tokens.count(map_system(target)), self._document_overhead, target)
+        overlap = self.budget.overlap(chunk_size)
+        loop = asyncio.get_running_loop()
+        made: asyncio.Queue[tuple[Chunk, int] | None] = asyncio.Queue()
+        stop = threading.Event()
+
+        def produce() -> GrowingOffsets:
+            offsets = GrowingOffsets(text)
+
+            def hand_out(piece: Chunk) -> None:
+                if stop.is_set():
+                    raise _Stopped  # the request is over: stop reading
+                loop.call_soon_threadsafe(made.put_nowait, (piece, offsets.n))
+
+            try:
+                chunk(
+                    text,
+                    strategy=request.strategy,
+                    chunk_size=chunk_size,
+                    overlap=overlap,
+                    offsets=offsets,
+                    on_chunk=hand_out,
+                )
+            finally:
+                offsets.close()
+            return offsets
+
+        def finished(task: asyncio.Future[GrowingOffsets]) -> None:
+            made.put_nowait(None)
+            if not task.cancelled():
+                task.exception()  # retrieved: it is raised where the result is awaited
+
+        began = time.perf_counter()
+        producer = asyncio.ensure_future(asyncio.to_thread(produce))
+        producer.add_done_callback(finished)
+        removed_count = (
+            asyncio.ensure_future(asyncio.to_thread(tokens.count, cleaned.removed_text))
+            if cleaned.removed_chars
+            else None
+        )
+        run = _Run(owner=object(), progress=progress, outcome=Outcome(text="", input_tokens=0, backend="llm"))
+        stripped = replace(request, content=text)
+        settled = map_share_settled(target)
+        chunks: list[Chunk] = []
+        calls: list[asyncio.Task[str]] = []
+
+        async def map_one(piece: Chunk, num_chunks: int) -> str:
+            max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
+            return await self._call(run, map_system(max_tokens), piece.text, max_tokens, "map")
+
+        try:
+            try:
+                async with asyncio.TaskGroup() as group:
+                    while (item := await made.get()) is not None:
+                        piece, so_far = item
+                        chunks.append(piece)
+                        self.budget.check_input(so_far, so_far=True)
+                        if calls or (so_far > target and len(chunks) >= settled):
+                            run.planned = len(chunks)
+                            calls += [
+                                group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]
+                            ]
+                    offsets = await producer
+                    logger.info(
+                        "chunked_while_mapping",
+                        extra={
+                            "chunks": len(chunks),
+                            "seconds": round(time.perf_counter() - began, 3),
+                            "map_calls_started": len(calls),
+                        },
+                    )
+                    removed = await removed_count if removed_count is not None else 0
+                    if not calls and offsets.n <= target:  # no call is out: the answers that need none
+                        if cleaned.removed_chars:
+                            removed = await asyncio.to_thread(tokens.count, content) - offsets.n
+                        if offsets.n + removed <= target:
+                            n = offsets.n + removed
+                            return Outcome(text=content, input_tokens=n, output_tokens=n, bypassed=True)
+                        return Outcome(
+                            text=text,
+                            input_tokens=offsets.n + removed,
+                            output_tokens=offsets.n,
+                            boilerplate_tokens=removed,
+                        )
+                    run.outcome.input_tokens = offsets.n + removed
+                    run.outcome.boilerplate_tokens = removed
+                    self.budget.check_input(run.outcome.input_tokens)
+                    if cleaned.removed_chars:
+                        logger.info(
+                            "boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed}
+                        )
+                    run.outcome.num_chunks = run.planned = len(chunks)
+                    calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
+                    facts.start()
+            except BaseExceptionGroup as eg:
+                errors = eg.exceptions
+                raise next(
+                    (e for e in errors if isinstance(e, InputError)),
+                    next((e for e in errors if isinstance(e, LLMError)), errors[0]),
+                ) from None
+            out = run.outcome
+            out.text = await self._reduce(run, [c.result() for c in calls], reduce_system, target)
+            out.output_tokens = tokens.count(out.text)
+            return out
+        except InputError:
+            raise
+        except Exception as exc:  # a summary that failed must not lose the caller's content
+            if not run.outcome.input_tokens:
+                stop.set()
+                n = await asyncio.to_thread(tokens.count, text)
+                removed = await removed_count if removed_count is not None else 0
+                run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
+            return await self._fail(request, stripped, run.outcome, exc, progress)
+        finally:
+            stop.set()
 
     # -- the failure policy ---------------------------------------------------------------
 

@@ -13,7 +13,7 @@ other, 2 cores); a machine with one core encodes them in turn.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
@@ -61,7 +61,7 @@ def _arrays(text: str) -> list[npt.NDArray[np.uint32]]:
     return list(_pool().map(_array, parts))
 
 
-def arrays_ahead(parts: list[str]) -> Iterator[npt.NDArray[np.uint32]]:
+def arrays_ahead(parts: list[str]) -> Generator[npt.NDArray[np.uint32]]:
     """The ids of ``parts``, in order, each as soon as it is encoded: the pool works ahead of
     the reader (the streaming chunker reads a piece while the next ones are being encoded).
     Closing the iterator early cancels what was not started."""

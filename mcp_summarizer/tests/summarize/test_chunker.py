@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
-from mcp_summarizer.summarize import tokens
 import shared.tokens
+from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import (
     MIN_CHUNK_SIZE,
     Chunk,

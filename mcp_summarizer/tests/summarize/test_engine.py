@@ -17,6 +17,7 @@ from fake_llm import FakeLLM, Recorded, default_summary, error, hang, length, ok
 
 from mcp_summarizer.config import FailurePolicy, Settings, load_settings
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.summarize import engine as engine_module
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
@@ -70,6 +71,15 @@ def settings(llm: FakeLLM, **env: str) -> Settings:
 
 
 MakeEngine = Callable[..., Engine]
+
+
+@pytest.fixture(autouse=True, params=["whole", "streamed"])
+def chunking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: content chunked whole before the map calls, and (STREAM_CHARS at 1,
+    so the small documents here take that path too) chunked while the calls run."""
+    if request.param == "streamed":
+        monkeypatch.setattr(engine_module, "STREAM_CHARS", 1)
+    return str(request.param)
 
 
 @pytest.fixture
@@ -775,3 +785,40 @@ async def test_no_call_is_started_after_a_bug_in_the_llm_path(make_engine: MakeE
     )
     assert out.degraded
     assert backend.calls == 2, "one answer, one KeyError, then nothing"
+
+
+# -- long content: chunked while the map calls run ------------------------------------------------
+
+
+async def test_map_calls_start_before_a_long_text_is_chunked(
+    fresh_llm: FakeLLM, make_engine: MakeEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """~500k tokens: map calls go out while the chunker is still finding the rest (the
+    engine's `chunked_while_mapping` event says how many); every chunk is summarized."""
+    caplog.set_level(logging.INFO, logger=ENGINE_LOGGER)
+    engine = make_engine(LLM_CONTEXT_TOKENS="32768", MAX_CONCURRENT_LLM_CALLS="8")
+    content = document(sections=600)
+    out = await engine.summarize(Request(content=content, max_output_tokens=5000))
+    assert not out.degraded and out.num_chunks > 40
+    assert out.input_tokens == tokens.count(content)
+    [event] = [r for r in caplog.records if r.getMessage() == "chunked_while_mapping"]
+    assert event.chunks == out.num_chunks  # type: ignore[attr-defined]
+    assert event.map_calls_started >= 10, "calls started once 10 chunks settled their budget"  # type: ignore[attr-defined]
+    maps = [r for r in fresh_llm.requests if MERGE not in r.system]
+    assert len(maps) == out.num_chunks
+    regions = {int(m) for r in maps for m in re.findall(r"in region (\d+)", body(r))}
+    assert regions == set(range(600)), "every part of the text went to a map call"
+
+
+async def test_content_found_over_max_input_tokens_while_chunked_cancels_its_calls(
+    fresh_llm: FakeLLM, make_engine: MakeEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    fresh_llm.responder = lambda r: hang()
+    engine = make_engine(LLM_CONTEXT_TOKENS="32768", MAX_CONCURRENT_LLM_CALLS="8", MAX_INPUT_TOKENS="100000")
+    caplog.set_level(logging.WARNING, logger=ENGINE_LOGGER)
+    with pytest.raises(InputError, match="over the limit of MAX_INPUT_TOKENS=100000"):
+        await engine.summarize(Request(content=document(sections=600), max_output_tokens=5000))
+    await fresh_llm.wait_idle_async()
+    assert fresh_llm.calls <= 8, "no more than the calls already out when the count passed the limit"
+    assert all(r.outcome == "cancelled" for r in fresh_llm.requests)
+    assert not degraded_records(caplog)
