@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from mcp_summarizer.summarize.budget import (
     MAP_OUTPUT_FLOOR,
     map_output_tokens,
+    map_share_settled,
     plan_groups,
     reduce_output_tokens,
 )
@@ -128,3 +129,15 @@ def test_plan_groups_rejects_any_oversized_item(case: tuple[list[int], int], ext
     at = data.draw(st.integers(0, len(sizes)))
     with pytest.raises(ValueError):
         plan_groups([*sizes[:at], capacity + extra, *sizes[at:]], capacity)
+
+
+@pytest.mark.parametrize("target", [1, 16, 100, 499, 500, 501, 1000, 4096, 5000, 9999, 20_000])
+def test_map_share_settles_at_a_known_chunk_count(target: int) -> None:
+    """From `map_share_settled` chunks on, a chunk's map budget no longer depends on how many
+    chunks there are (the streamed map relies on it); one chunk fewer, it still did."""
+    settled = map_share_settled(target)
+    for size in (40, 2000, 8000):
+        at = map_output_tokens(target, settled, size)
+        assert all(map_output_tokens(target, n, size) == at for n in range(settled, settled + 2000))
+    if settled > 1:
+        assert map_output_tokens(target, settled - 1, 8000) != map_output_tokens(target, settled, 8000)
