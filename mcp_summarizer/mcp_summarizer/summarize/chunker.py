@@ -154,25 +154,8 @@ class TokenOffsets:
 
     def __init__(self, text: str) -> None:
         ids = tokens.encode_array(text)
-        byte_off = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(tokens.token_byte_lengths()[ids], out=byte_off[1:])
         self.n = len(ids)
-        if text.isascii():
-            self.char = byte_off
-            self.valid: npt.NDArray[np.bool_] | None = None  # every boundary is a character boundary
-            return
-        # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
-        # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
-        # text has few continuation bytes, so this stays cheap.
-        # "surrogatepass": a lone surrogate takes 3 bytes, as the U+FFFD it is encoded as does.
-        raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        continuation = (raw & 0xC0) == 0x80
-        before = np.zeros(len(raw) + 1, dtype=np.int32)  # continuation bytes before each byte
-        np.cumsum(continuation, out=before[1:])
-        self.char = byte_off - before[byte_off]
-        self.valid = np.ones(len(byte_off), dtype=bool)
-        inner = byte_off < len(raw)
-        self.valid[inner] = ~continuation[byte_off[inner]]
+        self.char, self.valid = _boundaries(text, ids)
 
     def index(self, pos: int) -> int | None:
         """Token index whose boundary is exactly at character ``pos``, or None."""
@@ -181,7 +164,7 @@ class TokenOffsets:
             return i
         return None
 
-    def indices(self, positions: list[int]) -> npt.NDArray[np.intp]:
+    def indices(self, positions: list[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
         """Vectorised `index`: -1 where a position is not a token boundary."""
         pos = np.asarray(positions, dtype=np.int64)
         i = np.searchsorted(self.char, pos, side="right") - 1
@@ -208,6 +191,29 @@ class TokenOffsets:
     def covered(self) -> int:
         """Characters encoded so far, from the start."""
         return int(self.char[-1])
+
+
+def _boundaries(
+    text: str, ids: npt.NDArray[np.uint32]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_] | None]:
+    """Character offset of each token boundary of ``ids`` (the encoding of ``text``), 0 and
+    the end included, and which are character boundaries (None: all of them)."""
+    byte_off = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(tokens.token_byte_lengths()[ids], out=byte_off[1:])
+    if text.isascii():
+        return byte_off, None
+    # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
+    # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
+    # text has few continuation bytes, so this stays cheap.
+    # "surrogatepass": a lone surrogate takes 3 bytes, as the U+FFFD it is encoded as does.
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    continuation = (raw & 0xC0) == 0x80
+    before = np.zeros(len(raw) + 1, dtype=np.int32)  # continuation bytes before each byte
+    np.cumsum(continuation, out=before[1:])
+    valid = np.ones(len(byte_off), dtype=bool)
+    inner = byte_off < len(raw)
+    valid[inner] = ~continuation[byte_off[inner]]
+    return byte_off - before[byte_off], valid
 
 
 class GrowingOffsets(TokenOffsets):
@@ -252,25 +258,14 @@ class GrowingOffsets(TokenOffsets):
             self.complete = True
             return False
         ids = next(self._ids)
-        byte_end = np.cumsum(tokens.token_byte_lengths()[ids])  # each token's end in the piece
-        if piece.isascii():
-            char_end, valid = byte_end, None
-        else:  # as in TokenOffsets, within the piece (it starts and ends on characters)
-            raw = np.frombuffer(piece.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-            continuation = (raw & 0xC0) == 0x80
-            before = np.zeros(len(raw) + 1, dtype=np.int32)
-            np.cumsum(continuation, out=before[1:])
-            char_end = byte_end - before[byte_end]
-            valid = np.ones(len(byte_end), dtype=bool)
-            inner = byte_end < len(raw)
-            valid[inner] = ~continuation[byte_end[inner]]
+        char, valid = _boundaries(piece, ids)  # within the piece (it starts and ends on characters)
         size = self._filled + len(ids)
         if size > len(self._char_buf):  # doubling: linear time overall
             capacity = max(size, 2 * len(self._char_buf))
             self._char_buf = np.resize(self._char_buf, capacity)
             self._valid_buf = np.resize(self._valid_buf, capacity)
-        self._char_buf[self._filled : size] = char_end + self._start
-        self._valid_buf[self._filled : size] = True if valid is None else valid
+        self._char_buf[self._filled : size] = char[1:] + self._start
+        self._valid_buf[self._filled : size] = True if valid is None else valid[1:]
         self._filled = size
         self._start += len(piece)
         self.complete = self._start >= len(self._text)
@@ -289,14 +284,17 @@ class _Bounds:
 
     def __init__(self, text: str, off: TokenOffsets) -> None:
         self._size = len(text)
-        self._starts, self._ranks, self._headers = block_starts(text)
+        starts, ranks, headers = block_starts(text)
+        self._starts = np.asarray(starts, dtype=np.int64)
+        self._ranks = np.asarray(ranks, dtype=np.int64)
+        self._raw_headers = sorted(headers.items())
         self._next = 0  # the first start not looked at yet
+        self._next_header = 0
         self.off = off
         self.bounds: list[int] = []
         self.cum: list[int] = []  # token index of each bound
         self.ranks: list[int] = []  # of each block (no rank for the end)
-        self.headers: dict[int, tuple[int, str]] = {}  # block index -> (level, header line)
-        self.header_list: list[tuple[int, tuple[int, str]]] = []  # the same, in block order
+        self.headers: list[tuple[int, tuple[int, str]]] = []  # (block index, (level, line)), in order
         self.complete = False
         self.more()
 
@@ -306,17 +304,20 @@ class _Bounds:
         if self.complete:
             return False
         grew = self.off.grow()
-        hi = bisect_right(self._starts, self.off.covered, lo=self._next)
-        batch = self._starts[self._next : hi]
-        for k, t in enumerate(self.off.indices(batch).tolist()):
-            if t >= 0:
-                raw = self._next + k
-                if raw in self._headers:
-                    self.headers[len(self.bounds)] = self._headers[raw]
-                    self.header_list.append((len(self.bounds), self._headers[raw]))
-                self.bounds.append(batch[k])
-                self.ranks.append(self._ranks[raw])
-                self.cum.append(t)
+        lo = self._next
+        hi = int(np.searchsorted(self._starts, self.off.covered, side="right"))
+        idx = self.off.indices(self._starts[lo:hi])
+        keep = np.flatnonzero(idx >= 0)  # a block start that is not a token boundary is no cut
+        base = len(self.bounds)
+        while self._next_header < len(self._raw_headers) and self._raw_headers[self._next_header][0] < hi:
+            raw, header = self._raw_headers[self._next_header]
+            k = int(np.searchsorted(keep, raw - lo))
+            if k < len(keep) and keep[k] == raw - lo:
+                self.headers.append((base + k, header))
+            self._next_header += 1
+        self.bounds += self._starts[lo:hi][keep].tolist()
+        self.ranks += self._ranks[lo:hi][keep].tolist()
+        self.cum += idx[keep].tolist()
         self._next = hi
         if not grew and self.off.complete:
             assert hi == len(self._starts)
@@ -371,7 +372,7 @@ class _Splitter:
         # blocks within ``chunk_size`` tokens of its start, so with GrowingOffsets the chunks
         # come out while the rest of the text is still being encoded, the same chunks.
         b = _Bounds(self.text, self.off)
-        path = _HeaderPath(b.header_list)
+        path = _HeaderPath(b.headers)
         i = 0
         while True:
             while not b.complete and len(b.cum) <= i + 1:
@@ -387,7 +388,7 @@ class _Splitter:
             # Largest j with cum[j] - cum[i] <= budget: blocks i..j-1 fit.
             j = bisect_right(cum, cum[i] + budget, lo=i + 1) - 1
             if j == i:  # block i alone is too large
-                own = b.headers.get(i)
+                own = path.own(i)
                 inside = (*above, own[1]) if own else above
                 self._split_block(bounds[i], bounds[i + 1], (context, context_tokens), self._context(inside))
                 i += 1
@@ -681,14 +682,16 @@ class _HeaderPath:
             self._push(*self._headers[self._next][1])
             self._next += 1
         stack = self._stack
-        own = (
-            self._headers[self._next][1]
-            if self._next < len(self._headers) and self._headers[self._next][0] == block
-            else None
-        )
+        own = self.own(block)
         if own:
             stack = [h for h in stack if h[0] < own[0]]
         return tuple(h[1] for h in stack)
+
+    def own(self, block: int) -> tuple[int, str] | None:
+        """The header ``block`` opens with, if any (for the block last asked about)."""
+        if self._next < len(self._headers) and self._headers[self._next][0] == block:
+            return self._headers[self._next][1]
+        return None
 
     def _push(self, level: int, header: str) -> None:
         self._stack = [h for h in self._stack if h[0] < level]

@@ -324,29 +324,10 @@ class Engine:
         if offsets is None or cleaned.text is not content:
             text = cleaned.text
             offsets = TokenOffsets(text) if inline else await asyncio.to_thread(TokenOffsets, text)
-        removed = 0
-        if not cleaned.removed_chars:
-            input_tokens = offsets.n
-        elif offsets.n <= target:
-            input_tokens = await asyncio.to_thread(tokens.count, content)  # exact: bypass depends on it
-            removed = input_tokens - offsets.n
-        else:
-            # Counting the cut lines alone gives the source's size to within a few tokens
-            # (line joins), without a second pass over the whole page.
-            removed = await asyncio.to_thread(tokens.count, cleaned.removed_text)
-            input_tokens = offsets.n + removed
-        if input_tokens <= target:
-            return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
-        self.budget.check_input(input_tokens)
-        if cleaned.removed_chars:
-            logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
-            if offsets.n <= target:  # the page's chrome was all that made it too long
-                return Outcome(
-                    text=cleaned.text,
-                    input_tokens=input_tokens,
-                    output_tokens=offsets.n,
-                    boilerplate_tokens=removed,
-                )
+        removed = await self._removed_tokens(content, cleaned, offsets.n, target)
+        input_tokens = offsets.n + removed
+        if (answer := self._without_llm(content, cleaned, offsets.n, removed, target)) is not None:
+            return answer
         stripped = replace(request, content=cleaned.text)
         # Checked on both backends, so a request means the same whichever one answers (an
         # InputError, not a failure to degrade); off the event loop, since counting a caller's
@@ -365,6 +346,38 @@ class Engine:
             return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
         except Exception as exc:  # a summary that failed must not lose the caller's content
             return await self._fail(request, stripped, run.outcome, exc, progress)
+
+    @staticmethod
+    async def _removed_tokens(content: str, cleaned: Cleaned, n: int, target: int) -> int:
+        """Tokens of the site chrome removed from ``content``, where ``n`` counts what is left."""
+        if not cleaned.removed_chars:
+            return 0
+        if n <= target:  # exact: the bypass depends on it
+            return await asyncio.to_thread(tokens.count, content) - n
+        # Counting the cut lines alone gives the source's size to within a few tokens (line
+        # joins), without a second pass over the whole page.
+        return await asyncio.to_thread(tokens.count, cleaned.removed_text)
+
+    def _without_llm(
+        self, content: str, cleaned: Cleaned, n: int, removed: int, target: int
+    ) -> Outcome | None:
+        """The answers that need no summary: the content within budget (unchanged), or its
+        chrome all that made it too long (the page without it).  Raises InputError for content
+        over MAX_INPUT_TOKENS; None when a summary must be made."""
+        input_tokens = n + removed
+        if input_tokens <= target:
+            return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
+        self.budget.check_input(input_tokens)
+        if cleaned.removed_chars:
+            logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
+            if n <= target:
+                return Outcome(
+                    text=cleaned.text, input_tokens=input_tokens, output_tokens=n, boilerplate_tokens=removed
+                )
+        return None
+
+    def _chunk_size(self, map_system: _Prompt, target: int) -> int:
+        return self.budget.chunk_size(tokens.count(map_system(target)), self._document_overhead, target)
 
     async def _streamed(
         self,
@@ -387,7 +400,7 @@ class Engine:
         content, target = request.content, request.max_output_tokens
         map_system, reduce_system = systems
         text = cleaned.text
-        chunk_size = self.budget.chunk_size(tokens.count(map_system(target)), self._document_overhead, target)
+        chunk_size = self._chunk_size(map_system, target)
         overlap = self.budget.overlap(chunk_size)
         loop = asyncio.get_running_loop()
         made: asyncio.Queue[tuple[Chunk, int] | None] = asyncio.Queue()
@@ -422,20 +435,14 @@ class Engine:
         began = time.perf_counter()
         producer = asyncio.ensure_future(asyncio.to_thread(produce))
         producer.add_done_callback(finished)
-        removed_count = (
-            asyncio.ensure_future(asyncio.to_thread(tokens.count, cleaned.removed_text))
-            if cleaned.removed_chars
-            else None
-        )
         run = _Run(owner=object(), progress=progress, outcome=Outcome(text="", input_tokens=0, backend="llm"))
         stripped = replace(request, content=text)
         settled = map_share_settled(target)
         chunks: list[Chunk] = []
         calls: list[asyncio.Task[str]] = []
 
-        async def map_one(piece: Chunk, num_chunks: int) -> str:
-            max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
-            return await self._call(run, map_system(max_tokens), piece.text, max_tokens, "map")
+        def map_one(piece: Chunk, num_chunks: int) -> Coroutine[Any, Any, str]:
+            return self._map(run, map_system, target, piece, num_chunks)
 
         try:
             try:
@@ -458,26 +465,15 @@ class Engine:
                             "map_calls_started": len(calls),
                         },
                     )
-                    removed = await removed_count if removed_count is not None else 0
-                    if not calls and offsets.n <= target:  # no call is out: the answers that need none
-                        if cleaned.removed_chars:
-                            removed = await asyncio.to_thread(tokens.count, content) - offsets.n
-                        if offsets.n + removed <= target:
-                            n = offsets.n + removed
-                            return Outcome(text=content, input_tokens=n, output_tokens=n, bypassed=True)
-                        return Outcome(
-                            text=text,
-                            input_tokens=offsets.n + removed,
-                            output_tokens=offsets.n,
-                            boilerplate_tokens=removed,
-                        )
+                    removed = await self._removed_tokens(content, cleaned, offsets.n, target)
+                    # Calls are out only for content known over the budget: then this is None
+                    # or an InputError, which cancels them.
+                    if (
+                        answer := self._without_llm(content, cleaned, offsets.n, removed, target)
+                    ) is not None:
+                        return answer
                     run.outcome.input_tokens = offsets.n + removed
                     run.outcome.boilerplate_tokens = removed
-                    self.budget.check_input(run.outcome.input_tokens)
-                    if cleaned.removed_chars:
-                        logger.info(
-                            "boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed}
-                        )
                     run.outcome.num_chunks = run.planned = len(chunks)
                     calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
                     facts.start()
@@ -497,7 +493,7 @@ class Engine:
             if not run.outcome.input_tokens:
                 stop.set()
                 n = await asyncio.to_thread(tokens.count, text)
-                removed = await removed_count if removed_count is not None else 0
+                removed = await self._removed_tokens(content, cleaned, n, target)
                 run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
             return await self._fail(request, stripped, run.outcome, exc, progress)
         finally:
@@ -585,7 +581,7 @@ class Engine:
         facts: _Facts,
     ) -> Outcome:
         target = request.max_output_tokens
-        chunk_size = self.budget.chunk_size(tokens.count(map_system(target)), self._document_overhead, target)
+        chunk_size = self._chunk_size(map_system, target)
         chunks = await asyncio.to_thread(
             chunk,
             request.content,
@@ -597,15 +593,15 @@ class Engine:
         run.outcome.num_chunks = run.planned = len(chunks)
         facts.start()  # the LLM calls start now: the process is mostly waiting from here on
 
-        async def map_one(text: str, chunk_tokens: int) -> str:
-            max_tokens = map_output_tokens(target, len(chunks), chunk_tokens)
-            return await self._call(run, map_system(max_tokens), text, max_tokens, "map")
-
-        summaries = await self._gather(map_one(c.text, c.tokens) for c in chunks)
+        summaries = await self._gather(self._map(run, map_system, target, c, len(chunks)) for c in chunks)
         out = run.outcome
         out.text = await self._reduce(run, summaries, reduce_system, target)
         out.output_tokens = tokens.count(out.text)
         return out
+
+    async def _map(self, run: _Run, system: _Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
+        max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
+        return await self._call(run, system(max_tokens), piece.text, max_tokens, "map")
 
     async def _reduce(self, run: _Run, summaries: list[str], system_prompt: _Prompt, target: int) -> str:
         for level in range(1, _MAX_LEVELS + 1):

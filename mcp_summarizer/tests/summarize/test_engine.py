@@ -822,3 +822,28 @@ async def test_content_found_over_max_input_tokens_while_chunked_cancels_its_cal
     assert fresh_llm.calls <= 8, "no more than the calls already out when the count passed the limit"
     assert all(r.outcome == "cancelled" for r in fresh_llm.requests)
     assert not degraded_records(caplog)
+
+
+HOSTILE = {
+    "a million dots": "." * 1_000_000,
+    "a million letters, no space": "a" * 1_000_000,
+    "CJK with no break": "日本語の文字列中文测试한국어😀" * 20_000,
+    "special tokens": "<|endoftext|> <|fim_prefix|>" * 40_000,
+    "one long line of words": " ".join(f"w{i % 997}x" for i in range(150_000)),
+}
+
+
+@pytest.mark.parametrize("shape", HOSTILE)
+async def test_hostile_long_content_is_summarized_within_budget(
+    shape: str, fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    """Long content with no structure to cut at (streamed on the LLM path by default): every
+    call fits the context, the summary its budget, the count is the text's."""
+    engine = make_engine(LLM_CONTEXT_TOKENS="32768", MAX_CONCURRENT_LLM_CALLS="8")
+    content = HOSTILE[shape]
+    out = await engine.summarize(Request(content=content, max_output_tokens=2000))
+    assert not out.degraded, out.cause
+    assert out.input_tokens == tokens.count(content)
+    assert 0 < out.output_tokens == tokens.count(out.text) <= 2000
+    assert all(prompt_plus_answer(r) + MESSAGE_OVERHEAD <= 32768 for r in fresh_llm.requests)
+    assert out.llm_calls == len(fresh_llm.requests) > 1
