@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ import numpy.typing as npt
 
 from mcp_summarizer.summarize import tokens
 
-__all__ = ["STRATEGIES", "Chunk", "GrowingOffsets", "TokenOffsets", "chunk"]
+__all__ = ["STRATEGIES", "Chunk", "GrowingOffsets", "Stopped", "TokenOffsets", "chunk"]
 
 STRATEGIES = ("semantic", "token")
 # A character is at most 4 tokens; 16 leaves room for a whole character in every window.
@@ -216,6 +217,10 @@ def _boundaries(
     return byte_off - before[byte_off], valid
 
 
+class Stopped(Exception):
+    """The reader of a `GrowingOffsets` asked it to stop (its request ended)."""
+
+
 class GrowingOffsets(TokenOffsets):
     """`TokenOffsets` of a text encoded piece by piece as the chunker reads it, so that the
     first chunks are out before the whole text is encoded (map calls start meanwhile).
@@ -224,12 +229,14 @@ class GrowingOffsets(TokenOffsets):
     encoding of the whole), encoded ahead by the encoder pool; each piece's boundaries are
     appended as the chunker asks for a position past the last one, so ``char``/``valid`` hold
     the same values as the eager class's, prefix by prefix.  ``n`` counts the tokens so far
-    (the text's count once ``complete``).  Used by one thread; `close` cancels the encoding
-    still queued (a request that ended early).
+    (the text's count once ``complete``).  Used by one thread; once ``stop`` is set the next
+    piece asked for raises `Stopped`, and `close` cancels the encoding still queued (a request
+    that ended early must not keep a core busy).
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, stop: threading.Event | None = None) -> None:
         self._text = text
+        self._stop = stop
         parts = list(tokens.pieces(text))
         self._parts = iter(parts)
         self._ids = tokens.arrays_ahead(parts)
@@ -253,6 +260,8 @@ class GrowingOffsets(TokenOffsets):
             pass
 
     def grow(self) -> bool:
+        if self._stop is not None and self._stop.is_set():
+            raise Stopped
         piece = next(self._parts, None)
         if piece is None:
             self.complete = True

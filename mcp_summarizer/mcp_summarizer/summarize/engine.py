@@ -39,7 +39,7 @@ from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.boilerplate import Cleaned, strip_boilerplate
 from mcp_summarizer.summarize.budget import Budget, map_output_tokens, map_share_settled, plan_groups
-from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, TokenOffsets, chunk
+from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, Stopped, TokenOffsets, chunk
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from shared.prompt_loader import load_prompt, render
@@ -74,10 +74,6 @@ INLINE_CHARS = 8_000  # content up to this size is checked on the event loop (se
 STREAM_CHARS = 200_000
 REPAIR_FACTS = 10  # lost focus facts a repair call is asked to restore, at most
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
-
-
-class _Stopped(Exception):
-    """Raised in the chunking thread of a request that ended."""
 
 
 class Observer(Protocol):
@@ -407,11 +403,11 @@ class Engine:
         stop = threading.Event()
 
         def produce() -> GrowingOffsets:
-            offsets = GrowingOffsets(text)
+            offsets = GrowingOffsets(text, stop)
 
             def hand_out(piece: Chunk) -> None:
                 if stop.is_set():
-                    raise _Stopped  # the request is over: stop reading
+                    raise Stopped  # the request is over: stop reading
                 loop.call_soon_threadsafe(made.put_nowait, (piece, offsets.n))
 
             try:
