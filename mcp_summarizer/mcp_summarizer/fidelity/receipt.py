@@ -19,6 +19,7 @@ summary: the engine runs it while the LLM works and passes the result in.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
@@ -99,11 +100,14 @@ class SourceFacts:
 
 
 def source_facts(source: str) -> SourceFacts:
-    """All of it, for `receipt`: computed ahead, while the LLM works."""
+    """All of it, for `receipt`: computed ahead, while the LLM works (window by window: see
+    `_searchable_parts`)."""
     with no_gc_pauses():  # every fact of a megabyte: see shared.gcpause
-        src = SourceFacts(_distinct(source), _searchable(source))
-        src.words = _words(src.text or "")
-        return src
+        parts = list(_searchable_parts(source))
+        words: set[str] = set()
+        for part in parts:
+            words |= _words(part)
+        return SourceFacts(_distinct(source), "".join(parts), words)
 
 
 def receipt(source: str, summary: str, focus: str = "", src: SourceFacts | None = None) -> Receipt:
@@ -113,7 +117,26 @@ def receipt(source: str, summary: str, focus: str = "", src: SourceFacts | None 
 
 
 def _searchable(text: str) -> str:
-    return _SPACES.sub(" ", text).casefold().replace(",", "")
+    return "".join(_searchable_parts(text))
+
+
+_PART_CHARS = 1 << 15
+_BEFORE_SPACE = re.compile(r"(?<=\S)(?=\s)")
+
+
+def _searchable_parts(text: str) -> Iterator[str]:
+    """``text`` casefolded, whitespace runs collapsed, commas dropped, in consecutive parts.
+
+    Each part is cut where a whitespace run starts, so no run and no word spans two parts:
+    the parts join into what one pass over the whole text gives, and each part's words are
+    whole words.  One regex call over megabytes holds the GIL for a third of a second (the
+    event loop, /health and the LLM calls' hand-offs wait); a part takes a few ms."""
+    start, size = 0, len(text)
+    while start < size:
+        found = _BEFORE_SPACE.search(text, start + _PART_CHARS) if size - start > _PART_CHARS else None
+        end = found.start() if found else size
+        yield _SPACES.sub(" ", text[start:end]).casefold().replace(",", "")
+        start = end
 
 
 def _words(searchable: str) -> set[str]:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from mcp_summarizer.fidelity import receipt as receipt_module
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import LIST_CAP, receipt, source_facts
 
@@ -135,3 +138,19 @@ def test_a_dropped_focus_fact_is_listed_for_repair_even_when_commoner_facts_outr
     r = receipt(source, "Versions ship.", focus="dughan")
     assert "Marshal Dughan" not in r.dropped and len(r.dropped) == LIST_CAP  # outranked
     assert r.dropped_focus == ["Marshal Dughan"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([*"ab,.Éß中 \t\n\u3000\u00a0", "word", "Straße"]), max_size=200).map("".join),
+    st.sampled_from([1, 3, 16]),
+)
+def test_the_searchable_text_made_part_by_part_is_the_whole_texts(text: str, part_chars: int) -> None:
+    """`source_facts` builds the searchable text and its words in parts (a regex call over
+    megabytes would hold the GIL); parts cut before whitespace give exactly the one-pass result."""
+    whole = receipt_module._SPACES.sub(" ", text).casefold().replace(",", "")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(receipt_module, "_PART_CHARS", part_chars)
+        src = source_facts(text)
+    assert src.text == whole
+    assert src.words == receipt_module._words(whole)
