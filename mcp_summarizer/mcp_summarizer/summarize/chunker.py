@@ -244,12 +244,13 @@ class GrowingOffsets(TokenOffsets):
         self._valid_buf = np.ones(1024, dtype=bool)
         self._filled = 1  # boundary 0, at character 0
         self._start = 0  # character where the next piece starts
+        self._ascii = True  # so far: ``valid`` None, as TokenOffsets has it (checks are cheaper)
         self.complete = not parts
         self._sync()
 
     def _sync(self) -> None:
         self.char = self._char_buf[: self._filled]
-        self.valid = self._valid_buf[: self._filled]
+        self.valid = None if self._ascii else self._valid_buf[: self._filled]
         self.n = self._filled - 1
 
     def close(self) -> None:
@@ -275,6 +276,7 @@ class GrowingOffsets(TokenOffsets):
             self._valid_buf = np.resize(self._valid_buf, capacity)
         self._char_buf[self._filled : size] = char[1:] + self._start
         self._valid_buf[self._filled : size] = True if valid is None else valid[1:]
+        self._ascii = self._ascii and valid is None
         self._filled = size
         self._start += len(piece)
         self.complete = self._start >= len(self._text)
