@@ -1,6 +1,7 @@
 """Map-reduce summarization: chunk, summarize chunks concurrently, merge as a tree.
 
-* Map: every chunk is summarized under one process-wide fair limit on in-flight calls.
+* Map: every chunk is summarized under one process-wide fair limit on in-flight calls.  Long
+  content is chunked in a worker thread while its first map calls run (`Engine._streamed`).
 * Reduce: while the summaries do not fit the caller's budget, they are grouped so that each
   merge call fits the model's context (system + content + max_tokens <= LLM_CONTEXT_TOKENS)
   and the groups are merged concurrently, level after level.  Each level at least halves
