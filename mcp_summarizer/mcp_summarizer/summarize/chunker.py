@@ -454,16 +454,27 @@ class _Splitter:
     def windows(self, a: int, b: int, context: str, context_tokens: int) -> None:
         """Windows over text[a:b] (a and b safe or the text's ends) with overlap."""
         off = self.off
-        off.ensure(b)
         budget = self.size - context_tokens
         if budget < 1:
             context, context_tokens, budget = "", 0, self.size
-        end_tok = off.index(b)
+        # Windows up to the text's end are cut as far as the encoding goes (GrowingOffsets): a
+        # window needs its own tokens and the next one, and until the end is encoded it only
+        # matters that the end is further than that.
+        growing = b == len(self.text) and not off.complete
+        if not growing:
+            off.ensure(b)
         s = off.index(a)
-        assert s is not None and end_tok is not None
+        assert s is not None
         start_safe = True
         search = max(1, budget // 4)
         while True:
+            if growing:
+                while not off.complete and off.n <= s + budget:
+                    off.grow()
+                growing = not off.complete
+            # The end's token; until it is encoded, any index past this window stands for it.
+            end_tok = off.n + 1 if growing else off.index(b)
+            assert end_tok is not None
             if end_tok - s <= budget and start_safe:
                 self._emit(int(off.char[s]), b, context, context_tokens, end_tok - s)
                 return

@@ -229,7 +229,8 @@ def test_growing_offsets_give_the_same_chunks(
         assert offsets.complete and offsets.n == tokens.count(text)
 
 
-def test_chunks_come_out_before_the_text_is_encoded() -> None:
+@pytest.mark.parametrize("strategy", ["semantic", "token"])
+def test_chunks_come_out_before_the_text_is_encoded(strategy: str) -> None:
     """A long page: the first chunk is made when a small part of the text is encoded; the
     chunks are those of the whole encoding."""
     text = "\n\n".join(
@@ -239,9 +240,14 @@ def test_chunks_come_out_before_the_text_is_encoded() -> None:
     covered: list[int] = []
     offsets = GrowingOffsets(text)
     streamed = chunk(
-        text, chunk_size=8000, offsets=offsets, on_chunk=lambda c: covered.append(offsets.covered)
+        text,
+        strategy=strategy,
+        chunk_size=8000,
+        overlap=500,
+        offsets=offsets,
+        on_chunk=lambda c: covered.append(offsets.covered),
     )
-    assert streamed == chunk(text, chunk_size=8000)
+    assert streamed == chunk(text, strategy=strategy, chunk_size=8000, overlap=500)
     assert covered[0] < len(text) / 20, f"first chunk only after {covered[0]} of {len(text)} characters"
     assert covered == sorted(covered) and covered[-1] == len(text)
     check_invariants(text, streamed, 8000)

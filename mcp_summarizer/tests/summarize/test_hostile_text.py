@@ -56,6 +56,9 @@ ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "chunk streamed": lambda text: chunker.chunk(
         text, chunk_size=1000, overlap=100, offsets=chunker.GrowingOffsets(text)
     ),
+    "chunk streamed token": lambda text: chunker.chunk(
+        text, strategy="token", chunk_size=1000, overlap=100, offsets=chunker.GrowingOffsets(text)
+    ),
     "convert text": lambda text: convert.convert(text.encode(), "text/plain", "utf-8", "http://x.test/"),
     "convert markdown": lambda text: convert.convert(
         text.encode(), "text/markdown", "utf-8", "http://x.test/"
@@ -72,7 +75,7 @@ SIZES = (10_000, 100_000, 1_000_000)
 # runs, so there they read one character of each kind the code treats apart (a sentence mark,
 # a rule mark, a fence, a blank that tiktoken cannot take a million of, a newline, a word,
 # CJK); the other entry points read every character.  Anything super-linear shows at 100k.
-TOKENIZING = {"extractive", "chunk semantic", "chunk token", "chunk streamed"}
+TOKENIZING = {"extractive", "chunk semantic", "chunk token", "chunk streamed", "chunk streamed token"}
 CHARS_AT_1M = [".", "*", "`", " ", "\t", "\n", "a", "中"]
 _REFERENCE: dict[tuple[str, str, int], float] = {}  # one pass's time per input, for all entry points
 
