@@ -63,7 +63,10 @@ class Plant:
 def make_plants(rng: random.Random, n: int) -> list[Plant]:
     plants = []
     for i in range(n):
-        where = (i + 0.5) / n
+        # Anywhere in its 1/n of the document, drawn per seed: at fixed places (the middle of
+        # each slot) every seed planted next to the same six passages per tenth, and the
+        # deciles compared those passages, not positions.
+        where = (i + rng.random()) / n
         kind = ("number", "date", "name", "identifier", "url", "negation")[i % 6]
         a, b = rng.choice(WORDS), rng.choice(WORDS)
         if kind == "number":
@@ -134,6 +137,11 @@ def evaluate(source: str, summary: str, plants: list[Plant], focus_plants: list[
     by_kind: dict[str, list[bool]] = defaultdict(list)
     by_decile: dict[int, list[bool]] = defaultdict(list)
     for p, t in zip(plants, truth, strict=True):
+        # The plants the focus names are kept almost always (that is what a focus is for) and
+        # all five sit in the first seven tenths: counted here, they made the first tenths
+        # look better than the last for a reason that has nothing to do with position.
+        if p in focus_plants:
+            continue
         by_kind[p.kind].append(t)
         by_decile[min(int(p.fraction * 10), 9)].append(t)
     summary_facts = sum(1 for _ in facts(summary))
