@@ -25,11 +25,19 @@ MAX_CONCURRENT_LLM_CALLS (`--limit`, 5); every call asks for max_output_tokens=5
    compose healthcheck does) for the whole benchmark; its samples are cut into the idle
    baseline window (before any job) and each job's window.
 
-A 20k-token warm-up call precedes the measurements.  `--fake-nodelay` turns Nagle off on
-the FakeLLM's socket (see `set_nodelay`); `--json PATH` keeps the raw timings.
+4. With `--langgraph`: LangChain's LangGraph map-reduce recipe (`bench/langgraph_recipe.py`)
+   on the same stand-in and the same texts, right after the engine's run of each size, and a
+   side-by-side table: wall, ideal, wall/ideal, calls per level, billed / source, the final
+   summary's tokens.  Its map calls ask for the max_tokens the engine's map calls asked for.
+   Needs the bench-only extra: `pip install -e 'mcp_summarizer[langgraph]'`.
+
+`--context N` sets LLM_CONTEXT_TOKENS (the server's, and the recipe's token_max: what the
+final reduce can read at that context).  A 20k-token warm-up call precedes the measurements.
+`--fake-nodelay` turns Nagle off on the FakeLLM's socket (see `set_nodelay`); `--json PATH`
+keeps the raw timings.
 
     cd mcp_summarizer && ../.venv/bin/python bench/engine.py [--sizes 200k,1M] [--latency 0.2]
-        [--repeats N] [--fake-nodelay] [--no-health] [--json PATH]
+        [--repeats N] [--fake-nodelay] [--no-health] [--json PATH] [--context 32768] [--langgraph]
 """
 
 from __future__ import annotations
@@ -538,6 +546,7 @@ def set_nodelay(llm: FakeLLM) -> None:
 async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
     clock_offset = time.time() - time.monotonic()
     failed = False
+    recipes: list[tuple[Job, dict[str, Any], dict[str, Any]]] = []
     with FakeLLM(latency=args.latency) as llm:
         if args.fake_nodelay:
             set_nodelay(llm)
@@ -545,6 +554,7 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
             {
                 "OPENROUTER_BASE_URL": llm.base_url,
                 "MAX_CONCURRENT_LLM_CALLS": str(args.limit),
+                **({"LLM_CONTEXT_TOKENS": str(args.context)} if args.context else {}),
                 # A "2M" prefix can count a token over the default 2,000,000 once served.
                 "MAX_INPUT_TOKENS": str(max(2_000_000, max(texts) + 1000)),
             }
@@ -577,6 +587,9 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
                         print(f"  problem: {problem}", file=sys.stderr)
                     jobs.append((job, a))
                     await asyncio.sleep(0.5)
+                    if args.langgraph and r == 1:
+                        recipes.append((job, a, await run_langgraph(llm, job, text, args)))
+                        await asyncio.sleep(0.5)
             samples = poller.stop() if poller else []
             poller = None
         finally:
@@ -586,9 +599,103 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
                 poller.proc.wait()
             stop_server(server)
     report(jobs, samples, baseline, args, cpu)
+    if recipes:
+        side_by_side(recipes, args)
     if args.json:
         dump(Path(args.json), jobs, samples, baseline, cpu, args)
     return 1 if failed else 0
+
+
+async def run_langgraph(llm: FakeLLM, job: Job, text: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The LangGraph recipe on ``text``, on the same stand-in, its map calls asking for what
+    the engine's asked for; its calls, levels and billing as `analyse` gives the engine's."""
+    from langgraph_recipe import REDUCE_PROMPT, run_recipe
+
+    from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
+
+    await llm.wait_idle_async()
+    llm.reset()
+    map_tokens = Counter(r.max_tokens for r in job.records if MAP_MARK in r.system).most_common(1)[0][0]
+    context = args.context or 128_000
+    # What the final reduce can read: the context less its answer, prompt and framing.
+    token_max = context - TARGET - tokens.count(REDUCE_PROMPT) - MESSAGE_OVERHEAD
+    run = await run_recipe(
+        text,
+        base_url=llm.base_url,
+        limit=args.limit,
+        map_max_tokens=map_tokens,
+        target=TARGET,
+        token_max=token_max,
+    )
+    await llm.wait_idle_async()
+    records = llm.requests
+    ideal = sum(math.ceil(n / args.limit) for n in run.levels) * args.latency
+    out = {
+        "wall": run.wall,
+        "ideal": ideal,
+        "levels": run.levels,
+        "startup": run.first_call,
+        "billed": sum(r.prompt_tokens for r in records),
+        "out_tokens": tokens.count(run.summary),
+        "calls": len(records),
+        "peak": llm.peak_concurrency,
+        "map_tokens": map_tokens,
+        "token_max": token_max,
+        "bad": Counter(r.outcome for r in records if r.outcome != "ok"),
+    }
+    print(
+        f"{human(job.size)} langgraph: wall {run.wall:.2f} s, ideal {ideal:.2f} s, levels {run.levels}",
+        file=sys.stderr,
+        flush=True,
+    )
+    return out
+
+
+def side_by_side(recipes: list[tuple[Job, dict[str, Any], dict[str, Any]]], args: argparse.Namespace) -> None:
+    print(
+        f"\nThe engine against the LangGraph map-reduce recipe, same stand-in and texts "
+        f"(LLM_CONTEXT_TOKENS={args.context or 'default'}, limit {args.limit}, latency {args.latency} s)\n"
+    )
+    table_row(
+        "size",
+        "system",
+        "calls per level",
+        "ideal s",
+        "wall s",
+        "wall/ideal",
+        "first call after s",
+        "billed in / source",
+        "summary tokens",
+        "peak in flight",
+    )
+    print("|---|---|---|" + "---:|" * 7)
+    for job, a, r in recipes:
+        table_row(
+            human(job.size),
+            "engine",
+            " → ".join(str(len(lv.records)) for lv in a["levels"]),
+            f"{a['ideal']:.2f}",
+            f"{a['wall']:.2f}",
+            f"{a['wall'] / a['ideal']:.3f}",
+            f"{a['startup']:.2f}",
+            f"{a['billed'] / job.source_tokens:.3f}",
+            a["out_tokens"],
+            job.peak,
+        )
+        table_row(
+            human(job.size),
+            f"LangGraph (map max_tokens {r['map_tokens']}, token_max {r['token_max']:,})",
+            " → ".join(map(str, r["levels"])),
+            f"{r['ideal']:.2f}",
+            f"{r['wall']:.2f}",
+            f"{r['wall'] / r['ideal']:.3f}",
+            f"{r['startup']:.2f}",
+            f"{r['billed'] / job.source_tokens:.3f}",
+            r["out_tokens"],
+            r["peak"],
+        )
+        if r["bad"]:
+            print(f"  LangGraph LLM outcomes: {dict(r['bad'])}")
 
 
 def dump(
@@ -650,6 +757,10 @@ def main(argv: list[str] | None = None) -> int:
         "--fake-nodelay",
         action="store_true",
         help="set TCP_NODELAY on the FakeLLM's socket (off as shipped: ~40 ms per reply, see README)",
+    )
+    parser.add_argument("--context", type=int, help="LLM_CONTEXT_TOKENS (default: the service's)")
+    parser.add_argument(
+        "--langgraph", action="store_true", help="also run the LangGraph recipe (the langgraph extra)"
     )
     parser.add_argument("--no-health", action="store_true", help="do not poll /health (schedule only)")
     parser.add_argument("--json", metavar="PATH", help="also write the raw measurements to PATH")
