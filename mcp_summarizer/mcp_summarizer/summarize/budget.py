@@ -19,7 +19,9 @@ How the context (``LLM_CONTEXT_TOKENS``) is shared out, and why:
   of what a prompt may take.
 * ``REDUCE_OUTPUT_SHARE`` (1/3 of what a merge has left): an intermediate merge's output,
   so a group's input is at least twice its output and each reduce level at least halves the
-  number of summaries (the tree is logarithmically deep and always ends).
+  number of summaries (the tree is logarithmically deep and always ends).  Less when that
+  level's answers could be more than the final merge reads: then each gets its share of it
+  (`level_output_tokens`), and the final merge reads them all, a level sooner.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "MAP_OUTPUT_FLOOR",
     "MESSAGE_OVERHEAD",
     "Budget",
+    "level_output_tokens",
     "map_output_tokens",
     "map_share_settled",
     "max_output_tokens",
@@ -180,6 +183,23 @@ def reduce_output_tokens(target: int, room: int) -> int:
     """max_tokens for an intermediate merge, where ``room`` is the context left after the
     system prompt and framing: at most ``room / REDUCE_OUTPUT_SHARE``."""
     return max(min(_MIN_ANSWER, target), min(target, room // REDUCE_OUTPUT_SHARE))
+
+
+def level_output_tokens(out_tokens: int, groups: int, final_room: int) -> int:
+    """max_tokens for the merges of a reduce level of ``groups`` groups, where ``out_tokens``
+    is `reduce_output_tokens` and ``final_room`` what the final merge can read.
+
+    When the level's answers, each as long as allowed, could be too many for the final merge,
+    each is asked for its even share of that merge's input instead, as long as the share is a
+    useful summary (``MAP_OUTPUT_FLOOR``): the final merge then reads them all, which saves a
+    level (a round of calls, and one more summary of summaries).  At a 32k context, 313 chunk
+    summaries made 6 groups whose 5,000-token answers were 30,000 tokens for a 27,500-token
+    final merge: a second level merged 6 into 2, and the final merge read ~6,000 tokens.
+    """
+    share = final_room // max(groups, 1)
+    if groups > 1 and groups * out_tokens > final_room and share >= MAP_OUTPUT_FLOOR:
+        return min(out_tokens, share)
+    return out_tokens
 
 
 def plan_groups(sizes: Sequence[int], capacity: int) -> list[tuple[int, int]]:

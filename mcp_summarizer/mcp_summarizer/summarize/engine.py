@@ -39,7 +39,13 @@ from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, sourc
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.boilerplate import Cleaned, strip_boilerplate
-from mcp_summarizer.summarize.budget import Budget, map_output_tokens, map_share_settled, plan_groups
+from mcp_summarizer.summarize.budget import (
+    Budget,
+    level_output_tokens,
+    map_output_tokens,
+    map_share_settled,
+    plan_groups,
+)
 from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, Stopped, TokenOffsets, chunk
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
@@ -130,9 +136,13 @@ def describe_failure(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, LLMError) else f"{type(exc).__name__}: {exc}"
 
 
-def _measure(summaries: list[str], joined: str) -> tuple[list[int], int]:
-    """Token sizes of summaries (each + its separator) and of their concatenation."""
-    return [tokens.count(s) + 3 for s in summaries], tokens.count(joined)
+def _measure(summaries: list[str], joined: str, target: int) -> tuple[list[int], int | None]:
+    """Token sizes of summaries (each + its separator), and of their concatenation when they
+    might fit ``target`` together (else None: counting it is another pass over them all, and
+    at 2M tokens of input the map's answers are ~140,000 tokens)."""
+    sizes = [tokens.count(s) + 3 for s in summaries]
+    fits = len(summaries) == 1 or sum(sizes) <= target
+    return sizes, tokens.count(joined) if fits else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,8 +614,8 @@ class Engine:
         for level in range(1, _MAX_LEVELS + 1):
             joined = SEPARATOR.join(summaries)
             # Counting a level's summaries is ~100k tokens at 1M input: off the event loop.
-            sizes, joined_tokens = await asyncio.to_thread(_measure, summaries, joined)
-            if (len(summaries) == 1 or sum(sizes) <= target) and joined_tokens <= target:
+            sizes, joined_tokens = await asyncio.to_thread(_measure, summaries, joined, target)
+            if joined_tokens is not None and joined_tokens <= target:
                 return joined
             system_final = system_prompt(target)
             final_system_tokens = tokens.count(system_final)
@@ -617,6 +627,13 @@ class Engine:
             out_tokens = self.budget.reduce_output(target, final_system_tokens)
             system = system_prompt(out_tokens)
             groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
+            final_room = self.budget.merge_room(final_system_tokens, target)
+            fitted = level_output_tokens(out_tokens, len(groups), final_room)
+            if fitted != out_tokens:
+                # Shorter answers: the final merge reads them all (each group may grow with
+                # the room a shorter answer leaves, so there are no more groups than before).
+                out_tokens, system = fitted, system_prompt(fitted)
+                groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
             run.planned += len(groups)
             run.outcome.reduce_levels = level
             summaries = await self._gather(

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from mcp_summarizer.summarize.budget import (
     MAP_OUTPUT_FLOOR,
+    level_output_tokens,
     map_output_tokens,
     map_share_settled,
     plan_groups,
@@ -67,6 +68,35 @@ def test_reduce_output_leaves_room_for_twice_its_size_of_input(target: int, room
     assert 16 <= out <= target
     assert 3 * out <= room  # capacity = room - out >= 2 * out: each level at least halves
     assert out == target or 3 * (out + 1) > room  # as large as allowed
+
+
+# -- level_output_tokens ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("out_tokens", "groups", "final_room", "expected"),
+    [
+        (5000, 6, 27_500, 4583),  # 6 x 5,000 would not fit one final merge: 6 x 4,583 do
+        (5000, 5, 27_500, 5000),  # 5 x 5,000 fit already
+        (5000, 1, 3_000, 5000),  # one group is the final merge's only input: nothing to share
+        (5000, 60, 27_500, 5000),  # a share of 458 is below a useful summary: one more level
+        (5000, 55, 27_500, 500),  # ... 500 is one
+    ],
+)
+def test_level_output_tokens_examples(out_tokens: int, groups: int, final_room: int, expected: int) -> None:
+    assert level_output_tokens(out_tokens, groups, final_room) == expected
+
+
+@given(st.integers(16, 100_000), st.integers(0, 2_000), st.integers(16, 500_000))
+def test_level_output_tokens_fits_the_final_merge_or_changes_nothing(
+    out_tokens: int, groups: int, final_room: int
+) -> None:
+    out = level_output_tokens(out_tokens, groups, final_room)
+    assert out <= out_tokens
+    if out != out_tokens:
+        assert groups * out <= final_room and out >= MAP_OUTPUT_FLOOR
+    else:
+        assert groups <= 1 or groups * out_tokens <= final_room or final_room // groups < MAP_OUTPUT_FLOOR
 
 
 # -- plan_groups -----------------------------------------------------------------------------

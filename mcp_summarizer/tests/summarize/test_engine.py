@@ -282,6 +282,31 @@ async def test_large_input_in_a_small_context_is_reduced_level_by_level_in_docum
         assert prompt_plus_answer(r) + MESSAGE_OVERHEAD <= CONTEXT
 
 
+async def test_a_level_whose_answers_could_overflow_the_final_merge_asks_each_for_its_share(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    """Every answer as long as allowed: three or more level-1 merges of 1,000 tokens each would
+    be more than the final merge can read, and need a level between.  Each is asked for its
+    share of the final merge's input instead, and the final merge reads them all."""
+    fresh_llm.responder = lambda r: ok(
+        tokens.truncate("lorem ipsum " * (r.max_tokens or 1), r.max_tokens or 1)
+    )
+    engine = make_engine()
+    out = await engine.summarize(Request(content=document(sections=90), max_output_tokens=1000))
+    merges = [r for r in fresh_llm.requests if MERGE in r.system]
+    level_1, final = merges[:-1], merges[-1]
+    assert len(level_1) >= 3 and out.reduce_levels == 2
+    assert final.max_tokens == 1000
+    room = CONTEXT - MESSAGE_OVERHEAD - tokens.count(final.system) - 1000  # what the final merge reads
+    assert all(r.max_tokens is not None and 500 <= r.max_tokens < 1000 for r in level_1)
+    assert sum(r.max_tokens or 0 for r in level_1) <= room
+    answers = [
+        tokens.truncate("lorem ipsum " * (r.max_tokens or 1), r.max_tokens or 1).strip() for r in level_1
+    ]
+    assert body(final) == SEPARATOR.join(answers), "the final merge read every level-1 answer"
+    assert not out.degraded and tokens.count(out.text) <= 1000
+
+
 async def test_summaries_that_fit_together_are_joined_in_order_without_a_merge(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
