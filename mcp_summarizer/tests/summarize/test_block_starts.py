@@ -84,9 +84,11 @@ SHAPES = st.lists(PIECES, max_size=60).map("".join)
 
 
 @settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(markdown(), SHAPES, ANY_TEXT))
-def test_the_same_blocks_as_the_in_order_walk(text: str) -> None:
-    assert block_starts(text) == reference(text)
+@given(st.one_of(markdown(), SHAPES, ANY_TEXT), st.sampled_from([1, 2, 5, 16, 1 << 16]))
+def test_the_same_blocks_as_the_in_order_walk(text: str, segment_chars: int) -> None:
+    """Scanned in segments of any size (a fence opened in one and closed in a later one, a
+    header on a segment's first line), the blocks are those of one in-order walk."""
+    assert block_starts(text, segment_chars) == reference(text)
 
 
 def test_the_same_blocks_on_a_large_page() -> None:
@@ -95,6 +97,7 @@ def test_the_same_blocks_on_a_large_page() -> None:
         for i in range(2000)
     )
     assert block_starts(page) == reference(page)
+    assert block_starts(page, 100) == reference(page)
     assert block_starts(page + "\n```\nunclosed\n\n# hidden") == reference(
         page + "\n```\nunclosed\n\n# hidden"
     )

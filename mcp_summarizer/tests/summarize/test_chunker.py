@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,9 +13,12 @@ from hypothesis import strategies as st
 from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 import shared.tokens
+from mcp_summarizer.summarize import chunker as chunker_module
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import (
+    FILL_FLOOR,
     MIN_CHUNK_SIZE,
+    BlockScan,
     Chunk,
     GrowingOffsets,
     TokenOffsets,
@@ -125,12 +129,18 @@ def test_small_text_is_one_chunk_unchanged() -> None:
 def test_header_path_is_prepended_and_sections_stay_together() -> None:
     section = "\n\n".join(f"Sentence number {i} about the zone." for i in range(6))
     text = f"# Zone\n\nIntro.\n\n## NPCs\n\n{section}\n\n## Quests\n\n{section}\n\n### Chains\n\n{section}\n"
-    chunks = chunk(text, chunk_size=80)
-    check_invariants(text, chunks, 80)
+    chunks = chunk(text, chunk_size=70)  # "## Quests" starts at token 56, in the last quarter
+    check_invariants(text, chunks, 70)
     quests = [c for c in chunks if "## Quests" in c.text]
     assert quests and body(quests[0]).startswith("## Quests"), "a full chunk ends at the section boundary"
     chains = next(c for c in chunks if body(c).startswith("### Chains"))
     assert chains.context == "# Zone\n## Quests\n\n"
+    # At 80 tokens, ending at "## Quests" would leave the chunk 70% full (under FILL_FLOOR):
+    # it fills on to a paragraph break instead, and the next chunk gets the header path.
+    wide = chunk(text, chunk_size=80)
+    check_invariants(text, wide, 80)
+    assert "## Quests" in body(wide[0]) and wide[0].tokens > 80 * FILL_FLOOR[0] // FILL_FLOOR[1]
+    assert wide[1].context == "# Zone\n## Quests\n\n"
 
 
 def test_code_fence_is_never_split_when_it_fits() -> None:
@@ -207,17 +217,24 @@ def test_long_cjk_run_without_breaks() -> None:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.one_of(markdown(), ANY_TEXT, CJK_RUN), SIZES, OVERLAPS, st.sampled_from([8, 40, 300]), st.booleans()
+    st.one_of(markdown(), ANY_TEXT, CJK_RUN),
+    SIZES,
+    OVERLAPS,
+    st.sampled_from([8, 40, 300]),
+    st.sampled_from([1, 16, 200, 1 << 16]),
+    st.booleans(),
 )
 def test_growing_offsets_give_the_same_chunks(
-    text: str, size: int, overlap: int, piece_chars: int, semantic: bool
+    text: str, size: int, overlap: int, piece_chars: int, block_chars: int, semantic: bool
 ) -> None:
-    """Encoded piece by piece (tiny pieces here, so that chunks span many), the chunker makes
-    exactly the chunks it makes from the whole encoding, and hands each out as it is made."""
+    """Encoded piece by piece and its blocks found a segment at a time (tiny pieces and
+    segments here, so that chunks span many), the chunker makes exactly the chunks it makes
+    from the whole encoding, and hands each out as it is made."""
     strategy = "semantic" if semantic else "token"
     whole = chunk(text, strategy=strategy, chunk_size=size, overlap=overlap)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(shared.tokens, "PIECE_CHARS", piece_chars)
+        mp.setattr(chunker_module, "BLOCK_SEGMENT_CHARS", block_chars)
         offsets = GrowingOffsets(text)
         seen: list[Chunk] = []
         streamed = chunk(
@@ -238,16 +255,27 @@ def test_chunks_come_out_before_the_text_is_encoded(strategy: str) -> None:
     )
     assert len(text) > 3_000_000
     covered: list[int] = []
+    scanned: list[int] = [0]  # how far the block scan has read
+    read_segment = BlockScan.next
+
+    def next_segment(scan: BlockScan) -> Any:
+        part = read_segment(scan)
+        scanned.append(scan.pos)
+        return part
+
     offsets = GrowingOffsets(text)
-    streamed = chunk(
-        text,
-        strategy=strategy,
-        chunk_size=8000,
-        overlap=500,
-        offsets=offsets,
-        on_chunk=lambda c: covered.append(offsets.covered),
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(BlockScan, "next", next_segment)
+        streamed = chunk(
+            text,
+            strategy=strategy,
+            chunk_size=8000,
+            overlap=500,
+            offsets=offsets,
+            on_chunk=lambda c: covered.append(max(offsets.covered, scanned[-1])),
+        )
     assert streamed == chunk(text, strategy=strategy, chunk_size=8000, overlap=500)
+    # ... and before the blocks of the rest are looked for (the token strategy has none).
     assert covered[0] < len(text) / 20, f"first chunk only after {covered[0]} of {len(text)} characters"
     assert covered == sorted(covered) and covered[-1] == len(text)
     check_invariants(text, streamed, 8000)
