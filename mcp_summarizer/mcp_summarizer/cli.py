@@ -20,6 +20,7 @@ from mcp_summarizer.allocator import limit_arenas
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import ConfigError, SummarizerError
 from mcp_summarizer.fidelity.receipt import Receipt
+from mcp_summarizer.gil import hand_over_sooner
 from mcp_summarizer.logs import setup_logging
 from mcp_summarizer.serve import serve
 from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
@@ -33,6 +34,7 @@ ENV_FILE = Path(".env")
 
 def main(argv: Sequence[str] | None = None) -> None:
     limit_arenas()  # before any thread starts (see allocator.py)
+    hand_over_sooner()  # replies and /health wait less for worker threads (see gil.py)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["summarize"]:
         summarize_command(argv[1:])

@@ -16,8 +16,10 @@ from fake_llm import FakeLLM, error
 
 import mcp_summarizer
 import shared
+from mcp_summarizer import cli
 from mcp_summarizer.cli import fidelity_line
 from mcp_summarizer.fidelity.receipt import receipt
+from mcp_summarizer.gil import SWITCH_INTERVAL
 from mcp_summarizer.summarize import tokens
 
 # The subprocess imports the code under test from wherever this process found it.
@@ -264,3 +266,15 @@ def test_stderr_carries_the_fidelity_receipt_before_the_status(tmp_path: Path) -
     (tmp_path / "short.md").write_text("Marshal Dughan.", encoding="utf-8")
     proc = run(tmp_path, "short.md", "--max-output-tokens", "150")
     assert "[fidelity" not in proc.stderr.decode()
+
+
+def test_the_service_hands_the_gil_to_its_event_loop_every_millisecond() -> None:
+    """Set before anything else runs (see gil.py), whatever the command: here `--help`, which
+    exits at once."""
+    before = sys.getswitchinterval()
+    try:
+        with pytest.raises(SystemExit):
+            cli.main(["--help"])
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) != before
+    finally:
+        sys.setswitchinterval(before)
