@@ -301,6 +301,7 @@ class _Bounds:
     def __init__(self, text: str, off: TokenOffsets) -> None:
         self._size = len(text)
         self._scan = BlockScan(text, BLOCK_SEGMENT_CHARS)  # read as far as the encoding goes
+        # The block starts scanned and not yet taken in (the first is block number _next).
         self._starts = np.zeros(0, dtype=np.int64)
         self._ranks = np.zeros(0, dtype=np.int64)
         self._raw_headers: list[tuple[int, tuple[int, str]]] = []
@@ -322,8 +323,11 @@ class _Bounds:
         grew = self.off.grow()
         self._scan_to(self.off.covered)
         lo = self._next
-        hi = int(np.searchsorted(self._starts, self.off.covered, side="right"))
-        idx = self.off.indices(self._starts[lo:hi])
+        taken = int(np.searchsorted(self._starts, self.off.covered, side="right"))
+        hi = lo + taken
+        starts, ranks = self._starts[:taken], self._ranks[:taken]
+        self._starts, self._ranks = self._starts[taken:], self._ranks[taken:]
+        idx = self.off.indices(starts)
         keep = np.flatnonzero(idx >= 0)  # a block start that is not a token boundary is no cut
         base = len(self.bounds)
         while self._next_header < len(self._raw_headers) and self._raw_headers[self._next_header][0] < hi:
@@ -332,12 +336,12 @@ class _Bounds:
             if k < len(keep) and keep[k] == raw - lo:
                 self.headers.append((base + k, header))
             self._next_header += 1
-        self.bounds += self._starts[lo:hi][keep].tolist()
-        self.ranks += self._ranks[lo:hi][keep].tolist()
+        self.bounds += starts[keep].tolist()
+        self.ranks += ranks[keep].tolist()
         self.cum += idx[keep].tolist()
         self._next = hi
         if not grew and self.off.complete:
-            assert hi == len(self._starts)
+            assert self._scan.done and not len(self._starts)
             self.bounds.append(self._size)
             self.cum.append(self.off.n)
             self.complete = True
@@ -351,7 +355,7 @@ class _Bounds:
             assert part is not None
             parts.append(part)
             self._raw_headers += sorted(part[2].items())
-        if parts:
+        if parts:  # what is left of the last segments is short: this copies little
             self._starts = np.concatenate([self._starts, *(p[0] for p in parts)])
             self._ranks = np.concatenate([self._ranks, *(p[1] for p in parts)])
 
@@ -642,6 +646,7 @@ class BlockScan:
         hi = text.find("\n", reach) if reach < end else -1
         hi = end if hi < 0 else hi
         self.pos = hi
+        fenced_before = len(self._fenced)  # an odd count: a fence is open as the segment starts
         special_at: list[int] = []  # newline positions where structure starts
         accepted: list[tuple[int, int, tuple[int, str] | None]] = []  # (start, rank, header)
         first = self._first
@@ -693,10 +698,12 @@ class BlockScan:
         if special_at:  # structure found at a paragraph's newline wins
             found = np.asarray(special_at, dtype=np.int64)
             newlines = newlines[~np.isin(newlines, found)]
-        fenced = self._fenced
-        if fenced:  # a fence hides what is strictly between its opening and its closing
-            fences = np.asarray(fenced, dtype=np.int64)  # (an open one hides all after it)
-            newlines = newlines[np.searchsorted(fences, newlines, side="left") % 2 == 0]
+        if self._fenced:  # a fence hides what is strictly between its opening and its closing
+            # (an open one hides all after it); only this segment's fences are searched.
+            fences = np.asarray(self._fenced[fenced_before:], dtype=np.int64)
+            inside = (np.searchsorted(fences, newlines, side="left") + fenced_before) % 2
+            newlines = newlines[inside == 0]
+        del self._fenced[: fenced_before - fenced_before % 2]  # closed before this segment
         # Merge: no paragraph start equals an accepted one (a different newline, or a fence's
         # next line, which follows a line that is not blank).
         opening = accepted[0] if accepted and accepted[0][0] == 0 else None

@@ -176,6 +176,10 @@ SHAPES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
     ),
     # TAG (charset detection of an undeclared legacy body): each "<" scanned to the next ">"
     "convert, unclosed tags in cp1251": (_convert_cp1251, lambda n: "<ая" * (n // 3)),
+    # chunker.BlockScan: each segment searched every fence met so far (short segments here, so
+    # that a text of 100k characters has ~1,500)
+    "block scan, fence lines": (lambda t: chunker.block_starts(t, 64), lambda n: "```\n" * (n // 4)),
+    "block scan, header paragraphs": (lambda t: chunker.block_starts(t, 64), lambda n: "# h\n\n" * (n // 5)),
     # fidelity.facts: each pattern's repeat, fed a run it could try from each of its positions
     **{
         f"fidelity, {name}": (ENTRY_POINTS["fidelity receipt"], texts)
