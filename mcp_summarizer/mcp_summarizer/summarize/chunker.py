@@ -6,8 +6,8 @@ Two strategies share one machinery:
   H1-H6, thematic breaks (``---``), fenced code blocks (kept whole) and paragraphs — and
   consecutive blocks are packed into chunks.  When a chunk is full it ends at the most major
   boundary in its last quarter (an H1 beats an H2 beats a paragraph), so sections stay
-  together where that costs little.  Each chunk is prefixed with the path of headers above it (``# Guide`` /
-  ``## Install``) unless those lines are already in the chunk.  A block too large on its own
+  together where that costs little.  Each chunk is prefixed with the path of headers above
+  it (``# Guide`` / ``## Install``) unless those lines are already in the chunk.  A block too large on its own
   is split at line starts, and a line too large at word boundaries (token windows).
 * ``token``: windows of ``chunk_size`` tokens with ``overlap`` tokens shared between
   neighbours, ends moved to the nearest word or line start.
@@ -69,6 +69,7 @@ _STRUCTURE = r"""(?:
 _SPECIAL_START = re.compile(r"\n" + _STRUCTURE, re.MULTILINE | re.VERBOSE)
 _FIRST_LINE = re.compile(_STRUCTURE, re.MULTILINE | re.VERBOSE)
 _LINE_START = re.compile(r"\n(?=\S)")
+_NOT_SPACE = re.compile(r"\S")
 # Every safe boundary is at one of these places (supersets, checked with safe_kind): a line
 # start or a space (a reader's cut), else where a digit (\d: Unicode decimal) meets a
 # non-digit.  Found by the regex engine, so a window with no place to cut (CJK with no
@@ -620,18 +621,13 @@ class BlockScan:
         self.text = text
         self.segment_chars = max(1, segment_chars)
         self.pos = 0  # scanned up to here (a newline's position, or the text's end)
-        found = re.compile(r"\S").search(text)
+        found = _NOT_SPACE.search(text)
         self._first = found.start() if found else len(text)  # the first character that is not space
         self._open_fence: tuple[str, int] | None = None  # (marker char, marker length)
         self._fenced: list[int] = []  # newline positions where fences open and close, in pairs
         self._last = 0  # the last start accepted
         self._blocks = 0  # block starts given out so far
-        self._done = False
-
-    @property
-    def done(self) -> bool:
-        """Every segment given out (an empty text has one: its first block, at 0)."""
-        return self._done
+        self.done = False  # every segment given out (an empty text has one: its block at 0)
 
     def next(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], dict[int, tuple[int, str]]] | None:
         """The next segment's block starts (increasing, after all before them), their ranks and
@@ -647,6 +643,49 @@ class BlockScan:
         hi = end if hi < 0 else hi
         self.pos = hi
         fenced_before = len(self._fenced)  # an odd count: a fence is open as the segment starts
+        special_at, accepted = self._structure(lo, hi)
+        newlines = _paragraph_newlines(text, lo, hi)  # the newline before each paragraph start
+        if special_at:  # structure found at a paragraph's newline wins
+            found = np.asarray(special_at, dtype=np.int64)
+            newlines = newlines[~np.isin(newlines, found)]
+        if self._fenced:  # a fence hides what is strictly between its opening and its closing
+            # (an open one hides all after it); only this segment's fences are searched.
+            fences = np.asarray(self._fenced[fenced_before:], dtype=np.int64)
+            inside = (np.searchsorted(fences, newlines, side="left") + fenced_before) % 2
+            newlines = newlines[inside == 0]
+        del self._fenced[: fenced_before - fenced_before % 2]  # closed before this segment
+        # Merge: no paragraph start equals an accepted one (a different newline, or a fence's
+        # next line, which follows a line that is not blank).
+        opening = accepted[0] if accepted and accepted[0][0] == 0 else None
+        others = accepted[1:] if opening else accepted
+        head = np.zeros(1 if lo == 0 else 0, np.int64)  # the text's first block
+        first_rank = opening[1] if opening else _RANK_PARAGRAPH
+        positions = np.concatenate([head, newlines + 1, np.asarray([a[0] for a in others], dtype=np.int64)])
+        rank_of = np.concatenate(
+            [
+                np.full(len(head), first_rank, np.int64),
+                np.full(len(newlines), _RANK_PARAGRAPH, np.int64),
+                np.asarray([a[1] for a in others], dtype=np.int64),
+            ]
+        )
+        order = np.argsort(positions, kind="stable")
+        starts = positions[order]
+        base = self._blocks
+        headers: dict[int, tuple[int, str]] = {}
+        if opening and opening[2] is not None:
+            headers[0] = opening[2]
+        if others:
+            where = np.searchsorted(starts, [a[0] for a in others]).tolist()
+            headers.update((base + i, a[2]) for i, a in zip(where, others, strict=True) if a[2] is not None)
+        self._blocks += len(starts)
+        self.done = hi >= end
+        return starts, rank_of[order], headers
+
+    def _structure(self, lo: int, hi: int) -> tuple[list[int], list[tuple[int, int, tuple[int, str] | None]]]:
+        """The structure lines starting in [lo, hi), walked in order (fences carry over): the
+        newline positions where structure starts, and the (start, rank, header) accepted as
+        block starts."""
+        text, end = self.text, len(self.text)
         special_at: list[int] = []  # newline positions where structure starts
         accepted: list[tuple[int, int, tuple[int, str] | None]] = []  # (start, rank, header)
         first = self._first
@@ -694,52 +733,16 @@ class BlockScan:
                 continue  # not a safe cut
             accepted.append((p, rank, header))
             self._last = p
-        newlines = _paragraph_newlines(text, lo, hi)  # the newline before each paragraph start
-        if special_at:  # structure found at a paragraph's newline wins
-            found = np.asarray(special_at, dtype=np.int64)
-            newlines = newlines[~np.isin(newlines, found)]
-        if self._fenced:  # a fence hides what is strictly between its opening and its closing
-            # (an open one hides all after it); only this segment's fences are searched.
-            fences = np.asarray(self._fenced[fenced_before:], dtype=np.int64)
-            inside = (np.searchsorted(fences, newlines, side="left") + fenced_before) % 2
-            newlines = newlines[inside == 0]
-        del self._fenced[: fenced_before - fenced_before % 2]  # closed before this segment
-        # Merge: no paragraph start equals an accepted one (a different newline, or a fence's
-        # next line, which follows a line that is not blank).
-        opening = accepted[0] if accepted and accepted[0][0] == 0 else None
-        others = accepted[1:] if opening else accepted
-        head = np.zeros(1 if lo == 0 else 0, np.int64)  # the text's first block
-        first_rank = opening[1] if opening else _RANK_PARAGRAPH
-        positions = np.concatenate([head, newlines + 1, np.asarray([a[0] for a in others], dtype=np.int64)])
-        rank_of = np.concatenate(
-            [
-                np.full(len(head), first_rank, np.int64),
-                np.full(len(newlines), _RANK_PARAGRAPH, np.int64),
-                np.asarray([a[1] for a in others], dtype=np.int64),
-            ]
-        )
-        order = np.argsort(positions, kind="stable")
-        starts = positions[order]
-        base = self._blocks
-        headers: dict[int, tuple[int, str]] = {}
-        if opening and opening[2] is not None:
-            headers[0] = opening[2]
-        if others:
-            where = np.searchsorted(starts, [a[0] for a in others]).tolist()
-            headers.update((base + i, a[2]) for i, a in zip(where, others, strict=True) if a[2] is not None)
-        self._blocks += len(starts)
-        self._done = hi >= end
-        return starts, rank_of[order], headers
+        return special_at, accepted
 
 
 # Every character `str.isspace` (and the regex `\s`) calls whitespace.
 _WHITESPACE = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
 
 
-def _paragraph_newlines(text: str, lo: int = 0, hi: int | None = None) -> npt.NDArray[np.int64]:
+def _paragraph_newlines(text: str, lo: int, hi: int) -> npt.NDArray[np.int64]:
     r"""Positions i in [lo, hi) with text[i-1] == text[i] == "\n" and text[i+1] not whitespace:
     what ``\n\n(?=\S)`` finds, without a Python object per match."""
-    hi = len(text) if hi is None else hi
     a, b = max(lo - 1, 0), min(hi + 1, len(text))  # the characters either side are read too
     if b - a < 3:
         return np.zeros(0, dtype=np.int64)

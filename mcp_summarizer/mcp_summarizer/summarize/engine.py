@@ -619,7 +619,8 @@ class Engine:
                 return joined
             system_final = system_prompt(target)
             final_system_tokens = tokens.count(system_final)
-            if sum(sizes) <= self.budget.merge_room(final_system_tokens, target) or len(summaries) == 1:
+            final_room = self.budget.merge_room(final_system_tokens, target)  # what it can read
+            if sum(sizes) <= final_room or len(summaries) == 1:
                 run.outcome.reduce_levels = level
                 run.planned += 1
                 merged = await self._call(run, system_final, joined, target, "reduce")
@@ -627,7 +628,6 @@ class Engine:
             out_tokens = self.budget.reduce_output(target, final_system_tokens)
             system = system_prompt(out_tokens)
             groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
-            final_room = self.budget.merge_room(final_system_tokens, target)
             fitted = level_output_tokens(out_tokens, len(groups), final_room)
             if fitted != out_tokens:
                 # Shorter answers: the final merge reads them all (each group may grow with
