@@ -203,7 +203,7 @@ async def test_shutdown_does_not_wait_for_hung_requests() -> None:
             await llm.wait_until_async(lambda: llm.in_flight == 1)
             began = time.monotonic()
             await asyncio.to_thread(llm.stop)
-            assert time.monotonic() - began < 2
+            assert time.monotonic() - began < 10  # the request would hang for its 30 s timeout
             assert llm.requests[0].outcome == "hung"
             with pytest.raises(openai.APIError):  # 503 "shutting down", or the connection dropped
                 await task

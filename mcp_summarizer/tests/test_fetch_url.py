@@ -14,8 +14,9 @@ from collections.abc import Iterator
 import pytest
 from conftest import RunningServer, start_server, stop_server
 from fake_llm import FakeLLM, error
-from local_site import DOCS, Site
+from local_site import Site
 from mcp import Client, StdioServerParameters
+from system_packages import needs
 
 from mcp_summarizer.summarize import tokens
 from shared.logs import MAX_FIELD_CHARS, MAX_LINE_CHARS
@@ -23,9 +24,7 @@ from shared.testing import free_port
 
 CONTEXT = 16384
 BUDGET = 1024
-needs_docs = pytest.mark.skipif(
-    not DOCS.is_dir(), reason="python3.11-doc not installed (apt-get install python3.11-doc)"
-)
+needs_docs = needs("python3.11-doc")
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +185,7 @@ async def test_llm_failure_answers_with_the_offline_summary_saying_so(server, si
     assert facts["degraded"] is True and facts["backend"] == "extractive"
 
 
+@needs_docs
 async def test_llm_failure_with_original_returns_a_raw_slice_that_says_so(site, fresh_llm) -> None:
     fresh_llm.responder = lambda record: error(500, delay=0.0)
     server = start_server(_env(fresh_llm, ON_LLM_FAILURE="original"))

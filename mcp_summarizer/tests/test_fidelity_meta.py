@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from conftest import RunningServer, start_server, stop_server
 from fake_llm import FakeLLM, Recorded, Reply, error, ok
-from local_site import DOCS, Site
+from local_site import Site
 from mcp import Client
+from system_packages import needs
 
 from mcp_summarizer.fidelity.receipt import receipt
 
@@ -90,7 +91,7 @@ def check(results: dict[str, Any]) -> None:
         assert len(fidelity["dropped"]) <= 20 and len(fidelity["kept"]) <= 20
 
 
-@pytest.mark.skipif(not DOCS.is_dir(), reason="needs Debian's python3.11-doc")
+@needs("python3.11-doc")
 async def test_every_tool_carries_a_receipt_embedded(embedded: RunningServer, site: Site) -> None:
     results = await calls(embedded, site)
     check(results)
@@ -100,7 +101,7 @@ async def test_every_tool_carries_a_receipt_embedded(embedded: RunningServer, si
     assert results["summarize"].meta[META]["fidelity"]["invented_facts"] == 0  # extractive invents nothing
 
 
-@pytest.mark.skipif(not DOCS.is_dir(), reason="needs Debian's python3.11-doc")
+@needs("python3.11-doc")
 async def test_every_tool_carries_a_receipt_with_the_llm(
     with_llm: RunningServer, site: Site, fresh_llm: FakeLLM
 ) -> None:

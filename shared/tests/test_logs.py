@@ -129,7 +129,7 @@ def test_a_10mb_field_gives_a_line_under_the_cap(cap: Capture) -> None:
         entry["url"]
         == ("http://example.com/" + "a" * 10_000_000)[: logs.MAX_FIELD_CHARS] + f"…(+{cut} chars)"
     )
-    assert elapsed < 5, f"formatting took {elapsed:.1f}s"
+    assert elapsed < 30, f"formatting took {elapsed:.1f}s"  # a freeze (quadratic: hours), not speed
 
 
 def test_a_10mb_message_is_capped(cap: Capture) -> None:
@@ -253,7 +253,7 @@ def test_redact_credentials(text: str, expected: str) -> None:
 def test_redaction_stays_linear_on_hostile_text(hostile: str) -> None:
     started = time.monotonic()
     logs.redact_credentials(hostile)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 30  # a freeze (quadratic: hours), not speed
 
 
 def test_credentials_are_redacted_in_every_field(cap: Capture) -> None:

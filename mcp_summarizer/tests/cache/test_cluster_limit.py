@@ -15,11 +15,12 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).parent))
 
 from conftest import RunningServer, start_server, stop_server
-from redis_server import REDIS, RedisServer
+from redis_server import RedisServer
+from system_packages import needs
 
 from mcp_summarizer.summarize.leases import KEY, ClusterLimiter, Leases
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="needs redis-server (Debian package redis-server)")
+pytestmark = needs("redis-server")
 
 LIMIT = 3
 PAGE = "\n\n".join(f"## Part {i}\n\n" + f"Keeper {i} of the gate holds key K{i}. " * 120 for i in range(40))

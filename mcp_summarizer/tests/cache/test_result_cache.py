@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from conftest import RunningServer, start_server, stop_server
 from local_site import Site
-from redis_server import REDIS, RedisServer
+from redis_server import RedisServer
+from system_packages import needs
 
 from mcp_summarizer.cache.key import prompt_version, result_key
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
@@ -150,7 +151,7 @@ async def test_expired_answers_are_misses(tmp_path: Path) -> None:
 
 # -- Redis -------------------------------------------------------------------------------------
 
-needs_redis = pytest.mark.skipif(REDIS is None, reason="needs redis-server (Debian package redis-server)")
+needs_redis = needs("redis-server")
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -23,13 +22,12 @@ import pytest
 from conftest import RunningServer, start_server, stop_server
 from fake_llm import FakeLLM
 from mcp import Client, StdioServerParameters
+from system_packages import needs
 
 from mcp_summarizer.summarize import tokens
 from shared.testing import free_port, scrubbed_environ
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("npx") is None, reason="needs npx (Node.js) to start the upstream servers"
-)
+pytestmark = needs("npm")  # npx starts the upstream servers
 
 FS = ["-y", "@modelcontextprotocol/server-filesystem"]
 EVERYTHING = ["-y", "@modelcontextprotocol/server-everything"]

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from local_site import make_pdf
+from system_packages import present
 
 from mcp_summarizer.errors import UnsupportedContent
 from mcp_summarizer.web.convert import Document, convert
@@ -45,10 +46,9 @@ def fenced_blocks(markdown: str) -> list[str]:
 
 @pytest.fixture
 def json_page() -> bytes:
-    page = DOCS / "library" / "json.html"
-    if not page.is_file():
-        pytest.skip(f"{page} not present: `apt-get install python3.11-doc` for the real-page tests")
-    return page.read_bytes()
+    if not present("python3.11-doc"):
+        pytest.skip("needs Debian's python3.11-doc: `bash scripts/system-packages.sh` (as root) installs it")
+    return (DOCS / "library" / "json.html").read_bytes()
 
 
 def check_json_page(doc: Document) -> None:

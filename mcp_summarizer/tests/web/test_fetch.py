@@ -401,7 +401,7 @@ async def test_slow_drip_hits_total_timeout(server):
     start = time.monotonic()
     with pytest.raises(FetchError, match=r"timed out.*timeout_seconds=0\.5"):
         await fetch(f"{server.base}/slow", FetchLimits(allow_private=True, timeout_seconds=0.5))
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 10.0  # the drip lasts 100 s: a freeze, not speed
 
 
 async def test_oversized_with_content_length_refused_up_front(server):
@@ -413,7 +413,7 @@ async def test_oversized_chunked_aborts_early(server):
     start = time.monotonic()
     with pytest.raises(FetchError, match=r"more than max_bytes=2500"):
         await fetch(f"{server.base}/big-chunked", FetchLimits(allow_private=True, max_bytes=2500))
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 10.0  # a freeze, not speed
 
 
 async def test_body_exactly_at_limit_is_fine(server):
