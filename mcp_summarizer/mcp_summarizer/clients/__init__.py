@@ -1,0 +1,1 @@
+"""What each MCP client keeps of a tool result, and answers made to fit it."""
