@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mcp_summarizer.clients.profiles import Limits, Profile, limits_for
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.summarize.budget import DEFAULT_FETCH_TOKENS, DEFAULT_OUTPUT_TOKENS, max_output_tokens
 from shared import settings as shared_settings
@@ -28,6 +29,10 @@ DEFAULT_USER_AGENT = "mcp-summarizer/0.1 (+https://pypi.org/project/mcp-summariz
 
 # A shell-style reference left unexpanded ("${NAME}"); only the reference is ever shown.
 _PLACEHOLDER = re.compile(r"\$\{[^}\s]{0,64}\}?")
+
+# The smallest output limits that still hold an answer's header lines and some summary.
+_MIN_OUTPUT_BYTES = 1024
+_MIN_OUTPUT_LINES = 16
 
 # What a request answers when the LLM fails for good (summarize.engine applies it).
 FailurePolicy = Literal["original", "extractive", "truncate"]
@@ -105,6 +110,12 @@ class Settings(BaseSettings):
     # The MCP proxy (`mcp-summarizer proxy`): an upstream tool result over this many tokens is
     # summarized (a server's toolOutputMaxTokens in the proxy config overrides it).
     tool_output_max_tokens: int = Field(8000, ge=256)
+    # Every tool answer (the proxy's and the service's own) within these too: bytes of UTF-8 and
+    # lines, as agents count them (0: no limit).  CLIENT_PROFILE adds the limits of one agent;
+    # "auto" takes them from the client's clientInfo.name (clients.profiles), the tightest wins.
+    tool_output_max_bytes: int = Field(0, ge=0)
+    tool_output_max_lines: int = Field(0, ge=0)
+    client_profile: Profile = "auto"
     upstream_timeout_seconds: float = Field(300.0, gt=0)  # one upstream tool call
     upstream_start_timeout_seconds: float = Field(60.0, gt=0)  # an upstream's start (npx may download)
 
@@ -151,6 +162,16 @@ class Settings(BaseSettings):
                 "SUMMARIZER_BACKEND=openai needs OPENROUTER_API_KEY, or OPENROUTER_BASE_URL pointing at "
                 "a local OpenAI-compatible server"
             )
+        if 0 < self.tool_output_max_bytes < _MIN_OUTPUT_BYTES:
+            raise ValueError(
+                f"TOOL_OUTPUT_MAX_BYTES={self.tool_output_max_bytes} is under {_MIN_OUTPUT_BYTES}: too small "
+                "for an answer's header lines and a summary (0 = no limit)"
+            )
+        if 0 < self.tool_output_max_lines < _MIN_OUTPUT_LINES:
+            raise ValueError(
+                f"TOOL_OUTPUT_MAX_LINES={self.tool_output_max_lines} is under {_MIN_OUTPUT_LINES}: too few "
+                "for an answer's header lines and a summary (0 = no limit)"
+            )
         ceiling = max_output_tokens(self.llm_context_tokens)
         for name in ("default_max_output_tokens", "fetch_max_tokens"):
             value = getattr(self, name)
@@ -170,6 +191,17 @@ class Settings(BaseSettings):
         if "*" in names:
             return None
         return [pattern for h in names for pattern in (h, f"{h}:*")]
+
+    def output_limits(self, client_name: str | None) -> Limits:
+        """What a tool answer to this client must keep within (CLIENT_PROFILE,
+        TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES); ``client_name`` is its clientInfo.name,
+        None when the request did not say."""
+        return limits_for(
+            self.client_profile,
+            client_name,
+            max_bytes=self.tool_output_max_bytes,
+            max_lines=self.tool_output_max_lines,
+        )
 
     @property
     def llm_configured(self) -> bool:

@@ -31,8 +31,12 @@ from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer import __version__
 from mcp_summarizer.cache import ResultCache, open_cache, result_key
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
+from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
@@ -40,7 +44,7 @@ from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
-from mcp_summarizer.web.pages import Pages, read
+from mcp_summarizer.web.pages import Answer, Pages, read
 from shared.logs import clip
 
 __all__ = ["INSTRUCTIONS", "META_SUMMARY", "Service", "build_http_app", "build_server", "transport_security"]
@@ -172,7 +176,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             description = inspect.cleandoc(fn.__doc__ or "")
             arguments[fn.__name__] = [p for p in inspect.signature(fn).parameters if p != "ctx"]
             return server.tool(
-                description=description, annotations=annotations, structured_output=structured or False
+                description=description,
+                annotations=annotations,
+                meta=fit.inline_meta(settings.tool_output_max_bytes or fit.CLAUDE_MAX_CHARS) or None,
+                structured_output=structured or False,
             )(fn)
 
         return register
@@ -319,16 +326,22 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         source_id: Annotated[
             str, Field(description='An excerpt id from a summary, e.g. "3fa2c1d9#2".', max_length=200)
         ],
+        ctx: Context,
         max_tokens: Annotated[
             int, _bounded(f"Largest answer in tokens. 0 = the whole excerpt; at most {ceiling}.", ceiling)
+        ] = 0,
+        offset: Annotated[
+            int,
+            _bounded("Where in the excerpt to start, in characters: a previous answer's next offset."),
         ] = 0,
     ) -> CallToolResult:
         """Open an excerpt that summarize_documents cited: its exact original text.
 
         The answer starts with Source:, Title:, URL:, and the ids of the excerpts before and
-        after it (to read on), then a blank line and the text.
+        after it (to read on), and Status:, then a blank line and the text. An excerpt too long
+        for one answer comes a page at a time: Status gives the next offset.
         """
-        return await service.run("expand", _expand(service, source_id, max_tokens))
+        return await service.run("expand", _expand(service, ctx, source_id, max_tokens, offset))
 
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -395,6 +408,15 @@ def _bounded(description: str, maximum: int | None = None) -> Any:
     )
 
 
+def _limits(settings: Settings, ctx: Context) -> Limits:
+    """What this request's answer must keep within.  The client's name comes from its
+    initialize request (stdio, stateful HTTP) or, on protocol 2026-07-28, from every request's
+    `_meta`; a stateless HTTP request on the older protocol does not say (its initialize went
+    in another request), and gets the defaults."""
+    params = ctx.session.client_params
+    return settings.output_limits(params.client_info.name if params is not None else None)
+
+
 def _progress(ctx: Context) -> Progress:
     async def progress(done: float, total: float | None, message: str) -> None:
         await ctx.report_progress(done, total, message)
@@ -413,18 +435,22 @@ async def _summarize(
     strategy: Strategy = "semantic",
 ) -> CallToolResult:
     started = time.perf_counter()
+    limits = _limits(service.settings, ctx)
     try:
+        budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
         request = Request(
             content=content,
-            max_output_tokens=service.engine.budget.output_tokens(max_output_tokens),
+            # A summary made to fit the client's bytes and lines, not cut to them afterwards.
+            max_output_tokens=fit.room(budget, limits),
             kind=kind,
             focus=focus,
             strategy=strategy,
         )
         key = await _cache_key(service, tool, request)
-        if key is not None and (hit := await _cached(service, tool, key, started)) is not None:
+        if key is not None and (hit := await _cached(service, tool, key, started, limits)) is not None:
             return hit
         outcome = await service.engine.summarize(request, _progress(ctx))
+        outcome = await summary_within(service.engine, request, outcome, limits, _progress(ctx))
     except SummarizerError as exc:
         raise _rejected(service, tool, exc) from None
     _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
@@ -459,11 +485,13 @@ async def _cache_key(service: Service, tool: str, request: Request) -> str | Non
     return key() if len(request.content) <= INLINE_CHARS else await asyncio.to_thread(key)
 
 
-async def _cached(service: Service, tool: str, key: str, started: float) -> CallToolResult | None:
+async def _cached(
+    service: Service, tool: str, key: str, started: float, limits: Limits
+) -> CallToolResult | None:
     assert service.cache is not None
     hit = await service.cache.get(key)
     service.metrics.cached("result", "hit" if hit else ("error" if service.cache.failing else "miss"))
-    if hit is None:
+    if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
         return None
     facts = {**hit["facts"], "cached": True}
     _answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
@@ -481,7 +509,9 @@ async def _cached(service: Service, tool: str, key: str, started: float) -> Call
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return CallToolResult(content=[TextContent(type="text", text=hit["text"])], _meta={META_SUMMARY: facts})
+    return _sent(
+        CallToolResult(content=[TextContent(type="text", text=hit["text"])], _meta={META_SUMMARY: facts})
+    )
 
 
 def _rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:
@@ -512,7 +542,16 @@ def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
             output_tokens=outcome.output_tokens,
         )
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
-    return CallToolResult(content=[TextContent(type="text", text=text)], _meta={META_SUMMARY: facts})
+    return _sent(CallToolResult(content=[TextContent(type="text", text=text)], _meta={META_SUMMARY: facts}))
+
+
+def _sent(result: CallToolResult) -> CallToolResult:
+    """The result, with the `_meta` that lets Claude Code keep a long answer in its context
+    rather than in a file."""
+    chars = sum(len(b.text) for b in result.content if isinstance(b, TextContent))
+    if extra := fit.inline_meta(chars):
+        result.meta = {**(result.meta or {}), **extra}
+    return result
 
 
 def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
@@ -549,8 +588,13 @@ async def _fetch_url(
     service: Service, ctx: Context, url: str, context: str, raw: bool, start_index: int, max_length: int
 ) -> CallToolResult:
     started = time.perf_counter()
-    try:
-        answer = await read(
+    limits = _limits(service.settings, ctx)
+    wanted = limits.budget(max_length or service.engine.budget.fetch_output)
+    # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
+    header = f"URL: {url}\nTitle: {' ' * 100}\nStatus: {' ' * 120}\n\n"
+
+    async def make(room: int) -> Answer:
+        return await read(
             service.pages,
             service.engine,
             url.strip(),
@@ -558,8 +602,14 @@ async def _fetch_url(
             raw=raw,
             start_index=start_index,
             max_length=max_length,
+            max_tokens=room,
             progress=_progress(ctx),
         )
+
+    try:
+        answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
+        if not fits:
+            answer.text = cut_with_notice(answer.text, limits, wanted)
     except SummarizerError as exc:
         service.counters["fetch_failed"] += 1
         service.metrics.answered("fetch_url", "error")
@@ -572,8 +622,8 @@ async def _fetch_url(
         logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
     if cached is not None:  # the result cache had this page's summary: no LLM call
         facts: dict[str, Any] = {**cached, "cached": True}
-        result = CallToolResult(
-            content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts}
+        result = _sent(
+            CallToolResult(content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts})
         )
         tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
         llm_calls, model = 0, facts.get("model")
@@ -613,14 +663,33 @@ async def _fetch_url(
     return result
 
 
+def _header_body(answer: Answer) -> tuple[str, str]:
+    """fetch_url's answer as its header lines (and the blank line) and the text under them."""
+    head, _, body = answer.text.partition("\n\n")
+    return head + "\n\n", body
+
+
 async def _summarize_documents(
     service: Service, ctx: Context, documents: list[DocumentIn], focus: str, max_output_tokens: int
 ) -> CallToolResult:
     started = time.perf_counter()
     tool = "summarize_documents"
+    limits = _limits(service.settings, ctx)
     try:
-        budget = service.engine.budget.output_tokens(max_output_tokens)
-        outcome = await service.documents.summarize(documents, focus, budget, _progress(ctx))
+        budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+
+        async def make(room: int) -> DocumentsOutcome:
+            return await service.documents.summarize(
+                # Never under the pipeline's minimum for the fit, but a caller's own budget is checked.
+                documents,
+                focus,
+                max(room, min(budget, DOCUMENTS_MIN_BUDGET)),
+                _progress(ctx),
+            )
+
+        outcome, fits = await made_within(make, lambda o: ("", o.text), fit.room(budget, limits), limits)
+        if not fits:
+            outcome.text = cut_with_notice(outcome.text, limits, budget)
     except SummarizerError as exc:
         raise _rejected(service, tool, exc) from None
     _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
@@ -662,16 +731,21 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
         "output_tokens": outcome.output_tokens,
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
     }
-    return CallToolResult(
-        content=[TextContent(type="text", text=outcome.text)],
-        structured_content=outcome.structured.model_dump(mode="json"),
-        _meta={META_SUMMARY: facts},
+    return _sent(
+        CallToolResult(
+            content=[TextContent(type="text", text=outcome.text)],
+            structured_content=outcome.structured.model_dump(mode="json"),
+            _meta={META_SUMMARY: facts},
+        )
     )
 
 
-async def _expand(service: Service, source_id: str, max_tokens: int) -> CallToolResult:
+async def _expand(
+    service: Service, ctx: Context, source_id: str, max_tokens: int, offset: int
+) -> CallToolResult:
+    limits = _limits(service.settings, ctx)
     try:
-        opened = await expand_source(service.store, source_id, max_tokens)
+        opened = await expand_source(service.store, source_id, max_tokens, offset=offset, limits=limits)
     except SummarizerError as exc:
         raise _rejected(service, "expand", exc) from None
     service.metrics.answered("expand", "ok")
@@ -679,7 +753,7 @@ async def _expand(service: Service, source_id: str, max_tokens: int) -> CallTool
         "expand_complete",
         extra={"tool": "expand", "source_id": opened.source.source_id, "tokens": opened.tokens},
     )
-    return CallToolResult(content=[TextContent(type="text", text=opened.text)])
+    return _sent(CallToolResult(content=[TextContent(type="text", text=opened.text)]))
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:

@@ -21,6 +21,7 @@ from mcp_summarizer.summarize import tokens
 
 __all__ = [
     "CLAUDE_INLINE_CHARS",
+    "CLAUDE_MAX_CHARS",
     "META_MAX_RESULT_CHARS",
     "Size",
     "fits",
@@ -35,7 +36,7 @@ __all__ = [
 # tool in tools/list, or on the result) allows more, up to 500,000.
 META_MAX_RESULT_CHARS = "anthropic/maxResultSizeChars"
 CLAUDE_INLINE_CHARS = 50_000
-_CLAUDE_MAX_CHARS = 500_000
+CLAUDE_MAX_CHARS = 500_000
 
 # First guesses, then measured: cl100k gives 3.5-4.5 bytes a token of English prose, markdown
 # and code (fewer for other scripts), and a summary's lines hold 10-25 tokens.
@@ -145,6 +146,6 @@ def _cut_line(text: str, start: int, stop: int, bytes_left: int | None) -> int:
 def inline_meta(chars: int) -> dict[str, int]:
     """The `_meta` that lets Claude Code keep an answer of ``chars`` characters in its context
     (none is needed under 50,000, none helps over 500,000)."""
-    if CLAUDE_INLINE_CHARS < chars <= _CLAUDE_MAX_CHARS:
+    if CLAUDE_INLINE_CHARS < chars <= CLAUDE_MAX_CHARS:
         return {META_MAX_RESULT_CHARS: chars}
     return {}

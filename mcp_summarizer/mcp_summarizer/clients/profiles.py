@@ -76,7 +76,9 @@ def detect(client_name: str | None) -> str | None:
     return None
 
 
-def limits_for(profile: Profile, client_name: str | None, *, max_bytes: int = 0, max_lines: int = 0) -> Limits:
+def limits_for(
+    profile: Profile, client_name: str | None, *, max_bytes: int = 0, max_lines: int = 0
+) -> Limits:
     """The limits an answer must keep: the profile's (``auto``: the client's, when it said who it
     is) and TOOL_OUTPUT_MAX_BYTES / TOOL_OUTPUT_MAX_LINES (0: none), the tightest of each."""
     name = detect(client_name) if profile == "auto" else (None if profile == "none" else profile)

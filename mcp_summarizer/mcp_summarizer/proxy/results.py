@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import mcp_types as types
 
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.store.content import ContentStore, Source, source_id
@@ -45,6 +47,9 @@ META_PROXY = "io.github.mythline/proxy"
 _SURELY_WITHIN = 4
 _ARGS_CHARS = 1000  # of the arguments, quoted to the model as context
 _PART_TOKENS = 8000  # each expand part at most this (or the budget, if smaller)
+_FIT_PASSES = 3
+# What an expand answer puts above a part (Source:, Previous:, Next:, Status: lines), about.
+_EXPAND_HEADER = "x" * 400 + "\n" * 6
 
 How = Literal["passed", "summarized", "json", "error", "truncated"]
 
@@ -71,7 +76,12 @@ async def shape(
     arguments: dict[str, Any],
     goal: str,
     progress: Progress | None = None,
+    limits: Limits | None = None,
 ) -> Shaped:
+    """``result`` within ``budget`` tokens, and within ``limits`` (the client's bytes and lines,
+    `clients.profiles`): a summary is made in the tokens they leave, and made again smaller if
+    it still does not fit; a text kept from its start (an error, a cut) ends at a line end."""
+    limits = limits or Limits()
     texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
     others = [b for b in result.content if not isinstance(b, types.TextContent)]
     other_bytes = sum(_size(b) for b in others)
@@ -80,12 +90,14 @@ async def shape(
     size = (
         _count_all(texts) if chars * _SURELY_WITHIN <= budget else await asyncio.to_thread(_count_all, texts)
     )
-    if size <= budget:
+    original = "\n\n".join(texts)
+    if size <= budget and fit.fits(original, limits):
         return Shaped(result, "passed", size, size, len(others), other_bytes)
 
-    original = "\n\n".join(texts)
     doc_id = _doc_id(server, tool, original)
-    parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
+    # Parts that one expand answer can hold whole, where the client's limits allow.
+    part_tokens = min(budget, _PART_TOKENS, fit.room(budget, limits, _EXPAND_HEADER))
+    parts = await asyncio.to_thread(_parts, original, part_tokens)
     not_kept = await _keep(
         store,
         [
@@ -105,16 +117,26 @@ async def shape(
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
     dropped = result.structured_content is not None
     header = _header(how, size, budget, server, tool, handle, len(parts), dropped, not_kept=not_kept)
-    room = budget - tokens.count(header + "\n\n")
+    room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
     body, how, cause = await _body(
-        how, original, value, room, engine, server, tool, arguments, goal, progress
+        how, original, value, room, engine, server, tool, arguments, goal, progress, limits, header
     )
-    if how == "truncated":
+    for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
+        if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
+            break
+        room = fit.shrink(room, body, limits, header + "\n\n")
+        # A summary is summarized again (one small call), JSON cut again from the original.
+        again = body if how == "summarized" else original
+        body, how, cause = await _body(
+            how, again, value, room, engine, server, tool, arguments, goal, progress, limits, header
+        )
+    if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
+        how = "truncated"
         header = _header(
             how, size, budget, server, tool, handle, len(parts), dropped, cause, not_kept=not_kept
         )
         room = budget - tokens.count(header + "\n\n")
-        body = await asyncio.to_thread(tokens.truncate, original, max(room, 0))
+        body = await asyncio.to_thread(_start, original, max(room, 1), limits, header)
     text = f"{header}\n\n{body}"
     out_tokens = await asyncio.to_thread(tokens.count, text)
     if out_tokens > budget:  # never: each path keeps to its room; but the promise is the budget
@@ -149,10 +171,12 @@ async def _body(
     arguments: dict[str, Any],
     goal: str,
     progress: Progress | None,
+    limits: Limits,
+    header: str,
 ) -> tuple[str, How, str]:
     """The answer's text within ``room`` tokens, how it was made, and why it was only cut."""
     if how == "error":
-        return await asyncio.to_thread(tokens.truncate, original, max(room, 0)), how, ""
+        return await asyncio.to_thread(_start, original, max(room, 1), limits, header), how, ""
     if how == "json":
         shrunk = await asyncio.to_thread(shrink, value, room)
         if shrunk is not None:
@@ -227,6 +251,12 @@ def _parts(text: str, size: int) -> list[str]:
     starts[0] = 0
     ends = [*starts[1:], len(text)]
     return [text[a:b] for a, b in zip(starts, ends, strict=True) if b > a] or [text]
+
+
+def _start(text: str, room: int, limits: Limits, header: str) -> str:
+    """The start of ``text`` within ``room`` tokens and the client's limits under ``header``,
+    ending at a line end where one fits."""
+    return text[: fit.page_end(text, 0, limits, header + "\n\n", room)]
 
 
 def _count_all(texts: list[str]) -> int:

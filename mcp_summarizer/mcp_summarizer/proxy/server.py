@@ -39,6 +39,8 @@ from starlette.routing import Route
 
 from mcp_summarizer import __version__
 from mcp_summarizer.cache import open_cache
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.proxy.config import ProxyConfig
@@ -101,6 +103,12 @@ _EXPAND_SCHEMA: dict[str, Any] = {
             "description": "Largest answer in tokens. 0 = the whole part.",
             "default": 0,
         },
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Where in the part to start, in characters: a previous answer's next offset.",
+            "default": 0,
+        },
     },
     "required": ["source_id"],
     "additionalProperties": False,
@@ -136,6 +144,11 @@ class Proxy:
             for spec in config.servers
         }
         self.routes: dict[str, tuple[Upstream, types.Tool]] = {}
+        # Claude Code keeps a tool's answers over 50,000 characters in its context (not in a
+        # file) up to what the tool's `_meta` declares: every answer here is within the budgets.
+        self._inline: dict[str, Any] = dict(
+            fit.inline_meta(settings.tool_output_max_bytes or fit.CLAUDE_MAX_CHARS)
+        )
         self.inflight = 0
         self._listings: dict[str, int] = {}
         self._retries: set[asyncio.Task[None]] = set()
@@ -161,8 +174,8 @@ class Proxy:
     def list_tools(self) -> list[types.Tool]:
         self._retry_down()
         return [
-            *_own_tools(self.settings.tool_output_max_tokens),
-            *(_published(name, tool) for name, (_, tool) in self.routes.items()),
+            *_own_tools(self.settings.tool_output_max_tokens, self._inline),
+            *(_published(name, tool, self._inline) for name, (_, tool) in self.routes.items()),
         ]
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
@@ -202,12 +215,15 @@ class Proxy:
     # -- calling ----------------------------------------------------------------------------
 
     async def call(
-        self, name: str, arguments: dict[str, Any], progress: Progress | None
+        self, name: str, arguments: dict[str, Any], progress: Progress | None, limits: Limits | None = None
     ) -> types.CallToolResult:
+        """Call one tool; ``limits`` are the client's (`Settings.output_limits`), every answer
+        within them."""
+        limits = limits or Limits()
         if name == "call_tool_summarized":
-            return await self._call_summarized(arguments, progress)
+            return await self._call_summarized(arguments, progress, limits)
         if name == "expand":
-            return await self._expand(arguments)
+            return await self._expand(arguments, limits)
         route = self.routes.get(name)
         if route is None:
             raise InputError(_unknown_tool(name, [*_OWN, *self.routes]))
@@ -217,10 +233,12 @@ class Proxy:
         if not isinstance(goal, str):
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
         budget = upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
-        return await self._forward(upstream, tool.name, arguments, goal, budget, progress)
+        return await self._forward(
+            upstream, tool.name, arguments, goal, limits.budget(budget), progress, limits
+        )
 
     async def _call_summarized(
-        self, arguments: dict[str, Any], progress: Progress | None
+        self, arguments: dict[str, Any], progress: Progress | None, limits: Limits
     ) -> types.CallToolResult:
         _check_arguments("call_tool_summarized", arguments, _CALL_SCHEMA)
         server, tool = arguments.get("server"), arguments.get("tool")
@@ -242,7 +260,7 @@ class Proxy:
             )
         upstream = self.upstreams[server]
         budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
-        return await self._forward(upstream, tool, args, goal, budget, progress)
+        return await self._forward(upstream, tool, args, goal, limits.budget(budget), progress, limits)
 
     async def _forward(
         self,
@@ -252,6 +270,7 @@ class Proxy:
         goal: str,
         budget: int,
         progress: Progress | None,
+        limits: Limits,
     ) -> types.CallToolResult:
         started = time.perf_counter()
         self.inflight += 1
@@ -269,6 +288,7 @@ class Proxy:
                 arguments=arguments,
                 goal=goal,
                 progress=_engine_progress(progress),
+                limits=limits,
             )
         except UpstreamError as exc:
             logger.warning(
@@ -294,17 +314,19 @@ class Proxy:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             },
         )
-        return shaped.result
+        return _inline(shaped.result)
 
-    async def _expand(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _expand(self, arguments: dict[str, Any], limits: Limits) -> types.CallToolResult:
         _check_arguments("expand", arguments, _EXPAND_SCHEMA)
         source_id, max_tokens = arguments.get("source_id"), arguments.get("max_tokens") or 0
+        offset = arguments.get("offset") or 0
         if not isinstance(source_id, str):
             raise InputError("source_id must be a string: a handle from a summarized result")
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-            raise InputError(f"max_tokens must be a whole number, got {max_tokens!r}")
-        opened = await expand(self.store, source_id, max_tokens)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)])
+        for name, value in (("max_tokens", max_tokens), ("offset", offset)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise InputError(f"{name} must be a whole number, got {value!r}")
+        opened = await expand(self.store, source_id, max_tokens, offset=offset, limits=limits)
+        return _inline(types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)]))
 
     def health(self) -> dict[str, Any]:
         return {
@@ -329,8 +351,12 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
+        # The client's name: from its initialize (stdio, stateful HTTP) or, on protocol
+        # 2026-07-28, from every request; a stateless HTTP request on an older one does not say.
+        client = ctx.session.client_params
+        limits = proxy.settings.output_limits(client.client_info.name if client is not None else None)
         try:
-            return await proxy.call(params.name, dict(params.arguments or {}), progress)
+            return await proxy.call(params.name, dict(params.arguments or {}), progress, limits)
         except SummarizerError as exc:
             if not isinstance(exc, UpstreamError):
                 logger.info(
@@ -397,11 +423,12 @@ async def run_proxy(
         await uvicorn.Server(config_).serve()
 
 
-def _own_tools(default_budget: int) -> list[types.Tool]:
+def _own_tools(default_budget: int, meta: dict[str, Any]) -> list[types.Tool]:
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
     return [
         types.Tool(
             name="call_tool_summarized",
+            _meta=meta or None,
             description="Call a tool of an upstream server and get its result within max_output_tokens "
             f"(default {default_budget}): a longer result is summarized towards goal (JSON is cut, "
             "keeping keys, ids, errors, counts and the first and last items; an error is kept "
@@ -415,12 +442,13 @@ def _own_tools(default_budget: int) -> list[types.Tool]:
             "a blank line and the text.",
             input_schema=_EXPAND_SCHEMA,
             annotations=read_only,
+            _meta=meta or None,
         ),
     ]
 
 
-def _published(name: str, tool: types.Tool) -> types.Tool:
-    meta = dict(tool.meta or {})
+def _published(name: str, tool: types.Tool, inline: dict[str, Any]) -> types.Tool:
+    meta = {**(tool.meta or {}), **inline}
     if tool.output_schema is not None:
         meta[META_PROXY] = {"outputSchema": tool.output_schema}
     return tool.model_copy(
@@ -478,6 +506,14 @@ def _engine_progress(progress: Progress | None) -> Any:
         await progress(done, total, message)
 
     return forward
+
+
+def _inline(result: types.CallToolResult) -> types.CallToolResult:
+    """The result, with the `_meta` that lets Claude Code keep a long answer in its context."""
+    chars = sum(len(b.text) for b in result.content if isinstance(b, types.TextContent))
+    if extra := fit.inline_meta(chars):
+        return result.model_copy(update={"meta": {**(result.meta or {}), **extra}})
+    return result
 
 
 def _error(text: str) -> types.CallToolResult:

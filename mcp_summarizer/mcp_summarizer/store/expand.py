@@ -2,7 +2,12 @@
 
 Shared by the service's `expand` and the proxy's: both open ids from the same store.  The
 answer starts with Source:, Title:, URL:, Previous:, Next: and Status: lines, then a blank
-line and the exact original text (cut to ``max_tokens`` only when asked).
+line and the exact original text.
+
+An excerpt too long for the answer (``max_tokens``, or the client's bytes and lines) comes a
+page at a time, never cut: each page ends at a line end (a line longer than a page, at a
+space), and Status says which characters it holds and the ``offset`` the next page starts
+at.  The pages join into exactly the excerpt.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import ContentStore, Source, source_id
 from mcp_summarizer.summarize import tokens
@@ -24,16 +31,21 @@ class Expanded:
     tokens: int  # of the whole original
 
 
-async def expand(store: ContentStore, source_id_: str, max_tokens: int) -> Expanded:
-    """The answer for one id; an unknown, expired or malformed id is an InputError naming it."""
+async def expand(
+    store: ContentStore, source_id_: str, max_tokens: int, *, offset: int = 0, limits: Limits | None = None
+) -> Expanded:
+    """The answer for one id, from character ``offset`` on; an unknown, expired or malformed
+    id, or an offset past the end, is an InputError naming it."""
     if max_tokens < 0:
         raise InputError(f"max_tokens must be 0 (the whole excerpt) or positive, got {max_tokens}")
+    if offset < 0:
+        raise InputError(f"offset must be 0 (the start) or positive, got {offset}")
+    limits = limits or Limits()
     source = await store.get(source_id_.strip())
-    whole = await asyncio.to_thread(tokens.count, source.text)
-    text, status = source.text, f"whole excerpt, {whole} tokens"
-    if max_tokens and whole > max_tokens:
-        text = await asyncio.to_thread(tokens.truncate, source.text, max_tokens)
-        status = f"cut to max_tokens={max_tokens} of {whole} tokens"
+    text, n = source.text, len(source.text)
+    if offset and offset >= n:
+        raise InputError(f"offset={offset} is past the end of {source.source_id} ({n} characters)")
+    whole = await asyncio.to_thread(tokens.count, text)
     lines = [f"Source: {source.source_id} (excerpt {source.index + 1} of {source.chunk_count})"]
     if source.title:
         lines.append(f"Title: {' '.join(source.title.split())}")
@@ -45,5 +57,29 @@ async def expand(store: ContentStore, source_id_: str, max_tokens: int) -> Expan
         if source.index + 1 < source.chunk_count
         else "none (the last)"
     )
-    lines += [f"Previous: {before}", f"Next: {after}", f"Status: {status}"]
-    return Expanded("\n".join(lines) + "\n\n" + text, source, whole)
+    lines += [f"Previous: {before}", f"Next: {after}"]
+    # Sized under the longest Status line a page can have, which the real one never passes.
+    head = _render(lines, _status(n, n, n, max_tokens, whole, limits), "")
+    room = max_tokens or None  # the text's tokens; the client's cap counts the lines above too
+    if limits.tokens is not None:
+        room = min(room or limits.tokens, max(limits.tokens - tokens.count(head), 1))
+    if offset == 0 and (room is None or whole <= room):
+        answer = _render(lines, f"whole excerpt, {whole} tokens", text)
+        if fit.fits(answer, limits):
+            return Expanded(answer, source, whole)
+    end = await asyncio.to_thread(fit.page_end, text, offset, limits, head, room)
+    status = _status(offset, end, n, max_tokens, whole, limits)
+    return Expanded(_render(lines, status, text[offset:end]), source, whole)
+
+
+def _render(lines: list[str], status: str, body: str) -> str:
+    return "\n".join([*lines, f"Status: {status}"]) + "\n\n" + body
+
+
+def _status(start: int, end: int, n: int, max_tokens: int, whole: int, limits: Limits) -> str:
+    why = f"cut to max_tokens={max_tokens} of {whole} tokens" if max_tokens and whole > max_tokens else ""
+    if limits.sized or limits.tokens:
+        fitted = f"to fit this client's {limits.describe() if limits.sized else f'{limits.tokens} tokens'}"
+        why = f"{why}, {fitted}" if why else fitted
+    more = f"next offset={end}" if end < n else "the end"
+    return f"characters {start}-{end} of {n} ({why}); {more}"

@@ -199,9 +199,13 @@ async def read(
     raw: bool = False,
     start_index: int = 0,
     max_length: int = 0,
+    max_tokens: int = 0,
     progress: Progress | None = None,
 ) -> Answer:
     """Fetch ``url`` and answer as fetch_url does (see the module docstring).
+
+    ``max_tokens`` (0: none) caps the summary's budget and the raw window below FETCH_MAX_TOKENS
+    and max_length: what the client's byte and line limits leave (`clients.fit`).
 
     Raises FetchError (and its kinds) when the page cannot be had or is not text, InputError
     for arguments out of bounds or a page over MAX_INPUT_TOKENS.  An LLM failure degrades as
@@ -213,6 +217,8 @@ async def read(
     if not raw and (start_index or max_length):
         raise InputError("start_index and max_length page through the raw page: pass raw=true with them")
     window_tokens = budget.output_tokens(max_length, name="max_length") if max_length else budget.fetch_output
+    summary_tokens = min(budget.fetch_output, max_tokens or budget.fetch_output)
+    window_tokens = min(window_tokens, max_tokens or window_tokens)
     # Counted off the event loop: a caller's 10 MB context takes seconds to count.
     if context and (size := await asyncio.to_thread(tokens.count, context)) > budget.max_fetch_context:
         # Checked before downloading: the context goes into every summarization prompt.
@@ -224,7 +230,7 @@ async def read(
     if raw:
         answer = _raw(page, start_index, window_tokens)
     else:
-        answer = await _summary(engine, page, context.strip(), progress)
+        answer = await _summary(engine, page, context.strip(), progress, summary_tokens)
     answer.cached = cached
     return answer
 
@@ -237,8 +243,9 @@ def _raw(page: Page, start_index: int, length: int) -> Answer:
     return Answer(text=render_answer(page, status, text), page=page, status=status)
 
 
-async def _summary(engine: Engine, page: Page, context: str, progress: Progress | None) -> Answer:
-    budget = engine.budget.fetch_output
+async def _summary(
+    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int
+) -> Answer:
     n = page.tokens
     if n <= budget:
         status = f"full page, {n:,} tokens"
@@ -260,7 +267,7 @@ async def _summary(engine: Engine, page: Page, context: str, progress: Progress 
                 body=body,
                 facts=dict(hit["facts"]),
             )
-    answer = await _summarize_page(engine, page, context, progress)
+    answer = await _summarize_page(engine, page, context, progress, budget)
     if not answer.degraded:
         answer.cache_key = key
     return answer
@@ -282,8 +289,9 @@ def _summary_key(engine: Engine, page: Page, context: str, budget: int) -> str:
     )
 
 
-async def _summarize_page(engine: Engine, page: Page, context: str, progress: Progress | None) -> Answer:
-    budget = engine.budget.fetch_output
+async def _summarize_page(
+    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int
+) -> Answer:
     n = page.tokens
     request = Request(
         content=page.markdown,
