@@ -42,6 +42,7 @@ from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand as expand_source
+from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.web.pages import Answer, Pages, read
@@ -440,8 +441,9 @@ async def _summarize(
         budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
         request = Request(
             content=content,
-            # A summary made to fit the client's bytes and lines, not cut to them afterwards.
-            max_output_tokens=fit.room(budget, limits),
+            # A summary made to fit the client's bytes and lines, not cut to them afterwards
+            # (content that fits them and the budget comes back unchanged).
+            max_output_tokens=budget if fit.fits(content, limits) else fit.room(budget, limits),
             kind=kind,
             focus=focus,
             strategy=strategy,
@@ -589,9 +591,11 @@ async def _fetch_url(
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
-    wanted = limits.budget(max_length or service.engine.budget.fetch_output)
     # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
-    header = f"URL: {url}\nTitle: {' ' * 100}\nStatus: {' ' * 120}\n\n"
+    header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
+    wanted = max_length or service.engine.budget.fetch_output
+    if limits.tokens is not None:  # the client's cap is on the whole answer
+        wanted = min(wanted, max(limits.tokens - tokens.count(header), 1))
 
     async def make(room: int) -> Answer:
         return await read(
@@ -608,8 +612,8 @@ async def _fetch_url(
 
     try:
         answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
-        if not fits:
-            answer.text = cut_with_notice(answer.text, limits, wanted)
+        if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
+            answer.text = cut_with_notice(answer.text, limits, limits.tokens)
     except SummarizerError as exc:
         service.counters["fetch_failed"] += 1
         service.metrics.answered("fetch_url", "error")

@@ -40,7 +40,7 @@ CLAUDE_MAX_CHARS = 500_000
 
 # First guesses, then measured: cl100k gives 3.5-4.5 bytes a token of English prose, markdown
 # and code (fewer for other scripts), and a summary's lines hold 10-25 tokens.
-_BYTES_PER_TOKEN = 4.5
+_BYTES_PER_TOKEN = 4.0
 _TOKENS_PER_LINE = 12
 _MARGIN = 0.9  # a shrunk summary aims this far under what it must fit
 MIN_ROOM = 32  # tokens: below this a summary says nothing
@@ -60,6 +60,8 @@ def fits(text: str, limits: Limits) -> bool:
     """Whether ``text`` is within the limits' bytes and lines (tokens are the caller's budget)."""
     if not limits.sized:
         return True
+    if limits.bytes is not None and len(text) > limits.bytes:  # a character is a byte at least
+        return False
     got = size(text)
     return (limits.bytes is None or got.bytes <= limits.bytes) and (
         limits.lines is None or got.lines <= limits.lines

@@ -116,7 +116,9 @@ async def shape(
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
     dropped = result.structured_content is not None
-    header = _header(how, size, budget, server, tool, handle, len(parts), dropped, not_kept=not_kept)
+    header = _header(
+        how, size, budget, server, tool, handle, len(parts), dropped, not_kept=not_kept, limits=limits
+    )
     room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
     body, how, cause = await _body(
         how, original, value, room, engine, server, tool, arguments, goal, progress, limits, header
@@ -133,7 +135,17 @@ async def shape(
     if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
         how = "truncated"
         header = _header(
-            how, size, budget, server, tool, handle, len(parts), dropped, cause, not_kept=not_kept
+            how,
+            size,
+            budget,
+            server,
+            tool,
+            handle,
+            len(parts),
+            dropped,
+            cause,
+            not_kept=not_kept,
+            limits=limits,
         )
         room = budget - tokens.count(header + "\n\n")
         body = await asyncio.to_thread(_start, original, max(room, 1), limits, header)
@@ -210,6 +222,7 @@ def _header(
     cause: str = "",
     *,
     not_kept: str = "",
+    limits: Limits,
 ) -> str:
     done = {
         "summarized": "summarized",
@@ -224,10 +237,9 @@ def _header(
         if handle
         else f"The original could not be kept ({not_kept}), so there is no handle to expand."
     )
-    line = (
-        f"[mcp-summarizer: this {server}/{tool} result was {size} tokens, over the {budget}-token "
-        f"limit, so it is {done}. {where}"
-    )
+    over = f"the {budget}-token limit" if size > budget else f"this client's limit of {limits.describe()}"
+    line = f"[mcp-summarizer: this {server}/{tool} result was {size} tokens, over {over}, so it is {done}."
+    line += f" {where}"
     if dropped:
         line += " Its structuredContent was dropped (it cannot be cut and stay valid)."
     return line + "]"
