@@ -21,7 +21,7 @@ import mcp_types as types
 import pytest
 from conftest import RunningServer, start_server, stop_server
 from doc_upstream import reference
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
 
@@ -198,6 +198,22 @@ async def test_a_client_on_the_older_protocol_over_stateless_http_is_not_known(
             await mcp.call_tool("summarize", {"content": reference(40), "max_output_tokens": 20_000})
         )
     assert text == reference(40)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_over_stdio_the_client_is_known_from_its_initialize(tmp_path: Path, mode: str) -> None:
+    """Over stdio the connection lasts: the name from the initialize handshake (legacy) or
+    from each request (2026-07-28) applies to every call."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_summarizer", "--transport", "stdio"],
+        env={"SUMMARIZER_BACKEND": "extractive", "CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    async with Client(
+        params, client_info=types.Implementation(name="codex-mcp-client", version="1"), mode=mode
+    ) as mcp:
+        text = text_of(await mcp.call_tool("summarize", {"content": REFERENCE, "max_output_tokens": BUDGET}))
+    within(text, "codex-mcp-client")
 
 
 async def test_client_profile_names_the_client_when_it_cannot_be_told() -> None:
