@@ -29,10 +29,11 @@ async def summary_within(
 ) -> Outcome:
     """``outcome`` (the engine's answer to ``request``), its text summarized again in fewer
     tokens while it is over the limits' bytes or lines.  A summary of the summary: one small
-    LLM call, not the whole input again."""
+    LLM call, not the whole input again.  A degraded answer (the LLM failed) is not sent to it
+    again: it is cut, and says so."""
     room = request.max_output_tokens
     for _ in range(_PASSES):
-        if fit.fits(outcome.text, limits) or room <= fit.MIN_ROOM:
+        if fit.fits(outcome.text, limits) or room <= fit.MIN_ROOM or outcome.degraded:
             break
         room = fit.shrink(room, outcome.text, limits)
         again = await engine.summarize(

@@ -60,12 +60,12 @@ def fits(text: str, limits: Limits) -> bool:
     """Whether ``text`` is within the limits' bytes and lines (tokens are the caller's budget)."""
     if not limits.sized:
         return True
-    if limits.bytes is not None and len(text) > limits.bytes:  # a character is a byte at least
+    if limits.lines is not None and text.count("\n") + 1 > limits.lines:
         return False
-    got = size(text)
-    return (limits.bytes is None or got.bytes <= limits.bytes) and (
-        limits.lines is None or got.lines <= limits.lines
-    )
+    if limits.bytes is None:
+        return True
+    # A character is a byte at least: a text of megabytes is not encoded to be refused.
+    return len(text) <= limits.bytes and len(text.encode("utf-8", "surrogatepass")) <= limits.bytes
 
 
 def _left(limits: Limits, header: str) -> tuple[int | None, int | None]:

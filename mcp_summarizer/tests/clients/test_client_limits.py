@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 from conftest import RunningServer, start_server, stop_server
 from doc_upstream import reference
+from fake_llm import FakeLLM, error
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
@@ -258,6 +259,40 @@ async def test_claude_code_keeps_long_answers_inline(service: RunningServer) -> 
     assert {t.name: (t.meta or {}).get(INLINE) for t in tools} == dict.fromkeys(
         ["summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"], 500_000
     )
+
+
+async def test_an_original_kept_on_llm_failure_is_cut_for_the_client_and_says_so(fresh_llm: FakeLLM) -> None:
+    """ON_LLM_FAILURE=original hands the text back whole; the client would cut its middle, so it
+    is cut at a line end under a line saying so, and the failing LLM is not asked again."""
+    fresh_llm.responder = lambda record: error(503)
+    srv = start_server(
+        {
+            "OPENROUTER_BASE_URL": fresh_llm.base_url,
+            "ON_LLM_FAILURE": "original",
+            "LLM_RETRY_BASE_SECONDS": "0",
+        }
+    )
+    try:
+        async with Client(srv.url) as mcp:  # no limits: what one failed summary costs
+            whole = await mcp.call_tool("summarize", {"content": REFERENCE, "max_output_tokens": BUDGET})
+        async with named(srv.url, "codex-mcp-client") as mcp:
+            result = await mcp.call_tool("summarize", {"content": REFERENCE, "max_output_tokens": BUDGET})
+        # One failed summary each (the engine logs each one, before the request's completion
+        # line): the failing LLM is not asked again for a smaller one.
+        srv.wait_for_event("summarization_complete", count=2)
+        assert len(srv.events("summarization_degraded")) == 2
+    finally:
+        stop_server(srv)
+    assert text_of(whole).endswith(REFERENCE)
+    text = text_of(result)
+    within(text, "codex-mcp-client")
+    first, second, rest = text.split("\n", 2)
+    assert (
+        first == "[mcp-summarizer: cut at a line end to fit this client's limit of 10,000 bytes / 256 lines]"
+    )
+    assert second.startswith("[not summarized:") and "HTTP 503" in second
+    assert REFERENCE.startswith(rest.lstrip("\n")) and rest.endswith("\n")
+    assert (result.meta or {})["io.github.mythline/summary"]["degraded"] is True
 
 
 # -- through the proxy ------------------------------------------------------------------------
