@@ -179,7 +179,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             return server.tool(
                 description=description,
                 annotations=annotations,
-                meta=fit.inline_meta(settings.tool_output_max_bytes or fit.CLAUDE_MAX_CHARS) or None,
+                meta=fit.tool_meta(settings.tool_output_max_bytes) or None,
                 structured_output=structured or False,
             )(fn)
 

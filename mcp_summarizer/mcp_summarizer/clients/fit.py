@@ -30,6 +30,7 @@ __all__ = [
     "room",
     "shrink",
     "size",
+    "tool_meta",
 ]
 
 # Claude Code saves a result over 50,000 characters to a file unless this `_meta` key (on the
@@ -151,3 +152,9 @@ def inline_meta(chars: int) -> dict[str, int]:
     if CLAUDE_INLINE_CHARS < chars <= CLAUDE_MAX_CHARS:
         return {META_MAX_RESULT_CHARS: chars}
     return {}
+
+
+def tool_meta(max_bytes: int) -> dict[str, int]:
+    """A tool's `_meta` in tools/list: Claude Code keeps its answers in context up to the most
+    characters they can have (TOOL_OUTPUT_MAX_BYTES, 0: any, to Claude Code's ceiling)."""
+    return inline_meta(min(max_bytes or CLAUDE_MAX_CHARS, CLAUDE_MAX_CHARS))

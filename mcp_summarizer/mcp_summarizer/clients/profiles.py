@@ -48,8 +48,12 @@ class Limits:
         return self.bytes is not None or self.lines is not None
 
     def describe(self) -> str:
-        parts = [f"{self.bytes:,} bytes" if self.bytes else "", f"{self.lines:,} lines" if self.lines else ""]
-        return " / ".join(p for p in parts if p) or "no size limit"
+        parts = [
+            f"{self.tokens:,} tokens" if self.tokens else "",
+            f"{self.bytes:,} bytes" if self.bytes else "",
+            f"{self.lines:,} lines" if self.lines else "",
+        ]
+        return " / ".join(p for p in parts if p) or "no limit"
 
 
 PROFILES: dict[str, Limits] = {

@@ -146,9 +146,7 @@ class Proxy:
         self.routes: dict[str, tuple[Upstream, types.Tool]] = {}
         # Claude Code keeps a tool's answers over 50,000 characters in its context (not in a
         # file) up to what the tool's `_meta` declares: every answer here is within the budgets.
-        self._inline: dict[str, Any] = dict(
-            fit.inline_meta(settings.tool_output_max_bytes or fit.CLAUDE_MAX_CHARS)
-        )
+        self._inline: dict[str, Any] = dict(fit.tool_meta(settings.tool_output_max_bytes))
         self.inflight = 0
         self._listings: dict[str, int] = {}
         self._retries: set[asyncio.Task[None]] = set()

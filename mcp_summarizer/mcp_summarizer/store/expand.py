@@ -79,7 +79,7 @@ def _render(lines: list[str], status: str, body: str) -> str:
 def _status(start: int, end: int, n: int, max_tokens: int, whole: int, limits: Limits) -> str:
     why = f"cut to max_tokens={max_tokens} of {whole} tokens" if max_tokens and whole > max_tokens else ""
     if limits.sized or limits.tokens:
-        fitted = f"to fit this client's {limits.describe() if limits.sized else f'{limits.tokens} tokens'}"
+        fitted = f"to fit this client's {limits.describe()}"
         why = f"{why}, {fitted}" if why else fitted
     more = f"next offset={end}" if end < n else "the end"
     return f"characters {start}-{end} of {n} ({why}); {more}"

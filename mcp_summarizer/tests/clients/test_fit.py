@@ -93,3 +93,15 @@ def test_claude_code_is_told_to_keep_long_answers_inline() -> None:
     assert fit.inline_meta(49_000) == {}
     assert fit.inline_meta(60_000) == {"anthropic/maxResultSizeChars": 60_000}
     assert fit.inline_meta(600_000) == {}  # over Claude Code's own ceiling: no use
+
+
+def test_tools_declare_the_most_characters_their_answers_can_have() -> None:
+    assert fit.tool_meta(0) == {"anthropic/maxResultSizeChars": 500_000}
+    assert fit.tool_meta(80_000) == {"anthropic/maxResultSizeChars": 80_000}
+    assert fit.tool_meta(2_000_000) == {"anthropic/maxResultSizeChars": 500_000}
+    assert fit.tool_meta(10_000) == {}  # Claude Code keeps 50,000 anyway
+
+
+def test_limits_say_what_they_are() -> None:
+    assert Limits(bytes=10_000, lines=256).describe() == "10,000 bytes / 256 lines"
+    assert Limits(tokens=10_000).describe() == "10,000 tokens"
