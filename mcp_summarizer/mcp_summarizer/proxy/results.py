@@ -48,8 +48,6 @@ _SURELY_WITHIN = 4
 _ARGS_CHARS = 1000  # of the arguments, quoted to the model as context
 _PART_TOKENS = 8000  # each expand part at most this (or the budget, if smaller)
 _FIT_PASSES = 3
-# What an expand answer puts above a part (Source:, Previous:, Next:, Status: lines), about.
-_EXPAND_HEADER = "x" * 400 + "\n" * 6
 
 How = Literal["passed", "summarized", "json", "error", "truncated"]
 
@@ -95,9 +93,9 @@ async def shape(
         return Shaped(result, "passed", size, size, len(others), other_bytes)
 
     doc_id = _doc_id(server, tool, original)
-    # Parts that one expand answer can hold whole, where the client's limits allow.
-    part_tokens = min(budget, _PART_TOKENS, fit.room(budget, limits, _EXPAND_HEADER))
-    parts = await asyncio.to_thread(_parts, original, part_tokens)
+    # The parts do not depend on the client (their ids do not either): expand pages a part
+    # that is over the client's limits.
+    parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
     not_kept = await _keep(
         store,
         [
