@@ -437,7 +437,8 @@ def _own_tools(default_budget: int, meta: dict[str, Any]) -> list[types.Tool]:
             name="expand",
             description="Open the exact original of a summarized result, one part at a time: the "
             "answer starts with Source:, Previous: and Next: lines (the next part's handle), then "
-            "a blank line and the text.",
+            "a blank line and the text. A part too long for one answer comes a page at a time: Status: "
+            "gives the offset of the next.",
             input_schema=_EXPAND_SCHEMA,
             annotations=read_only,
             _meta=meta or None,
