@@ -58,8 +58,8 @@ async def expand(
         else "none (the last)"
     )
     lines += [f"Previous: {before}", f"Next: {after}"]
-    # Sized under the longest Status line a page can have, which the real one never passes.
-    head = _render(lines, _status(n, n, n, max_tokens, whole, limits), "")
+    # Sized under a Status line longer than the real one can be (its numbers, "next offset=").
+    head = _render(lines, _status(n, n, n + 1, max_tokens, whole, limits), "")
     room = max_tokens or None  # the text's tokens; the client's cap counts the lines above too
     if limits.tokens is not None:
         room = min(room or limits.tokens, max(limits.tokens - tokens.count(head), 1))
