@@ -6,7 +6,9 @@ a line that is not JSON-RPC is dropped without a word to the call that waits for
 transport reads bytes and frames the lines itself.  A line that is not UTF-8 or not JSON-RPC
 becomes a JSON-RPC error (data `BAD_MESSAGE`) for the call it answers: the one whose id it
 still shows when read leniently, else every call waiting (a server's own request or
-notification fails nothing); then reading goes on.  A line longer than the limit cannot be
+notification fails nothing, nor does a line while only the handshake waits: some servers
+print a banner at start); then reading goes on.  The MCP spec allows nothing else on a stdio
+server's stdout.  A line longer than the limit cannot be
 framed (its end may be any distance away): the calls waiting fail and the connection ends.
 
 Starting and stopping follow the SDK's: the server in its own process group; at the end its
@@ -84,7 +86,7 @@ async def stdio_transport(
             problem = f"a line that is not JSON-RPC ({_first_error(exc)}): {clip(text, 80)!r}"
             await fail(problem, waiting.answered_by(text), goes_on=True)
             return
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError) and message.id is not None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             waiting.answered(message.id)
         await read_writer.send(SessionMessage(message))
 
@@ -149,41 +151,45 @@ async def stdio_transport(
 
 
 class _Waiting:
-    """The ids of the requests sent and neither answered nor cancelled."""
+    """The requests sent and neither answered nor cancelled, by id."""
 
     def __init__(self) -> None:
-        self._ids: dict[str, types.RequestId] = {}  # by str(id): "1" and 1 are one id
+        self._methods: dict[str, str] = {}  # by str(id): "1" and 1 are one id
+        self._ids: dict[str, types.RequestId] = {}
 
     def sent(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCRequest):
             self._ids[str(message.id)] = message.id
+            self._methods[str(message.id)] = message.method
         elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
             params = message.params if isinstance(message.params, dict) else {}
-            self._ids.pop(str(params.get("requestId")), None)
+            self.answered(params.get("requestId"))
 
-    def answered(self, id_: types.RequestId) -> None:
-        self._ids.pop(str(id_), None)
+    def answered(self, id_: object) -> types.RequestId | None:
+        self._methods.pop(str(id_), None)
+        return self._ids.pop(str(id_), None)
 
     def all(self) -> list[types.RequestId]:
-        ids, self._ids = list(self._ids.values()), {}
+        ids = list(self._ids.values())
+        self._ids, self._methods = {}, {}
         return ids
 
     def answered_by(self, text: str) -> list[types.RequestId]:
         """The calls a bad line answers: the one whose id it shows, none if it is the server's
-        own request or notification (or a late answer), all of them if it cannot be told."""
+        own request or notification (or a late answer), else all of them but the handshake
+        (a banner some servers print at start is skipped, not a reason to fail the start)."""
         try:
             value: Any = json.loads(text)  # lenient: lone surrogates, NaN
         except (ValueError, RecursionError):
-            return self.all()
-        if not isinstance(value, dict):
-            return self.all()
-        if "method" in value:
+            value = None
+        if isinstance(value, dict) and "method" in value:
             return []
-        id_ = value.get("id")
+        id_ = value.get("id") if isinstance(value, dict) else None
         if isinstance(id_, int | str) and not isinstance(id_, bool):
-            found = self._ids.pop(str(id_), None)
+            found = self.answered(id_)
             return [] if found is None else [found]
-        return self.all()
+        unattributed = [key for key, method in self._methods.items() if method != "initialize"]
+        return [found for key in unattributed if (found := self.answered(key)) is not None]
 
 
 def _first_error(exc: ValueError) -> str:

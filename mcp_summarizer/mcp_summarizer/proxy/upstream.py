@@ -92,9 +92,10 @@ class Upstream:
     async def connect(self) -> Client:
         """The open connection, opening it (and listing the tools) if needed."""
         async with self._lock:
-            if self._client is not None and _closed(self._client):
-                # It exited while idle: nothing was sent, so a new connection loses no call.
-                await self.lost("the server exited while idle")
+            if self._client is not None and (self._unframed or _closed(self._client)):
+                # It exited (or wrote what ended the connection) while idle: nothing was sent,
+                # so a new connection loses no call.
+                await self.lost(self.last_error if self._unframed else "the server exited while idle")
                 self._retry_at = 0.0
             if self._client is not None:
                 return self._client

@@ -21,8 +21,8 @@ UNRULY = str(Path(__file__).parent / "unruly_upstream.py")
 TIMEOUT = 8.0  # UPSTREAM_TIMEOUT_SECONDS: a bad reply must fail long before it
 
 
-def upstream(label: str, *tools: str) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [UNRULY, label, *tools]}
+def upstream(*args: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [UNRULY, *args]}
 
 
 def start_proxy(tmp: Path, servers: dict[str, Any], env: dict[str, str] | None = None) -> RunningServer:
@@ -136,6 +136,19 @@ async def test_a_reply_that_trickles_ends_at_the_timeout_and_health_keeps_answer
     assert outcome[0].is_error
     assert "did not answer misbehave within 8 s" in text_of(outcome[0])
     assert text_of((await timed_call(proxy, "echo", {}))[0]) == "unruly:echo"
+
+
+async def test_a_banner_at_start_is_logged_and_skipped(tmp_path: Path) -> None:
+    """A line of text on stdout while only the handshake waits fails nothing: the server
+    starts (some print a banner), and the line is logged as a bad message."""
+    server = start_proxy(tmp_path, {"chatty": upstream("--banner", "chatty")})
+    try:
+        assert text_of((await timed_call(server, "echo", {}))[0]) == "chatty:echo"
+        logged = server.wait_for_event("upstream_bad_message")
+        assert logged[0]["server"] == "chatty" and "listening on stdio" in logged[0]["cause"]
+        assert health(server)["upstreams"]["chatty"]["up"] is True
+    finally:
+        stop_server(server)
 
 
 async def test_no_server_can_take_another_servers_tool_names(tmp_path: Path) -> None:

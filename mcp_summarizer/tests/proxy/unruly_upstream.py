@@ -1,7 +1,7 @@
 """A tiny stdio MCP server that misbehaves on command, for the proxy's tests: no SDK server
 can be made to write bad bytes, so this one speaks newline-delimited JSON-RPC by hand.
 
-    python unruly_upstream.py LABEL [TOOL ...]
+    python unruly_upstream.py [--banner] LABEL [TOOL ...]
 
 Every tool answers "LABEL:TOOL" (so a test sees which server a call reached); the default
 tools are ``echo`` and ``misbehave``.  ``misbehave`` with ``how`` writes, in place of its
@@ -9,7 +9,8 @@ reply: ``bad_utf8`` (a reply with the byte 0xff in it), ``surrogate`` (a reply w
 surrogate escape, ``\\ud800``), ``raw_surrogate`` (its UTF-8 bytes, ED A0 80), ``not_json``
 (a line of text), ``nul`` (a line of NUL bytes), ``huge`` (``mb`` megabytes with no
 newline, then nothing), ``exit`` (half a reply, then the process exits) or ``trickle`` (a
-reply one byte every ``every`` seconds).
+reply one byte every ``every`` seconds).  ``--banner``: a line of text on stdout before it
+answers ``initialize``, as some servers print at start.
 """
 
 import json
@@ -17,8 +18,10 @@ import sys
 import time
 from typing import Any
 
-label = sys.argv[1] if len(sys.argv) > 1 else "unruly"
-tools = sys.argv[2:] or ["echo", "misbehave"]
+banner = "--banner" in sys.argv
+argv = [a for a in sys.argv[1:] if a != "--banner"]
+label = argv[0] if argv else "unruly"
+tools = argv[1:] or ["echo", "misbehave"]
 out = sys.stdout.buffer
 
 
@@ -68,6 +71,8 @@ def answer(message: dict[str, Any]) -> None:
     if id_ is None:
         return  # a notification: initialized, cancelled
     if method == "initialize":
+        if banner:
+            write(b"unruly server 0.1 listening on stdio\n")
         result: dict[str, Any] = {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
             "capabilities": {"tools": {}},
