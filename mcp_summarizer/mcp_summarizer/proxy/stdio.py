@@ -42,6 +42,7 @@ BAD_MESSAGE = "io.github.mythline/bad-upstream-message"
 # Told of each bad line: what was wrong, and whether the connection goes on after it.
 OnBadMessage = Callable[[str, bool], None]
 
+_WRITE_QUEUE = 16
 _EXIT_GRACE = 2.0  # seconds for the server to exit once its stdin is closed, then for SIGTERM
 
 
@@ -58,7 +59,9 @@ async def stdio_transport(
         start_new_session=True,
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    # A few messages may wait for a server that does not read its stdin, so that the SDK's
+    # cancel of a call that timed out is taken at once instead of waiting for the pipe too.
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](_WRITE_QUEUE)
     waiting = _Waiting()
 
     async def fail(problem: str, ids: list[types.RequestId], *, goes_on: bool) -> None:

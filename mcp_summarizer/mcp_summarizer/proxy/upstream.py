@@ -47,6 +47,7 @@ Progress = ProgressFnT
 _BACKOFF_MAX = 30.0
 _STDERR_LINES = 10_000  # logged per start of a server; a chatty one is cut off there
 _PAGES = 100  # tools/list pages read at most (a server that pages for ever is cut off)
+_BAD_LOGGED = 10  # bad lines logged per connection, then every thousandth
 
 
 class UpstreamError(SummarizerError):
@@ -69,6 +70,7 @@ class Upstream:
         self._call_timeout = call_timeout
         self._max_message_bytes = max_message_bytes
         self._unframed = False  # the connection's stream can no longer be split into messages
+        self._bad_messages = 0  # on this connection
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -184,7 +186,13 @@ class Upstream:
         """Told by the stdio transport of each bad line (the call it answers fails with it)."""
         self.last_error = problem
         self._unframed = self._unframed or not goes_on
-        logger.warning("upstream_bad_message", extra={"server": self.name, "cause": problem})
+        self._bad_messages += 1
+        if self._bad_messages <= _BAD_LOGGED or self._bad_messages % 1000 == 0:
+            # A server that floods its stdout with junk must not flood the log too.
+            logger.warning(
+                "upstream_bad_message",
+                extra={"server": self.name, "cause": problem, "count": self._bad_messages},
+            )
 
     def _failed(self, why: str) -> None:
         self.last_error = why
@@ -196,11 +204,12 @@ class Upstream:
     async def _open(self) -> Client:
         ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
-        self._unframed = False
+        self._unframed, self._bad_messages = False, 0
         self._owner = asyncio.create_task(self._own(ready), name=f"upstream-{self.name}")
         try:
             client = await asyncio.wait_for(asyncio.shield(ready), self._start_timeout)
         except TimeoutError:
+            ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # no "never retrieved"
             raise TimeoutError(
                 f"no answer within {self._start_timeout:g} s (UPSTREAM_START_TIMEOUT_SECONDS)"
             ) from None
