@@ -8,8 +8,9 @@ A server that will not start, crashes or times out becomes an `UpstreamError` na
 proxy goes on serving the others.  A lost connection (a stdio server that exited, an HTTP
 server that went away) is opened again on the next call; when that keeps failing, attempts
 back off (0, 1, 2, 4 ... 30 s), and a call in between is told when the next try will be.
-A stdio server's line that is not UTF-8 or not JSON-RPC fails the call it answers (see
-`proxy.stdio`), is logged and kept as the server's last error; the connection goes on.
+A reply that is not UTF-8 or not JSON-RPC fails the call it answers (for stdio see
+`proxy.stdio`; the SDK's HTTP transport does the same), is logged and kept as the server's
+last error; the connection goes on.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 
 from mcp_summarizer import __version__
 from mcp_summarizer.errors import SummarizerError
@@ -143,13 +144,16 @@ class Upstream:
                 tool, arguments, read_timeout_seconds=self._call_timeout, progress_callback=progress
             )
         except MCPError as exc:
-            if exc.data == BAD_MESSAGE:
+            if exc.data == BAD_MESSAGE or (exc.code == PARSE_ERROR and self.spec.transport != "stdio"):
+                problem = " ".join(exc.message.split())[:500]
+                if exc.data != BAD_MESSAGE:
+                    self._bad_message(problem, True)  # the HTTP transport's own: told here only
                 restart = ""
                 if self._unframed:
-                    await self.lost(exc.message)
+                    await self.lost(problem)
                     restart = " (it is started again on the next call)"
                 raise UpstreamError(
-                    f"MCP server {self.name!r} sent a bad reply to {tool}: {exc.message}{restart}"
+                    f"MCP server {self.name!r} sent a bad reply to {tool}: {problem}{restart}"
                 ) from None
             if exc.code == CONNECTION_CLOSED:
                 await self.lost(f"the connection closed during a call to {tool}")

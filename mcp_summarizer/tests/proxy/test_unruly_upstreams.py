@@ -4,7 +4,10 @@ The upstream is `unruly_upstream.py`, a stdio server of these tests that misbeha
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -16,6 +19,8 @@ import mcp_types as types
 import pytest
 from conftest import RunningServer, start_server, stop_server
 from mcp import Client
+
+from shared.testing import free_port
 
 UNRULY = str(Path(__file__).parent / "unruly_upstream.py")
 TIMEOUT = 8.0  # UPSTREAM_TIMEOUT_SECONDS: a bad reply must fail long before it
@@ -136,6 +141,41 @@ async def test_a_reply_that_trickles_ends_at_the_timeout_and_health_keeps_answer
     assert outcome[0].is_error
     assert "did not answer misbehave within 8 s" in text_of(outcome[0])
     assert text_of((await timed_call(proxy, "echo", {}))[0]) == "unruly:echo"
+
+
+@pytest.fixture
+def http_upstream() -> Iterator[str]:
+    """unruly_http_upstream.py on a free port: its MCP endpoint's url."""
+    port = free_port()
+    script = str(Path(__file__).parent / "unruly_http_upstream.py")
+    http = subprocess.Popen([sys.executable, script, str(port)])
+    try:
+        for _ in range(100):
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        http.kill()
+        http.wait()
+
+
+async def test_a_bad_reply_over_http_is_told_as_a_bad_reply(tmp_path: Path, http_upstream: str) -> None:
+    """The SDK's HTTP transport already fails the one call; the proxy names it a bad reply,
+    logs it and shows it in /health as it does for stdio."""
+    server = start_proxy(tmp_path, {"web": {"type": "http", "url": http_upstream}})
+    try:
+        result, seconds = await timed_call(server, "misbehave", {})
+        assert result.is_error
+        assert text_of(result).startswith("MCP server 'web' sent a bad reply to misbehave: "), text_of(result)
+        assert "invalid unicode code point" in text_of(result)
+        assert seconds < TIMEOUT - 2
+        assert text_of((await timed_call(server, "echo", {}))[0]) == "http:echo"
+        assert "invalid unicode code point" in health(server)["upstreams"]["web"]["last_error"]
+        assert server.wait_for_event("upstream_bad_message")[0]["server"] == "web"
+    finally:
+        stop_server(server)
 
 
 async def test_a_banner_at_start_is_logged_and_skipped(tmp_path: Path) -> None:
