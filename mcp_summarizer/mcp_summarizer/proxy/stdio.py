@@ -7,9 +7,9 @@ transport reads bytes and frames the lines itself.  A line that is not UTF-8 or 
 becomes a JSON-RPC error (data `BAD_MESSAGE`) for the call it answers: the one whose id it
 still shows when read leniently, else every call waiting (a server's own request or
 notification fails nothing, nor does a line while only the handshake waits: some servers
-print a banner at start); then reading goes on.  The MCP spec allows nothing else on a stdio
-server's stdout.  A line longer than the limit cannot be
-framed (its end may be any distance away): the calls waiting fail and the connection ends.
+print a banner at start); then reading goes on.  The MCP spec allows nothing but messages on
+a stdio server's stdout.  A line longer than the limit cannot be framed (its end may be any
+distance away): the calls waiting fail and the connection ends.
 
 Starting and stopping follow the SDK's: the server in its own process group; at the end its
 stdin closed, then SIGTERM to the group, then SIGKILL.
