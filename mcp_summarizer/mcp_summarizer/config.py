@@ -118,6 +118,8 @@ class Settings(BaseSettings):
     client_profile: Profile = "auto"
     upstream_timeout_seconds: float = Field(300.0, gt=0)  # one upstream tool call
     upstream_start_timeout_seconds: float = Field(60.0, gt=0)  # an upstream's start (npx may download)
+    # One message from a stdio upstream: a longer line fails the call and ends the connection.
+    upstream_max_message_mb: float = Field(64.0, gt=0, le=4096)
 
     # On SIGTERM: requests in flight get this long to finish, then end with an error saying so.
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.proxy.names import SEPARATOR
 
 __all__ = ["ProxyConfig", "ServerSpec", "load_proxy_config"]
 
@@ -108,6 +109,11 @@ def parse_proxy_config(raw: Any, environ: Mapping[str, str], *, source: str = "c
             raise ConfigError(
                 f"{source}: server name {name[:80]!r} must be 1-64 letters, digits, _ or - "
                 "(it may prefix tool names)"
+            )
+        if SEPARATOR in name or name.endswith("_"):
+            raise ConfigError(
+                f"{source}: server name {name!r} must not contain {SEPARATOR!r} nor end in '_': "
+                f"'<server>{SEPARATOR}<tool>' must read one way only"
             )
         try:
             entry = _Entry.model_validate(_expand(body, environ, f"{source}: server {name!r}"))

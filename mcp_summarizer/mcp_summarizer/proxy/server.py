@@ -24,7 +24,6 @@ import asyncio
 import logging
 import signal
 import time
-from collections import Counter
 from difflib import get_close_matches
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -44,6 +43,7 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.proxy.config import ProxyConfig
+from mcp_summarizer.proxy.names import Published, publish
 from mcp_summarizer.proxy.results import META_PROXY, shape
 from mcp_summarizer.proxy.upstream import Progress, Upstream, UpstreamError
 from mcp_summarizer.server import transport_security
@@ -140,6 +140,7 @@ class Proxy:
                 spec,
                 start_timeout=settings.upstream_start_timeout_seconds,
                 call_timeout=settings.upstream_timeout_seconds,
+                max_message_bytes=int(settings.upstream_max_message_mb * 1_048_576),
             )
             for spec in config.servers
         }
@@ -149,6 +150,7 @@ class Proxy:
         self._inline: dict[str, Any] = dict(fit.tool_meta(settings.tool_output_max_bytes))
         self.inflight = 0
         self._listings: dict[str, int] = {}
+        self._renamed: set[Published] = set()  # logged once each
         self._retries: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> Self:
@@ -183,14 +185,25 @@ class Proxy:
         return {"call_tool_summarized": _CALL_SCHEMA, "expand": _EXPAND_SCHEMA}.get(name)
 
     def _route(self) -> None:
-        """Published names: the tool's own, or ``<server>__<tool>`` where names collide."""
-        seen = Counter(t.name for u in self.upstreams.values() for t in u.tools)
-        seen.update(_OWN)
-        routes: dict[str, tuple[Upstream, types.Tool]] = {}
+        """Published names (see `proxy.names`): each reaches the server it names."""
+        tools: dict[tuple[str, str], tuple[Upstream, types.Tool]] = {}
         for upstream in self.upstreams.values():
             for tool in upstream.tools:
-                name = tool.name if seen[tool.name] == 1 else f"{upstream.name}__{tool.name}"
-                routes.setdefault(name, (upstream, tool))
+                tools.setdefault((upstream.name, tool.name), (upstream, tool))
+        routes: dict[str, tuple[Upstream, types.Tool]] = {}
+        for published in publish({u.name: [t.name for t in u.tools] for u in self.upstreams.values()}, _OWN):
+            routes[published.name] = tools[published.server, published.tool]
+            if published.why and published not in self._renamed:
+                self._renamed.add(published)
+                logger.warning(
+                    "proxy_tool_renamed",
+                    extra={
+                        "server": published.server,
+                        "tool": published.tool,
+                        "published": published.name,
+                        "reason": published.why,
+                    },
+                )
         self.routes = routes
         self._listings = {u.name: id(u.tools) for u in self.upstreams.values()}
 

@@ -8,6 +8,9 @@ A server that will not start, crashes or times out becomes an `UpstreamError` na
 proxy goes on serving the others.  A lost connection (a stdio server that exited, an HTTP
 server that went away) is opened again on the next call; when that keeps failing, attempts
 back off (0, 1, 2, 4 ... 30 s), and a call in between is told when the next try will be.
+A reply that is not UTF-8 or not JSON-RPC fails the call it answers (for stdio see
+`proxy.stdio`; the SDK's HTTP transport does the same), is logged and kept as the server's
+last error; the connection goes on.
 """
 
 from __future__ import annotations
@@ -21,18 +24,18 @@ from contextlib import suppress
 from typing import Any, TextIO
 
 import mcp_types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 
 from mcp_summarizer import __version__
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.config import ServerSpec
+from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport
 from shared.logs import clip
 
 __all__ = ["Progress", "Upstream", "UpstreamError"]
@@ -45,6 +48,7 @@ Progress = ProgressFnT
 _BACKOFF_MAX = 30.0
 _STDERR_LINES = 10_000  # logged per start of a server; a chatty one is cut off there
 _PAGES = 100  # tools/list pages read at most (a server that pages for ever is cut off)
+_BAD_LOGGED = 10  # bad lines logged per connection, then every thousandth
 
 
 class UpstreamError(SummarizerError):
@@ -52,12 +56,22 @@ class UpstreamError(SummarizerError):
 
 
 class Upstream:
-    def __init__(self, spec: ServerSpec, *, start_timeout: float, call_timeout: float) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        start_timeout: float,
+        call_timeout: float,
+        max_message_bytes: int = 64 << 20,
+    ) -> None:
         self.spec = spec
         self.tools: list[types.Tool] = []  # the last listing (kept while the server is down)
         self.last_error = ""
         self._start_timeout = start_timeout
         self._call_timeout = call_timeout
+        self._max_message_bytes = max_message_bytes
+        self._unframed = False  # the connection's stream can no longer be split into messages
+        self._bad_messages = 0  # on this connection
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -81,9 +95,10 @@ class Upstream:
     async def connect(self) -> Client:
         """The open connection, opening it (and listing the tools) if needed."""
         async with self._lock:
-            if self._client is not None and _closed(self._client):
-                # It exited while idle: nothing was sent, so a new connection loses no call.
-                await self.lost("the server exited while idle")
+            if self._client is not None and (self._unframed or _closed(self._client)):
+                # It exited (or wrote what ended the connection) while idle: nothing was sent,
+                # so a new connection loses no call.
+                await self.lost(self.last_error if self._unframed else "the server exited while idle")
                 self._retry_at = 0.0
             if self._client is not None:
                 return self._client
@@ -129,6 +144,17 @@ class Upstream:
                 tool, arguments, read_timeout_seconds=self._call_timeout, progress_callback=progress
             )
         except MCPError as exc:
+            if exc.data == BAD_MESSAGE or (exc.code == PARSE_ERROR and self.spec.transport != "stdio"):
+                problem = " ".join(exc.message.split())[:500]
+                if exc.data != BAD_MESSAGE:
+                    self._bad_message(problem, True)  # the HTTP transport's own: told here only
+                restart = ""
+                if self._unframed:
+                    await self.lost(problem)
+                    restart = " (it is started again on the next call)"
+                raise UpstreamError(
+                    f"MCP server {self.name!r} sent a bad reply to {tool}: {problem}{restart}"
+                ) from None
             if exc.code == CONNECTION_CLOSED:
                 await self.lost(f"the connection closed during a call to {tool}")
                 raise UpstreamError(
@@ -160,6 +186,18 @@ class Upstream:
     async def aclose(self) -> None:
         await self._close()
 
+    def _bad_message(self, problem: str, goes_on: bool) -> None:
+        """Told by the stdio transport of each bad line (the call it answers fails with it)."""
+        self.last_error = problem
+        self._unframed = self._unframed or not goes_on
+        self._bad_messages += 1
+        if self._bad_messages <= _BAD_LOGGED or self._bad_messages % 1000 == 0:
+            # A server that floods its stdout with junk must not flood the log too.
+            logger.warning(
+                "upstream_bad_message",
+                extra={"server": self.name, "cause": problem, "count": self._bad_messages},
+            )
+
     def _failed(self, why: str) -> None:
         self.last_error = why
         self._failures += 1
@@ -170,10 +208,12 @@ class Upstream:
     async def _open(self) -> Client:
         ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
+        self._unframed, self._bad_messages = False, 0
         self._owner = asyncio.create_task(self._own(ready), name=f"upstream-{self.name}")
         try:
             client = await asyncio.wait_for(asyncio.shield(ready), self._start_timeout)
         except TimeoutError:
+            ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # no "never retrieved"
             raise TimeoutError(
                 f"no answer within {self._start_timeout:g} s (UPSTREAM_START_TIMEOUT_SECONDS)"
             ) from None
@@ -210,10 +250,13 @@ class Upstream:
         spec = self.spec
         info = types.Implementation(name="mcp-summarizer-proxy", version=__version__)
         if spec.transport == "stdio":
-            params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
+            transport = stdio_transport(
+                spec,
+                errlog=self._stderr(),
+                max_line_bytes=self._max_message_bytes,
+                on_bad_message=self._bad_message,
             )
-            return Client(stdio_client(params, errlog=self._stderr()), client_info=info, cache=None)
+            return Client(transport, client_info=info, cache=None)
         headers = dict(spec.headers)
         if spec.transport == "sse":
             return Client(sse_client(spec.url, headers=headers), client_info=info, cache=None)

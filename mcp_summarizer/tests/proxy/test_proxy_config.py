@@ -51,6 +51,8 @@ def test_a_claude_code_mcp_json_reads_as_it_is() -> None:
         ({}, '"mcpServers" object'),
         ({"mcpServers": {}}, '"mcpServers" object'),
         ({"mcpServers": {"a b": {"command": "x"}}}, "server name 'a b'"),
+        ({"mcpServers": {"a__b": {"command": "x"}}}, "server name 'a__b' must not contain '__'"),
+        ({"mcpServers": {"a_": {"command": "x"}}}, "server name 'a_' must not contain '__' nor end in '_'"),
         ({"mcpServers": {"a": {}}}, 'needs "command"'),
         ({"mcpServers": {"a": {"command": "x", "url": "http://h"}}}, "not both"),
         ({"mcpServers": {"a": {"url": "ftp://h"}}}, "http:// or https://"),
