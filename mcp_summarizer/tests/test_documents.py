@@ -417,6 +417,12 @@ def numbered_model(skip: frozenset[int] = frozenset(), broken: frozenset[int] = 
                 entries.append(
                     {"id": sid, "summary": f"item {n} of {subject}", "topic": subject, "subtopic": "count"}
                 )
+            if not EXCERPT.search(r.user):  # one excerpt alone: one object
+                n = int(NUMBERED.search(r.user).group(1))  # type: ignore[union-attr]
+                subject = "wolves" if "wolves" in r.user else "mines"
+                return ok(
+                    json.dumps({"summary": f"item {n} of {subject}", "topic": subject, "subtopic": "count"})
+                )
             return ok("```json\n" + json.dumps(entries) + "\n```")
         ids = ID.findall(r.user)
         return ok(" ".join(f"Counted [{i}]." for i in ids[:30]) or "Merged.")
@@ -536,8 +542,8 @@ async def test_llm_path_removes_ids_a_map_summary_copied_from_a_document(
     def echo(r: Recorded) -> Reply:  # a model that copies the quoted ids into its summaries
         def entry(text: str) -> dict[str, str]:
             quoted = " ".join(f"[{i}]" for i in cited(text)) or "nothing"
-            topic = "Hogger" if "Hogger" in text else "Raids"
-            return {"summary": f"Gnolls, see {quoted}.", "topic": topic, "subtopic": "gnolls"}
+            topic = "Gnolls" if "gnolls" in text else "Harbour"
+            return {"summary": f"{topic}, see {quoted}.", "topic": topic, "subtopic": "raids"}
 
         if "indexing engine" in r.system:
             batch = EXCERPT.findall(r.user)
@@ -547,10 +553,16 @@ async def test_llm_path_removes_ids_a_map_summary_copied_from_a_document(
         return ok("Merged.")
 
     fresh_llm.responder = echo
-    result = await call(with_llm, "summarize_documents", {"documents": QUOTING})
-    s = check_answer(result, QUOTING, 1500)
+    docs = [*QUOTING, {"id": "c", "text": "The harbour of Stormwind holds forty ships and two lighthouses."}]
+    result = await call(with_llm, "summarize_documents", {"documents": docs})
+    s = check_answer(result, docs, 1500)
     assert "secret#" not in text_of(result), text_of(result)
     assert s.index.coverage.citations_removed == 3
+    # b quoted a#0, a source of the same cluster: still not a citation of b's piece
+    gnolls = next(c for c in s.cluster_summaries if c.topic == "Gnolls")
+    assert sorted(gnolls.source_ids) == ["a#0", "b#0"]
+    for para in gnolls.summary.split("\n\n"):
+        assert len(cited(para)) == 1, para
     merges = [r for r in fresh_llm.requests if "indexing engine" not in r.system]
     assert merges and all("secret#" not in r.user for r in merges)
 
