@@ -163,7 +163,7 @@ def stand_in(r: Recorded) -> Reply:
                 }
                 for sid, limit, body in batch
             ]
-            return ok(json.dumps(entries))
+            return ok(json.dumps(entries, ensure_ascii=False))
         return ok(
             json.dumps(
                 {

@@ -79,6 +79,7 @@ async def run(name: str, docs: list[DocumentIn], latency: float, budget: int) ->
             async with Client(f"{srv.base}/mcp") as client:
                 result = await client.call_tool("summarize_documents", args)
             wall = time.perf_counter() - start
+            event = srv.wait_for_event("documents_summary_complete")[-1]
         finally:
             stop_server(srv)
     assert not result.is_error, result
@@ -96,6 +97,8 @@ async def run(name: str, docs: list[DocumentIn], latency: float, budget: int) ->
         "output": result.meta["io.github.mythline/summary"]["output_tokens"],
         "degraded": result.meta["io.github.mythline/summary"]["degraded"],
         "wall": wall,
+        "retries": event["json_retries"],
+        "fallbacks": event["json_fallbacks"],
     }
 
 
@@ -113,16 +116,17 @@ async def main() -> None:
     print(f"{date.today()}, stand-in latency {args.latency} s, max_output_tokens {args.budget}, defaults")
     print(
         "| workload | documents | tokens | excerpts | LLM calls | by phase | billed / source "
-        "| answer tokens | wall |"
+        "| JSON retries / fallbacks | answer tokens | wall |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.workloads.split(","):
         r = await run(name, workloads[name](), args.latency, args.budget)
         by_phase = ", ".join(f"{k} {v}" for k, v in sorted(r["phases"].items()))
         flag = " (degraded)" if r["degraded"] else ""
         print(
             f"| {name} | {r['documents']:,} | {r['tokens']:,} | {r['excerpts']:,} | {r['calls']:,}{flag} "
-            f"| {by_phase} | {r['billed']:.2f} | {r['output']:,} | {r['wall']:.1f} s |",
+            f"| {by_phase} | {r['billed']:.2f} | {r['retries']} / {r['fallbacks']} | {r['output']:,} "
+            f"| {r['wall']:.1f} s |",
             flush=True,
         )
 
