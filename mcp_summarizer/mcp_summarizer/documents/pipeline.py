@@ -332,8 +332,8 @@ class DocumentsPipeline:
     def _map_calls(self, cuts: _Cut, focus_text: str, target: int) -> list[list[Slot]]:
         """The map calls: excerpts packed so that a call reads at most a chunk's worth and
         writes at most the service's default answer (what a final merge already asks of the
-        model), both within its context.  Each excerpt's summary may take half of it (a
-        summary compresses), at most ``target``."""
+        model), both within its context.  Each excerpt's summary may take half as many tokens
+        as the excerpt (a summary compresses), at least a short sentence, at most ``target``."""
         budget = self.engine.budget
         system = fill(self._t["documents_map_batch"], focus_instructions=focus_text)
         wrapper = tokens.count(fill(self._t["document"], content=""))
