@@ -138,13 +138,40 @@ async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str
     }
 
 
+EXCERPT = re.compile(r'<excerpt id="([^"]+)" max_tokens="(\d+)">\n(.*?)\n</excerpt>', re.DOTALL)
+
+
+def _label(text: str) -> str:
+    words = re.findall(r"[a-z]{5,}", text.lower())
+    return Counter(words).most_common(1)[0][0] if words else "text"
+
+
 def stand_in(r: Recorded) -> Reply:
+    """A model that follows the prompts: one JSON object for an excerpt (its first 400
+    characters as the summary, its commonest long word as the topic), a JSON array entry per
+    excerpt of a batch, and merges that cite the ids they were given."""
     if "indexing engine" in r.system:
-        words = re.findall(r"[a-z]{5,}", r.user.lower())
-        topic = Counter(words).most_common(1)[0][0] if words else "text"
+        batch = EXCERPT.findall(r.user)
+        if batch:
+            entries = [
+                {
+                    "id": sid,
+                    "summary": tokens.truncate(body, int(limit)),
+                    "topic": _label(body),
+                    "subtopic": "details",
+                    "relevance_score": 1.0,
+                }
+                for sid, limit, body in batch
+            ]
+            return ok(json.dumps(entries, ensure_ascii=False))
         return ok(
             json.dumps(
-                {"summary": r.user[:400], "topic": topic, "subtopic": "details", "relevance_score": 1.0}
+                {
+                    "summary": r.user[:400],
+                    "topic": _label(r.user),
+                    "subtopic": "details",
+                    "relevance_score": 1.0,
+                }
             )
         )
     ids = CITED.findall(r.user)

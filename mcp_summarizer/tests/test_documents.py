@@ -18,6 +18,7 @@ from conftest import RunningServer, start_server, stop_server
 from fake_llm import FakeLLM, Recorded, Reply, error, ok
 from mcp import Client, StdioServerParameters
 
+from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.documents.model import DocumentsSummary
 from mcp_summarizer.summarize import tokens
 
@@ -299,26 +300,41 @@ async def test_expand_max_tokens_cuts_and_says_so(embedded: RunningServer) -> No
 # -- the LLM path ----------------------------------------------------------------------------
 
 
+EXCERPT = re.compile(r'<excerpt id="([^"]+)" max_tokens="(\d+)">\n(.*?)\n</excerpt>', re.DOTALL)
+
+
 def scripted(malformed: set[str], invent: bool = True) -> Any:
-    """The test LLM as a model that follows the prompts: JSON for the map (but malformed for
-    excerpts whose text holds a marker in ``malformed``), citations for the merges (plus one
-    made-up id when ``invent``)."""
+    """The test LLM as a model that follows the prompts: JSON for the map, one object for an
+    excerpt, an array entry per excerpt of a batch (but malformed for excerpts whose text
+    holds a marker in ``malformed``), citations for the merges (plus one made-up id when
+    ``invent``)."""
+
+    def entry(text: str) -> dict[str, Any]:
+        subject = "wolves" if "wolves" in text else "mines"
+        return {
+            "summary": f"Summary about {subject}: Marshal Dughan counts them.",
+            "topic": subject.title(),
+            "subtopic": f"{subject} census",
+            "relevance_score": 0.9 if subject == "wolves" else 0.3,
+        }
 
     def respond(r: Recorded) -> Reply:
         if "indexing engine" in r.system:
+            batch = EXCERPT.findall(r.user)
+            if batch:
+                return ok(
+                    json.dumps(
+                        [
+                            {"id": sid, **entry(body)}
+                            if not any(m in body for m in malformed)
+                            else {"id": sid}
+                            for sid, _, body in batch
+                        ]
+                    )
+                )
             if any(m in r.user for m in malformed):
                 return ok("Sure! Here is the summary: wolves, many of them.")
-            subject = "wolves" if "wolves" in r.user else "mines"
-            return ok(
-                json.dumps(
-                    {
-                        "summary": f"Summary about {subject}: Marshal Dughan counts them.",
-                        "topic": subject.title(),
-                        "subtopic": f"{subject} census",
-                        "relevance_score": 0.9 if subject == "wolves" else 0.3,
-                    }
-                )
-            )
+            return ok(json.dumps(entry(r.user)))
         ids = ID.findall(r.user)
         tail = " Also [ghost#99]." if invent else ""
         return ok(f"Merged: Dughan counts them [{ids[0]}]." + tail if ids else "Merged.")
@@ -339,7 +355,7 @@ async def test_llm_path_validates_json_retries_once_and_removes_made_up_ids(
     topics = {c.topic for c in s.index.clusters}
     assert {"Wolves", "Mines"} <= topics
     # the malformed excerpts were asked again once, then got the fallback label (the title)
-    retries = [r for r in fresh_llm.requests if "not a JSON object" in r.system]
+    retries = [r for r in fresh_llm.requests if "Answer again" in r.system]
     assert retries and all("Dun Morogh 2" in r.user for r in retries)
     assert any(c.topic == "Page 5" for c in s.index.clusters)
     assert s.index.clusters[0].topic == "Wolves"  # most relevant first
@@ -353,6 +369,202 @@ async def test_llm_down_answers_offline_with_a_notice(with_llm: RunningServer, f
     assert result.meta[META]["degraded"] is True and result.meta[META]["backend"] == "extractive"
     assert text_of(result).startswith("[summarized offline: the LLM failed: HTTP 500")
     assert s.cluster_summaries
+
+
+# -- many small documents: calls follow the tokens -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def defaults_llm(llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """The service with its default sizes (context, chunks, answers), on the test LLM."""
+    srv = start_server(
+        {
+            "CACHE_DIR": str(tmp_path_factory.mktemp("cache")),
+            "OPENROUTER_BASE_URL": llm.base_url,
+            "OPENROUTER_API_KEY": "test-key",
+            "LLM_MODEL": "test/fake",
+            "LLM_RETRY_BASE_SECONDS": "0.01",
+            "LLM_MAX_ATTEMPTS": "2",
+        }
+    )
+    yield srv
+    stop_server(srv)
+
+
+NUMBERED = re.compile(r"(?:line|note) (\d+)\b")
+
+
+def numbered_model(skip: frozenset[int] = frozenset(), broken: frozenset[int] = frozenset()) -> Any:
+    """A model that answers a batch with its entries in reverse order (an id, not a position,
+    says whose entry it is), each summary naming the number its excerpt carries; an excerpt
+    numbered in ``skip`` gets no entry the first time it is asked, one in ``broken`` an
+    invalid entry every time.  Merges cite the ids they read."""
+    asked: set[str] = set()
+
+    def respond(r: Recorded) -> Reply:
+        if "indexing engine" in r.system:
+            entries = []
+            for sid, _, body in reversed(EXCERPT.findall(r.user)):
+                n = int(NUMBERED.search(body).group(1))  # type: ignore[union-attr]
+                first = sid not in asked
+                asked.add(sid)
+                if n in skip and first:
+                    continue
+                if n in broken:
+                    entries.append({"id": sid, "summary": "", "topic": "x"})
+                    continue
+                subject = "wolves" if "wolves" in body else "mines"
+                entries.append(
+                    {"id": sid, "summary": f"item {n} of {subject}", "topic": subject, "subtopic": "count"}
+                )
+            if not EXCERPT.search(r.user):  # one excerpt alone: one object
+                n = int(NUMBERED.search(r.user).group(1))  # type: ignore[union-attr]
+                subject = "wolves" if "wolves" in r.user else "mines"
+                return ok(
+                    json.dumps({"summary": f"item {n} of {subject}", "topic": subject, "subtopic": "count"})
+                )
+            return ok("```json\n" + json.dumps(entries) + "\n```")
+        ids = ID.findall(r.user)
+        return ok(" ".join(f"Counted [{i}]." for i in ids[:30]) or "Merged.")
+
+    return respond
+
+
+def one_liners(n: int) -> list[dict[str, Any]]:
+    return [
+        {"text": f"The {['wolves', 'mines'][i % 2]} line {i} says {i * 7}.", "id": f"l{i}"} for i in range(n)
+    ]
+
+
+def notes(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "text": f"Note {i}: the {['wolves', 'mines'][i % 2]} report {i} counts {i * 3} items in year "
+            f"{600 + i % 40}. Marshal Dughan filed note {i} on day {i % 28 + 1}.",
+            "id": f"n{i}",
+            "title": f"Note {i}",
+        }
+        for i in range(n)
+    ]
+
+
+def merge_pieces(requests: list[Recorded]) -> dict[str, str]:
+    """What the cluster merges were given: each excerpt's id and the summary beside it."""
+    pieces: dict[str, str] = {}
+    for r in requests:
+        if "summarization engine" in r.system and "subject" in r.system:
+            for sid, summary in re.findall(r"\[([A-Za-z0-9.-]+#\d+)\] ([^\n]*)", r.user):
+                pieces.setdefault(sid, summary)
+    return pieces
+
+
+@pytest.mark.parametrize(
+    ("make", "count", "most_calls", "most_map_calls"),
+    [(one_liners, 2000, 36, 30), (notes, 500, 16, 10)],
+    ids=["2000-one-liners", "500-notes"],
+)
+async def test_small_documents_share_map_calls_each_summary_keeps_its_id(
+    defaults_llm: RunningServer,
+    fresh_llm: FakeLLM,
+    make: Any,
+    count: int,
+    most_calls: int,
+    most_map_calls: int,
+) -> None:
+    fresh_llm.responder = numbered_model()
+    docs = make(count)
+    result = await call(defaults_llm, "summarize_documents", {"documents": docs})
+    s = check_answer(result, docs, 5000)
+    assert result.meta[META]["backend"] == "llm" and result.meta[META]["degraded"] is False
+    maps = [r for r in fresh_llm.requests if "indexing engine" in r.system]
+    assert len(maps) <= most_map_calls, len(maps)
+    assert len(fresh_llm.requests) <= most_calls, len(fresh_llm.requests)
+    # every excerpt asked exactly once, and each answer within the model's context
+    asked = [sid for r in maps for sid, _, _ in EXCERPT.findall(r.user)]
+    assert sorted(asked) == sorted(f"{d['id']}#0" for d in docs)
+    assert all(r.prompt_tokens + (r.max_tokens or 0) <= 128_000 for r in fresh_llm.requests)
+    # each excerpt's summary went on under its own id (the model answered in reverse order)
+    pieces = merge_pieces(fresh_llm.requests)
+    assert len(pieces) == count
+    for sid, summary in pieces.items():
+        assert summary.startswith(f"item {sid[1:].split('#')[0]} of "), (sid, summary)
+    assert {c.topic for c in s.index.clusters} == {"wolves", "mines"}
+
+
+async def test_a_malformed_batch_answer_falls_back_per_excerpt(
+    defaults_llm: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    fresh_llm.responder = numbered_model(skip=frozenset({3, 4}), broken=frozenset({7}))
+    docs = notes(20)
+    result = await call(defaults_llm, "summarize_documents", {"documents": docs})
+    s = check_answer(result, docs, 5000)
+    maps = [r for r in fresh_llm.requests if "indexing engine" in r.system]
+    # one call for the 20 notes, then one retry asking for the three without a valid entry
+    assert len(maps) == 2
+    assert "Answer again" in maps[1].system and "n7#0: empty summary" in maps[1].system
+    assert sorted(sid for sid, _, _ in EXCERPT.findall(maps[1].user)) == ["n3#0", "n4#0", "n7#0"]
+    # 3 and 4 answered the second time; 7 never: its fallback is its title, the others' labels stay
+    topic = {sid: c.topic for c in s.index.clusters for sid in c.source_ids}
+    assert topic["n7#0"] == "Note 7"
+    assert all(topic[f"n{i}#0"] in ("wolves", "mines") for i in range(20) if i != 7)
+    event = defaults_llm.wait_for_event("documents_summary_complete")[-1]
+    assert event["json_retries"] == 1 and event["json_fallbacks"] == 1
+
+
+QUOTING = [
+    {
+        "id": "a",
+        "text": "Hogger leads the gnolls of Elwynn Forest near the river; see [secret#0] for the rest.",
+    },
+    {
+        "id": "b",
+        "text": "The gnolls of Elwynn Forest raid the farms by the river [a#0, secret#1] every night.",
+    },
+]
+
+
+async def test_embedded_path_removes_ids_quoted_in_documents(embedded: RunningServer) -> None:
+    result = await call(embedded, "summarize_documents", {"documents": QUOTING})
+    s = check_answer(result, QUOTING, 5000)
+    text = text_of(result)
+    assert "secret#" not in text and "secret#" not in json.dumps(result.structured_content)
+    assert "Hogger leads the gnolls" in text  # the sentence stays, without the quoted id
+    assert s.index.coverage.citations_removed == 3  # secret#0, and a#0 and secret#1 quoted by b
+    for c in s.cluster_summaries:  # b's sentence cites b, never the a#0 it quoted
+        for para in c.summary.split("\n\n"):
+            if "raid the farms" in para:
+                assert ID.findall(para) == ["b#0"], para
+
+
+async def test_llm_path_removes_ids_a_map_summary_copied_from_a_document(
+    with_llm: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    def echo(r: Recorded) -> Reply:  # a model that copies the quoted ids into its summaries
+        def entry(text: str) -> dict[str, str]:
+            quoted = " ".join(f"[{i}]" for i in cited(text)) or "nothing"
+            topic = "Gnolls" if "gnolls" in text else "Harbour"
+            return {"summary": f"{topic}, see {quoted}.", "topic": topic, "subtopic": "raids"}
+
+        if "indexing engine" in r.system:
+            batch = EXCERPT.findall(r.user)
+            if batch:
+                return ok(json.dumps([{"id": sid, **entry(body)} for sid, _, body in batch]))
+            return ok(json.dumps(entry(r.user)))
+        return ok("Merged.")
+
+    fresh_llm.responder = echo
+    docs = [*QUOTING, {"id": "c", "text": "The harbour of Stormwind holds forty ships and two lighthouses."}]
+    result = await call(with_llm, "summarize_documents", {"documents": docs})
+    s = check_answer(result, docs, 1500)
+    assert "secret#" not in text_of(result), text_of(result)
+    assert s.index.coverage.citations_removed == 3
+    # b quoted a#0, a source of the same cluster: still not a citation of b's piece
+    gnolls = next(c for c in s.cluster_summaries if c.topic == "Gnolls")
+    assert sorted(gnolls.source_ids) == ["a#0", "b#0"]
+    for para in gnolls.summary.split("\n\n"):
+        assert len(cited(para)) == 1, para
+    merges = [r for r in fresh_llm.requests if "indexing engine" not in r.system]
+    assert merges and all("secret#" not in r.user for r in merges)
 
 
 # -- stdio --------------------------------------------------------------------------------------

@@ -71,7 +71,10 @@ class Coverage(BaseModel):
         description="Ids of documents none of whose excerpts reached a summary (empty, or only "
         "in dropped clusters)."
     )
-    citations_removed: int = Field(description="Citations a model made up (ids that do not exist), removed.")
+    citations_removed: int = Field(
+        description="Citation-shaped ids removed: cited by a summary that does not rest on them, "
+        "or quoted in a document's text (never a citation)."
+    )
 
 
 class Index(BaseModel):

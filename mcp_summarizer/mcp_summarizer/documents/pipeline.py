@@ -3,10 +3,12 @@
 1. Cut: each document is chunked (no overlap); chunk i of document d is ``d#i``.  The
    originals go into the content store first, so `expand` can open any id a summary cites.
 2. Map: each excerpt gets a summary, a topic, a subtopic and a relevance to the focus.  On the
-   LLM path the model answers in JSON, validated; a malformed answer is asked for once more,
-   then the excerpt gets a deterministic fallback (its extractive summary, its title and
-   heading as the label), never a failed request.  On the embedded path (no key) topics come
-   from the text itself (`topics`).
+   LLM path the model answers in JSON, validated; small excerpts share a call (`batches`),
+   answered as a JSON array checked entry by entry.  An excerpt whose answer is malformed or
+   missing is asked for once more, then gets a deterministic fallback (its extractive
+   summary, its title and heading as the label), never a failed request.  On the embedded
+   path (no key) topics come from the text itself (`topics`).  Either way an id quoted in a
+   document is not a citation: a map summary keeps none.
 3. Index: excerpts grouped by label (`index`), ranked by relevance, the budget shared out.
 4. Cluster summaries, in parallel under the engine's limiter, each a reduce tree over its
    excerpts' summaries with their ids inline; then a master summary over the cluster
@@ -21,16 +23,14 @@ has no "original" to fall back to).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ValidationError
-
 from mcp_summarizer.config import Settings
-from mcp_summarizer.documents import cite, render
+from mcp_summarizer.documents import batches, cite, render
+from mcp_summarizer.documents.batches import MapAnswer, Slot
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, Plan, group, plan
 from mcp_summarizer.documents.model import (
     Cluster,
@@ -48,7 +48,7 @@ from mcp_summarizer.errors import InputError, LLMError, StoreError
 from mcp_summarizer.fidelity.receipt import Receipt, receipt
 from mcp_summarizer.store.content import ContentStore, Source
 from mcp_summarizer.summarize import extractive, tokens
-from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, map_output_tokens
+from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, MESSAGE_OVERHEAD, map_output_tokens
 from mcp_summarizer.summarize.engine import (
     SEPARATOR,
     Engine,
@@ -73,13 +73,6 @@ _SECTION_GAP = "\n\n"
 _SENTENCE = re.compile(r"[^\n]*?[.!?\u3002\uff01\uff1f](?=\s|$)|[^\n]+")
 _HEADING_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _LEAD_WORDS = 5  # a lead sentence is prose: a line of links or a heading is not one
-
-
-class _MapAnswer(BaseModel):
-    summary: str
-    topic: str
-    subtopic: str = ""
-    relevance_score: float = 1.0
 
 
 @dataclass(slots=True)
@@ -115,6 +108,7 @@ class _Counts:
 @dataclass(slots=True)
 class _Cut:
     documents: list[Document]
+    chunk_size: int
     excerpts: list[Excerpt] = field(default_factory=list)
 
     @property
@@ -132,6 +126,8 @@ class DocumentsPipeline:
             for name in (
                 "documents_map",
                 "documents_json_retry",
+                "documents_map_batch",
+                "documents_map_batch_retry",
                 "documents_cluster",
                 "documents_master",
                 "focus_instructions",
@@ -232,31 +228,68 @@ class DocumentsPipeline:
         excerpts = cuts.excerpts
         target = map_output_tokens(budget, len(excerpts), engine.budget.chunk_tokens)
         target = min(target, excerpt_target)
-        run.planned = len(excerpts)
+        map_calls = await asyncio.to_thread(self._map_calls, cuts, focus_text, target)
+        run.planned = len(map_calls)
+
+        async def mapped(e: Excerpt, parsed: MapAnswer | None, limit: int, error: str) -> _Mapped:
+            if parsed is None:
+                counts.fallbacks += 1
+                logger.info("documents_map_fallback", extra={"source_id": e.source_id, "reason": error})
+                summary = await asyncio.to_thread(extractive.summarize, e.text, limit, focus=focus)
+                label, score = _fallback_label(e), relevance(e.text, terms)
+            else:
+                summary = tokens.truncate(parsed.summary.strip(), limit)
+                label = Label(parsed.topic, parsed.subtopic)
+                score = min(max(parsed.relevance_score, 0.0), 1.0) if terms else 1.0
+            # The pipeline writes each excerpt's id beside its summary: an id the document
+            # quoted (or a model copied from it) would read as a citation of another excerpt.
+            summary, removed = cite.clean(summary, ())
+            counts.removed += removed
+            return _Mapped(summary, label, score)
 
         async def map_one(e: Excerpt) -> _Mapped:
             content = (f"Title: {e.title}\n\n" if e.title else "") + e.for_model
             system = map_prompt(target)
             answer = await engine.call(run, system, content, target + JSON_OVERHEAD, "map")
-            parsed, error = _parse(answer)
+            parsed, error = batches.parse_one(answer)
             if parsed is None:
                 counts.retries += 1
                 run.planned += 1
                 retry = system + "\n\n" + fill(self._t["documents_json_retry"], error=error)
                 answer = await engine.call(run, retry, content, target + JSON_OVERHEAD, "map (retry)")
-                parsed, error = _parse(answer)
-            if parsed is None:
-                counts.fallbacks += 1
-                logger.info("documents_map_fallback", extra={"source_id": e.source_id, "reason": error})
-                summary = await asyncio.to_thread(extractive.summarize, e.text, target, focus=focus)
-                return _Mapped(summary, _fallback_label(e), relevance(e.text, terms))
-            score = min(max(parsed.relevance_score, 0.0), 1.0) if terms else 1.0
-            summary = tokens.truncate(parsed.summary.strip(), target)
-            return _Mapped(summary, Label(parsed.topic, parsed.subtopic), score)
+                parsed, error = batches.parse_one(answer)
+            return await mapped(e, parsed, target, error)
 
-        mapped = await engine.gather(map_one(e) for e in excerpts)
-        by_id = {e.source_id: m for e, m in zip(excerpts, mapped, strict=True)}
-        groups = group(excerpts, [m.label for m in mapped], [m.score for m in mapped])
+        async def map_batch(batch: list[Slot]) -> list[_Mapped]:
+            if len(batch) == 1:
+                return [await map_one(batch[0].excerpt)]
+            system = fill(self._t["documents_map_batch"], focus_instructions=focus_text)
+            ids = [s.excerpt.source_id for s in batch]
+            write = sum(s.write for s in batch)
+            answer = await engine.call(run, system, batches.batch_content(batch), write, "map")
+            found, error = batches.parse_batch(answer, ids)
+            missing = [s for s in batch if s.excerpt.source_id not in found]
+            if missing:  # asked once more, those alone; then each gets the fallback
+                counts.retries += 1
+                run.planned += 1
+                retry = system + "\n\n" + fill(self._t["documents_map_batch_retry"], error=error)
+                content = batches.batch_content(missing)
+                answer = await engine.call(run, retry, content, sum(s.write for s in missing), "map (retry)")
+                more, error = batches.parse_batch(answer, [s.excerpt.source_id for s in missing])
+                found.update(more)
+            return [
+                await mapped(s.excerpt, found.get(s.excerpt.source_id), s.summary_tokens, error)
+                for s in batch
+            ]
+
+        answers = await engine.gather(map_batch(c) for c in map_calls)
+        by_id = {
+            s.excerpt.source_id: m
+            for c, ms in zip(map_calls, answers, strict=True)
+            for s, m in zip(c, ms, strict=True)
+        }
+        mapped_all = [by_id[e.source_id] for e in excerpts]
+        groups = group(excerpts, [m.label for m in mapped_all], [m.score for m in mapped_all])
         shape = self._plan(groups, cuts, budget, focused=bool(terms))
         run.planned += len(shape.kept) + 1
         cluster_prompt = self._t["documents_cluster"]
@@ -296,6 +329,20 @@ class DocumentsPipeline:
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
         return outcome
 
+    def _map_calls(self, cuts: _Cut, focus_text: str, target: int) -> list[list[Slot]]:
+        """The map calls: excerpts packed so that a call reads at most a chunk's worth and
+        writes at most the service's default answer (what a final merge already asks of the
+        model), both within its context.  Each excerpt's summary may take half as many tokens
+        as the excerpt (a summary compresses), at least a short sentence, at most ``target``."""
+        budget = self.engine.budget
+        system = fill(self._t["documents_map_batch"], focus_instructions=focus_text)
+        wrapper = tokens.count(fill(self._t["document"], content=""))
+        write_limit = min(budget.default_output, budget.max_output)
+        room = budget.context_tokens - MESSAGE_OVERHEAD - wrapper - tokens.count(system) - write_limit
+        read_limit = min(cuts.chunk_size, room)
+        slots = [batches.slot(e, min(target, map_output_tokens(target, 1, e.tokens))) for e in cuts.excerpts]
+        return batches.pack(slots, read_limit, write_limit)
+
     # -- the embedded path ------------------------------------------------------------------
 
     def _embedded(self, cuts: _Cut, focus: str, budget: int, cause: str) -> DocumentsOutcome:
@@ -312,15 +359,14 @@ class DocumentsPipeline:
         summaries: list[str] = []
         rests_on: list[list[str]] = []
         leads: list[str] = []
+        counts = _Counts()
         for g, share in zip(shape.kept, shape.shares, strict=True):
-            text, ids, lead = _cluster_extract(g, share, focus)
+            text, ids, lead = _cluster_extract(g, share, focus, counts)
             summaries.append(text)
             rests_on.append(ids)
             leads.append(lead)
         master = _master_extract(shape.kept, leads, shape.master_tokens)
-        outcome = self._answer(
-            cuts, groups, shape, summaries, rests_on, master, room, _Counts(), terms, notice
-        )
+        outcome = self._answer(cuts, groups, shape, summaries, rests_on, master, room, counts, terms, notice)
         outcome.backend = "extractive"
         outcome.degraded, outcome.cause = bool(cause), cause
         return outcome
@@ -451,7 +497,7 @@ class DocumentsPipeline:
 
 
 def _cut_all(documents: Sequence[DocumentIn], ids: list[str], chunk_size: int) -> _Cut:
-    out = _Cut([])
+    out = _Cut([], chunk_size)
     for doc, doc_id in zip(documents, ids, strict=True):
         document, excerpts = cut(doc, doc_id, chunk_size)
         out.documents.append(document)
@@ -471,24 +517,6 @@ def _source(e: Excerpt) -> Source:
     )
 
 
-def _parse(answer: str) -> tuple[_MapAnswer | None, str]:
-    """A map answer as JSON, leniently found (a code fence or a sentence around it is
-    forgiven), then validated; else None and what was wrong, briefly."""
-    start, end = answer.find("{"), answer.rfind("}")
-    if start < 0 or end <= start:
-        return None, "no JSON object"
-    try:
-        parsed = _MapAnswer.model_validate(json.loads(answer[start : end + 1]))
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON: {exc.msg}"
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        return None, f"{'.'.join(str(p) for p in first['loc']) or 'value'}: {first['msg']}"
-    if not parsed.summary.strip() or not parsed.topic.strip():
-        return None, "empty summary or topic"
-    return parsed, ""
-
-
 def _fallback_label(e: Excerpt) -> Label:
     return Label(e.title or e.doc_id, e.heading or "text")
 
@@ -497,9 +525,10 @@ def _heading(g: Group) -> str:
     return render.title(g.topic, g.subtopic)
 
 
-def _cluster_extract(g: Group, share: int, focus: str) -> tuple[str, list[str], str]:
+def _cluster_extract(g: Group, share: int, focus: str, counts: _Counts) -> tuple[str, list[str], str]:
     """A cluster's embedded summary: its most relevant (then largest) excerpts, as many as
-    can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id."""
+    can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id.  An id
+    the text quotes is removed (and counted): only the id written after it is a citation."""
     n = max(1, min(len(g.members), share // _MEMBER_TOKENS))
     order = sorted(range(len(g.members)), key=lambda i: (-g.scores[i], -g.members[i].tokens, i))
     chosen = sorted(order[:n])
@@ -513,7 +542,9 @@ def _cluster_extract(g: Group, share: int, focus: str) -> tuple[str, list[str], 
         room = each - tokens.count(cite_tag) - 2
         if room <= 0:
             continue
-        summary = extractive.summarize(e.text, room, focus=focus).strip()
+        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus), ())
+        counts.removed += removed
+        summary = summary.strip()
         if not summary:
             continue
         parts.append(summary + cite_tag)
