@@ -35,6 +35,9 @@ _NOTICE = re.compile(r"\A\[(?:summarized offline|truncated to|not summarized)[^\
 _SPACES = re.compile(r"\s+")
 _INDEX_AFTER = 64  # summary facts unknown to the source beyond which the source's words are indexed
 _PUNCTUATION = ".,;:!?()[]{}\"'`“”‘’*_"
+# Kinds whose value found in the other text must end where a number would: "2001" is not in
+# "20017", "JIRA-123" not in "JIRA-1234" (a hash may be abbreviated: "a1b2c3d" is in its sha).
+_WHOLE_NUMBERS = frozenset({"bare_number", "id", "ip", "version"})
 
 
 @dataclass(slots=True)
@@ -50,6 +53,7 @@ class Receipt:
     kept_facts: int = 0
     invented_facts: int = 0
     kept_keys: set[tuple[str, str]] = field(default_factory=set)  # every (kind, key) kept: for checks
+    invented_keys: set[tuple[str, str]] = field(default_factory=set)  # every one possibly invented
     repair: dict[str, object] | None = None  # FIDELITY_REPAIR: the counts before and after
 
     def totals(self) -> dict[str, int]:
@@ -194,12 +198,13 @@ def _receipt(source: str, summary: str, focus: str, known: SourceFacts) -> Recei
     for kind, key, fact in unknown:
         plain = (key if kind != "negation" else key.split(" ", 1)[-1]).replace(",", "")
         if (
-            _starts_a_word(source_text, plain)
+            _starts_a_word(source_text, plain, kind in _WHOLE_NUMBERS)
             if source_words is None
             else _contains(source_text, source_words, plain)
         ):
             continue
         r.invented_facts += 1
+        r.invented_keys.add((kind, key))
         if len(r.invented) < LIST_CAP:
             r.invented.append(fact.text)
     r.counts = {kind: c for kind, c in r.counts.items() if c["source"]}
@@ -212,12 +217,17 @@ def _contains(text: str, words: set[str], value: str) -> bool:
     return bool(first) and first in words and value in text
 
 
-def _starts_a_word(text: str, value: str) -> bool:
+def _starts_a_word(text: str, value: str, whole_number: bool = False) -> bool:
     """``value`` occurs in ``text`` where no letter or digit comes before it (as ``_contains``
-    asks of its first word): "99 km" is not in "199 km"."""
+    asks of its first word): "99 km" is not in "199 km"; with ``whole_number``, and no digit
+    after a value that ends in one: "2001" is not in "20017"."""
     at = text.find(value)
+    digit_after = whole_number and value[-1:].isdigit()
     while at >= 0:
-        if at == 0 or not text[at - 1].isalnum():
+        end = at + len(value)
+        if (at == 0 or not text[at - 1].isalnum()) and not (
+            digit_after and end < len(text) and text[end].isdigit()
+        ):
             return True
         at = text.find(value, at + 1)
     return False
