@@ -82,7 +82,8 @@ _GROUPS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("identifier", r"[A-Z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,10}\b"),),
     (("quote", r'"[^"\n]{3,80}"|“[^”\n]{3,80}”'),),
     (("negation", _NEGATION),),
-    (("name", r"[A-Z][a-z]{1,30}(?: (?:of |the )?[A-Z][a-z]{1,30}){1,3}\b"),),
+    # not the first part of an e-mail address or a dotted name ("Mail John.Doe@x.org")
+    (("name", r"[A-Z][a-z]{1,30}(?: (?:of |the )?[A-Z][a-z]{1,30}){1,3}\b(?![.@+]\w)"),),
     # a hash, or a UUID's first part: the whole run, judged in Python (`_hex`)
     (("hash", r"[0-9a-fA-F]{7,}+"),),
 )
