@@ -167,3 +167,29 @@ async def test_a_failed_repair_keeps_the_summary(repairing: RunningServer, fresh
     assert not result.is_error and "Lich King" in text_of(result)
     fidelity = result.meta[META]["fidelity"]
     assert "HTTP 500" in fidelity["repair"]["failed"] and fidelity["invented_facts"] == 2
+
+
+TOOL_OUTPUT = "\n".join(
+    f"Server node-{i:03d} at 10.0.{i // 250}.{i % 250} listens on port {20000 + i} since "
+    f"2019-08-{i % 28 + 1:02d}; job {i:08x}-e89b-12d3-a456-426614174000 by ops{i}@example.com "
+    f"built commit {i:04x}a1b2c3d, last error at server.py:{i + 10}."
+    for i in range(1, 121)
+)
+NEW_KINDS = {"bare_number", "id", "ip", "uuid", "hash", "email", "file_line"}
+
+
+async def test_a_summary_of_tool_output_counts_its_numbers_and_ids(embedded: RunningServer) -> None:
+    """Over MCP/HTTP: the receipt of a summarize answer counts the tool output's ports, ids,
+    addresses, UUIDs, hashes, e-mails and `file:line`, 120 of each, and what the answer kept."""
+    async with Client(f"{embedded.base}/mcp") as client:
+        result = await client.call_tool("summarize", {"content": TOOL_OUTPUT, "max_output_tokens": 300})
+    assert not result.is_error, text_of(result)
+    fidelity = result.meta[META]["fidelity"]
+    counts = fidelity["counts"]
+    assert NEW_KINDS <= set(counts)
+    assert all(counts[kind]["source"] == 120 for kind in NEW_KINDS), counts
+    summary = text_of(result)
+    kept_servers = summary.count("Server node-")
+    assert 0 < kept_servers < 120
+    assert all(counts[kind]["kept"] == kept_servers for kind in NEW_KINDS), (kept_servers, counts)
+    assert fidelity == receipt(TOOL_OUTPUT, summary).as_meta()
