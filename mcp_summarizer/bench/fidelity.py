@@ -27,12 +27,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import gc
+import importlib
 import random
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +48,7 @@ import corpus
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.fidelity.facts import facts
-from mcp_summarizer.fidelity.receipt import receipt
+from mcp_summarizer.fidelity.receipt import SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.engine import Engine, Request
 
@@ -190,26 +195,292 @@ def summarize_with(
     return asyncio.run(llm_summary(args.llm_url, args.llm_model, args.llm_key, source, budget, focus, repair))
 
 
-def receipt_cost(n_tokens: int, repeats: int) -> None:
+def receipt_of(rev: str) -> Callable[[str, str], Any]:
+    """The ``receipt`` function of git revision ``rev``, loaded next to the current one: its
+    fidelity modules copied into a temporary package whose imports point at each other."""
+    root = Path(__file__).resolve().parents[1]
+    package = Path(tempfile.mkdtemp(prefix="fidelity-bench-")) / "fidelity_at_rev"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("facts", "receipt"):
+        shown = subprocess.run(
+            ["git", "show", f"{rev}:./mcp_summarizer/fidelity/{name}.py"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        (package / f"{name}.py").write_text(shown.stdout.replace("mcp_summarizer.fidelity.", "fidelity_at_rev."))
+    sys.path.insert(0, str(package.parent))
+    return importlib.import_module("fidelity_at_rev.receipt").receipt  # type: ignore[no-any-return]
+
+
+def receipt_cost(n_tokens: int, repeats: int, against: str = "", source: str = "", label: str = "") -> None:
     """The receipt's cost against one `encode_ordinary` pass over the same source of
-    ``n_tokens`` python-docs tokens, the summary its extractive summary at 5%: best of
-    ``repeats`` each, interleaved (the order flipped every repeat)."""
-    source = corpus.load(n_tokens)
+    ``n_tokens`` python-docs tokens (or ``source``), the summary its extractive summary at 5%:
+    best of ``repeats`` each, interleaved (the order turned every repeat).  With ``against`` (a
+    git revision), that revision's receipt too, in the same run."""
+    source = source or corpus.load(n_tokens)
     summary = extractive.summarize(source, n_tokens // 20)
     encoding = tokens.encoding()
-    best = {"encode": float("inf"), "receipt": float("inf")}
-    runs = {"encode": lambda: encoding.encode_ordinary(source), "receipt": lambda: receipt(source, summary)}
+    runs: dict[str, Callable[[], Any]] = {
+        "encode": lambda: encoding.encode_ordinary(source),
+        "receipt": lambda: receipt(source, summary),
+    }
+    if against:
+        before = receipt_of(against)
+        runs[f"receipt at {against}"] = lambda: before(source, summary)
+    best = dict.fromkeys(runs, float("inf"))
+    names = list(runs)
     for k in range(repeats):
-        for name in sorted(runs, reverse=bool(k % 2)):
+        for name in names[k % len(names) :] + names[: k % len(names)]:
             gc.collect()
             start = time.perf_counter()
             runs[name]()
             best[name] = min(best[name], time.perf_counter() - start)
+    counted = f", source facts {receipt(source, summary).source_facts:,}"
+    if against:
+        counted += f" (at {against}: {before(source, summary).source_facts:,})"
     print(
-        f"receipt cost at {n_tokens:,} tokens ({len(source):,} chars), best of {repeats}: "
-        f"encode_ordinary {best['encode']:.3f} s, receipt {best['receipt']:.3f} s, "
-        f"ratio {best['receipt'] / best['encode']:.2f}x"
+        f"receipt cost{label} at {n_tokens:,} tokens ({len(source):,} chars), best of {repeats}: "
+        + ", ".join(f"{name} {t:.3f} s" for name, t in best.items())
+        + "; ratio to encode: "
+        + ", ".join(f"{name} {t / best['encode']:.2f}x" for name, t in best.items() if name != "encode")
+        + counted
     )
+
+
+# -- fabrication: how many made-up facts the receipt flags ----------------------------------------
+
+PROJECTS = "JIRA OPS INC SEC PLAT".split()
+MODULES = "worker scheduler api storage billing auth".split()
+
+
+def tool_output(rng: random.Random, n_tokens: int) -> str:
+    """A tool output of about ``n_tokens``: a server inventory, an access log, a git log,
+    tracebacks and security notes, interleaved: the ports, statuses, ids, addresses, UUIDs,
+    hashes, e-mail addresses and file:line an agent reads in tool results."""
+
+    def date() -> str:
+        return f"{rng.randint(2015, 2026)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+
+    def ip() -> str:
+        return f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+
+    def person() -> tuple[str, str]:
+        first, last = rng.choice(FIRST), rng.choice(LAST)
+        return f"{first} {last}", f"{first.lower()}.{last.lower()}@example.org"
+
+    lines: list[str] = []
+    chars = n_tokens * 5
+    while sum(map(len, lines)) < chars:
+        i = len(lines)
+        shape = rng.randrange(5)
+        if shape == 0:
+            lines.append(
+                f"Server node-{i:03d} at {ip()} listens on port {rng.randint(1024, 65535)} since {date()}."
+            )
+        elif shape == 1:
+            lines.append(
+                f'{ip()} - - [{date()}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z] '
+                f'"GET /api/items/{rng.randint(1, 99999)} HTTP/1.1" {rng.choice([200, 201, 301, 404, 500, 503])} '
+                f"{rng.randint(100, 99999)}"
+            )
+        elif shape == 2:
+            name, email = person()
+            lines.append(
+                f"commit {rng.randbytes(20).hex()}\nAuthor: {name} <{email}>\nDate: {date()}\n\n"
+                f"    Fix {rng.choice(PROJECTS)}-{rng.randint(100, 9999)}: handle E{rng.randint(1000, 9999)} "
+                f"in {rng.choice(MODULES)}.py:{rng.randint(10, 999)}\n"
+            )
+        elif shape == 3:
+            lines.append(
+                f'Traceback (most recent call last):\n  File "/app/src/{rng.choice(MODULES)}.py", line '
+                f"{rng.randint(10, 999)}, in run\nValueError: job {rng.randbytes(16).hex()[:8]}-"
+                f"{rng.randbytes(2).hex()}-4{rng.randbytes(2).hex()[1:]}-a{rng.randbytes(2).hex()[1:]}-"
+                f"{rng.randbytes(6).hex()} failed with exit code {rng.randint(1, 255)}"
+            )
+        else:
+            name, email = person()
+            lines.append(
+                f"CVE-{rng.randint(2015, 2026)}-{rng.randint(1000, 99999)} affects libfoo "
+                f"{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 20)} on host "
+                f"fe80::{rng.randbytes(2).hex()}:{rng.randbytes(2).hex()}:{rng.randbytes(2).hex()}; "
+                f"reported by {name} ({email}) on {date()}."
+            )
+    return tokens.truncate("\n".join(lines), n_tokens)
+
+
+# What the stand-in rewrites, found by its own patterns (not the receipt's): a bare number or
+# the number of a quantity, an id, a date, a name, an IP address, a hash, an e-mail address.
+FABRICABLE = {
+    "number": re.compile(r"(?<![\w.,:/#-])\d{2,7}(?![\w:/-]|[.,]\d)"),
+    "id": re.compile(r"\b[A-Za-z]{1,10}-\d{1,6}\b"),
+    "date": re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d(?!\d)"),
+    "name": re.compile(r"\b[A-Z][a-z]{2,} [A-Z][a-z]{2,}\b"),
+    "ip": re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"),
+    "hash": re.compile(r"\b(?=[0-9a-f]{0,63}\d)(?=[0-9a-f]{0,63}[a-f])[0-9a-f]{7,64}\b"),
+    "email": re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
+}
+
+
+def stand_in_answer(source: str, budget: int) -> str:
+    """The stand-in LLM's own answer: the extractive summary's sentences reworded as a model
+    rewords without changing a fact (one bullet a sentence, a leading article dropped, an id's
+    letters in the other case and in code ticks, hashes and file:line in code ticks, names in
+    bold, thousands separators dropped, versions without their "v")."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", extractive.summarize(source, budget)):
+        line = re.sub(r"^(?:The|A|An) ", "", sentence.strip())
+        if not line:
+            continue
+        line = re.sub(r"\b([A-Za-z]{1,10})-(\d+)\b", lambda m: f"`{m[1].swapcase()}-{m[2]}`", line)
+        line = re.sub(r"(?<![\w`])([0-9a-f]{7,64}|\w+\.py:\d+)(?![\w`])", r"`\1`", line)
+        line = re.sub(r"\b([A-Z][a-z]{2,} [A-Z][a-z]{2,})\b", r"**\1**", line)
+        line = re.sub(r"\b(\d{1,3}),(\d{3})\b", r"\1\2", line)
+        line = re.sub(r"\bv(\d+\.\d+)", r"\1", line)
+        out.append(f"- {line}")
+    return "\n".join(out)
+
+
+def _absent(source: str, value: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", source, re.IGNORECASE) is None
+
+
+def invent(kind: str, value: str, source: str, rng: random.Random) -> str:
+    """A value of ``kind`` in place of ``value`` that the source does not hold anywhere."""
+    for _ in range(1000):
+        if kind == "number":
+            new = str(rng.randint(10 ** (len(value) - 1), 10 ** len(value) - 1))
+        elif kind == "id":
+            prefix, digits = value.rsplit("-", 1)
+            new = f"{prefix}-{rng.randint(10 ** (len(digits) - 1), 10 ** len(digits) - 1)}"
+        elif kind == "date":
+            new = f"{rng.randint(1990, 2029)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        elif kind == "name":
+            new = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+        elif kind == "ip":
+            new = f"{value.rsplit('.', 1)[0]}.{rng.randint(1, 254)}"
+        elif kind == "hash":
+            new = rng.randbytes(len(value)).hex()[: len(value)]
+        else:
+            new = f"{rng.choice(FIRST).lower()}.{rng.choice(LAST).lower()}{rng.randint(1, 99)}@{value.split('@')[1]}"
+        if new != value and _absent(source, new):
+            return new
+    raise RuntimeError(f"no {kind} absent from the source in place of {value!r}")
+
+
+def swap_in(kind: str, value: str, source: str, rng: random.Random) -> str | None:
+    """Another value of ``kind`` that the source holds elsewhere (a misattribution), or None."""
+    others = sorted({m.group() for m in FABRICABLE[kind].finditer(source)} - {value})
+    return rng.choice(others) if others else None
+
+
+def fabricate(
+    answer: str, source: str, n: int, rng: random.Random, swap: bool = False
+) -> tuple[str, list[tuple[str, int, int, str]]]:
+    """``answer`` with ``n`` of its facts rewritten (kinds in turn, then at random within a
+    kind), and each rewrite as (kind, start, end, new value) in the new text."""
+    spans: list[tuple[int, int, str]] = []
+    for kind, pattern in FABRICABLE.items():
+        spans += [(m.start(), m.end(), kind) for m in pattern.finditer(answer)]
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    free, end = [], -1
+    for a, b, kind in spans:  # no two overlap: the earlier, then the longer, wins
+        if a >= end:
+            free.append((a, b, kind))
+            end = b
+    by_kind: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for span in free:
+        by_kind[span[2]].append(span)
+    for spans_of_kind in by_kind.values():
+        rng.shuffle(spans_of_kind)
+    chosen: list[tuple[int, int, str]] = []
+    kinds = sorted(by_kind)
+    rng.shuffle(kinds)
+    while len(chosen) < n and any(by_kind.values()):
+        for kind in kinds:
+            if by_kind[kind] and len(chosen) < n:
+                chosen.append(by_kind[kind].pop())
+    out, made, last, shift = [], [], 0, 0
+    for a, b, kind in sorted(chosen):
+        old = answer[a:b]
+        new = swap_in(kind, old, source, rng) if swap else invent(kind, old, source, rng)
+        if new is None:
+            continue
+        out.append(answer[last:a] + new)
+        made.append((kind, a + shift, a + shift + len(new), new))
+        shift += len(new) - (b - a)
+        last = b
+    out.append(answer[last:])
+    return "".join(out), made
+
+
+def flagged(answer: str, made: list[tuple[str, int, int, str]], src: SourceFacts, source: str) -> list[bool]:
+    """For each rewrite, whether the receipt lists a fact at its place, holding its new value,
+    as possibly invented."""
+    r = receipt(source, answer, "", src)
+    found = [f for f in facts(answer) if (f.kind, f.key) in r.invented_keys]
+    out = []
+    for _, a, b, new in made:
+        value = new.casefold().replace(",", "")
+        out.append(any(f.start < b and f.start + len(f.text) > a - 16 and value in f.key for f in found))
+    return out
+
+
+def fabrication(args: argparse.Namespace) -> None:
+    """The stand-in's answers, unaltered and with ``args.fabricate`` facts rewritten
+    (``args.rounds`` times each), and the extractive answers: what the receipt flags."""
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # row -> [flagged, of]
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    examples: list[str] = []
+    for seed in range(args.seed, args.seed + args.seeds):
+        rng = random.Random(seed)
+        documents = {
+            "python-docs": plant(corpus.load(args.tokens), make_plants(rng, args.plants)),
+            "git-manual": plant(git_manual(args.tokens), make_plants(rng, args.plants)),
+            "tool-output": tool_output(rng, args.tokens),
+        }
+        for name, source in documents.items():
+            budget = int(tokens.count(source) * 0.05)
+            src = source_facts(source)
+            for label, answer in (
+                ("extractive", extractive.summarize(source, budget)),
+                ("stand-in, unaltered", stand_in_answer(source, budget)),
+            ):
+                r = receipt(source, answer, "", src)
+                for row in (f"{name} | {label}", f"all | {label}"):
+                    tally[row][0] += r.invented_facts
+                    tally[row][1] += sum(1 for _ in facts(answer))
+                if r.invented and len(examples) < 10:
+                    examples.append(f"{name}, {label}: {r.invented[:5]}")
+            answer = stand_in_answer(source, budget)
+            for mode in ("invented", "swapped in"):
+                for _ in range(args.rounds):
+                    altered, made = fabricate(answer, source, args.fabricate, rng, swap=mode == "swapped in")
+                    said = flagged(altered, made, src, source)
+                    for (kind, _, _, new), hit in zip(made, said, strict=True):
+                        for row in (f"{name} | {mode}", f"all | {mode}"):
+                            tally[row][0] += hit
+                            tally[row][1] += 1
+                        if mode == "invented":
+                            by_kind[kind][0] += hit
+                            by_kind[kind][1] += 1
+                            if not hit and len(examples) < 20:
+                                examples.append(f"{name}: missed {kind} {new!r}")
+    print(
+        f"\nFabrication ({args.seeds} seeds from {args.seed}, {args.fabricate} facts rewritten per answer, "
+        f"{args.rounds} rounds per answer, 5% budget, {datetime.date.today()}):\n"
+    )
+    print("| document | answer | flagged | of | share |")
+    print("|---|---|---|---|---|")
+    for row, (hit, of) in sorted(tally.items(), key=lambda kv: (kv[0].startswith("all"), kv[0])):
+        print(f"| {row} | {hit:,} | {of:,} | {hit / max(of, 1):.1%} |")
+    print("\ninvented facts flagged, by kind: " + ", ".join(
+        f"{kind} {hit}/{of} ({hit / max(of, 1):.0%})" for kind, (hit, of) in sorted(by_kind.items())
+    ))
+    for example in examples:
+        print("  " + example)
 
 
 Row = tuple[str, int, float, str, dict[str, Any], float]
@@ -281,10 +552,23 @@ def main() -> None:
     parser.add_argument(
         "--repair", action="store_true", help="with --llm-url: also the LLM path with FIDELITY_REPAIR=true"
     )
+    parser.add_argument(
+        "--cost-against", default="", help="a git revision whose receipt is timed in the same run (e.g. main)"
+    )
+    parser.add_argument(
+        "--fabricate", type=int, default=0, help="the fabrication mode: facts the stand-in rewrites per answer"
+    )
+    parser.add_argument("--rounds", type=int, default=10, help="fabrication mode: rewrites of each answer")
     args = parser.parse_args()
     if args.cost_tokens:
-        receipt_cost(args.cost_tokens, repeats=3)
+        receipt_cost(args.cost_tokens, 3, args.cost_against)
+        if args.cost_against:  # the tool output the new kinds are for, same size
+            text = tool_output(random.Random(args.seed), args.cost_tokens)
+            receipt_cost(args.cost_tokens, 3, args.cost_against, text, " (tool output)")
     if args.cost_only:
+        return
+    if args.fabricate:
+        fabrication(args)
         return
     documents = {"python-docs": corpus.load(args.tokens), "git-manual": git_manual(args.tokens)}
     stand_in = None
