@@ -146,8 +146,10 @@ _NUMBER_CONTEXT = re.compile(
 )
 _CONTEXT_REACH = 16
 # An id: letters (in segments), then a digit, then more segments: found where a letter meets a
-# digit, the start read back from there.
-_ID_DIGIT = re.compile(r"[A-Za-z]-?\d")
+# digit (or a hyphen and a digit), the start read back from there.  The pattern starts on the
+# digit or hyphen and looks back for the letter: the engine skips to digits and hyphens, which
+# are rarer than letters (starting on the letter: 3x slower on the python docs).
+_ID_DIGIT = re.compile(r"[-\d](?<=[A-Za-z]-|[A-Za-z]\d)(?:(?<=\d)|(?=\d))")
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9]{0,40}(?:[-.][A-Za-z0-9]{1,40}){0,8}")
 _ID_CHARS = _ALNUM | {"-", "."}
 _ID_REACH = 40
@@ -284,7 +286,10 @@ def _is_bare_number(text: str, a: int, end: int) -> bool:
 
 def number_context(text: str, a: int) -> str:
     """The word before the bare number at ``a`` that says what it is ("port ", "HTTP "), or ""."""
-    found = _NUMBER_CONTEXT.search(text[max(0, a - _CONTEXT_REACH) : a])
+    before = text[max(0, a - _CONTEXT_REACH) : a]
+    if not before[-3:].rstrip(" :#=")[-1:].isalpha():
+        return ""  # no word ends right before it (most numbers): no regex call
+    found = _NUMBER_CONTEXT.search(before)
     return found.group() if found else ""
 
 
@@ -331,7 +336,8 @@ def _ids(text: str, found: list[tuple[int, int, int, str]]) -> None:
     digit (with a hyphen between, or none)."""
     last, priority = 0, _PRIORITY["id"]
     for m in scan(_ID_DIGIT, text):
-        p = m.start()
+        p = m.start() - 1  # the letter
+        digit = p + 1 if text[p + 1] != "-" else p + 2
         if p < last:
             continue  # inside an id already read
         a = _back(text, p, last, _ID_CHARS, _ID_REACH)
@@ -339,7 +345,7 @@ def _ids(text: str, found: list[tuple[int, int, int, str]]) -> None:
         if not ("A" <= text[a] <= "Z" or "a" <= text[a] <= "z"):
             continue
         whole = _ID.match(text, a)
-        if whole is None or whole.end() <= m.end() - 1:
+        if whole is None or whole.end() <= digit:
             continue
         end = whole.end()
         last = max(last, end)

@@ -205,7 +205,6 @@ SHAPES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
             # the tool-output kinds: numbers, ids, addresses, hashes, e-mails, file:line
             "a long digit run": lambda n: "1" * n,
             "a long digit run, a letter after": lambda n: "1" * n + "x",
-            "bare numbers": lambda n: "12 " * (n // 3),
             "list markers": lambda n: "10. " * (n // 4),
             "port numbers": lambda n: "port 8 " * (n // 7),
             "a long hex run": lambda n: "a1" * (n // 2),
