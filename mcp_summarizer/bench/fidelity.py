@@ -210,7 +210,9 @@ def receipt_of(rev: str) -> Callable[[str, str], Any]:
             text=True,
             check=True,
         )
-        (package / f"{name}.py").write_text(shown.stdout.replace("mcp_summarizer.fidelity.", "fidelity_at_rev."))
+        (package / f"{name}.py").write_text(
+            shown.stdout.replace("mcp_summarizer.fidelity.", "fidelity_at_rev.")
+        )
     sys.path.insert(0, str(package.parent))
     return importlib.import_module("fidelity_at_rev.receipt").receipt  # type: ignore[no-any-return]
 
@@ -282,9 +284,9 @@ def tool_output(rng: random.Random, n_tokens: int) -> str:
             )
         elif shape == 1:
             lines.append(
-                f'{ip()} - - [{date()}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z] '
-                f'"GET /api/items/{rng.randint(1, 99999)} HTTP/1.1" {rng.choice([200, 201, 301, 404, 500, 503])} '
-                f"{rng.randint(100, 99999)}"
+                f"{ip()} - - [{date()}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z] "
+                f'"GET /api/items/{rng.randint(1, 99999)} HTTP/1.1" '
+                f"{rng.choice([200, 201, 301, 404, 500, 503])} {rng.randint(100, 99999)}"
             )
         elif shape == 2:
             name, email = person()
@@ -344,7 +346,8 @@ def stand_in_answer(source: str, budget: int) -> str:
 
 
 def _absent(source: str, value: str) -> bool:
-    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", source, re.IGNORECASE) is None
+    """No letter or digit before it, no digit after: "2023-09-02" is in "2023-09-02T10:00Z"."""
+    return re.search(rf"(?<![0-9A-Za-z]){re.escape(value)}(?!\d)", source, re.IGNORECASE) is None
 
 
 def invent(kind: str, value: str, source: str, rng: random.Random) -> str:
@@ -364,7 +367,8 @@ def invent(kind: str, value: str, source: str, rng: random.Random) -> str:
         elif kind == "hash":
             new = rng.randbytes(len(value)).hex()[: len(value)]
         else:
-            new = f"{rng.choice(FIRST).lower()}.{rng.choice(LAST).lower()}{rng.randint(1, 99)}@{value.split('@')[1]}"
+            local = f"{rng.choice(FIRST).lower()}.{rng.choice(LAST).lower()}{rng.randint(1, 99)}"
+            new = f"{local}@{value.split('@')[1]}"
         if new != value and _absent(source, new):
             return new
     raise RuntimeError(f"no {kind} absent from the source in place of {value!r}")
@@ -476,9 +480,12 @@ def fabrication(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|")
     for row, (hit, of) in sorted(tally.items(), key=lambda kv: (kv[0].startswith("all"), kv[0])):
         print(f"| {row} | {hit:,} | {of:,} | {hit / max(of, 1):.1%} |")
-    print("\ninvented facts flagged, by kind: " + ", ".join(
-        f"{kind} {hit}/{of} ({hit / max(of, 1):.0%})" for kind, (hit, of) in sorted(by_kind.items())
-    ))
+    print(
+        "\ninvented facts flagged, by kind: "
+        + ", ".join(
+            f"{kind} {hit}/{of} ({hit / max(of, 1):.0%})" for kind, (hit, of) in sorted(by_kind.items())
+        )
+    )
     for example in examples:
         print("  " + example)
 
@@ -556,7 +563,10 @@ def main() -> None:
         "--cost-against", default="", help="a git revision whose receipt is timed in the same run (e.g. main)"
     )
     parser.add_argument(
-        "--fabricate", type=int, default=0, help="the fabrication mode: facts the stand-in rewrites per answer"
+        "--fabricate",
+        type=int,
+        default=0,
+        help="the fabrication mode: facts the stand-in rewrites per answer",
     )
     parser.add_argument("--rounds", type=int, default=10, help="fabrication mode: rewrites of each answer")
     args = parser.parse_args()

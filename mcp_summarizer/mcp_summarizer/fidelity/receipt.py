@@ -35,9 +35,11 @@ _NOTICE = re.compile(r"\A\[(?:summarized offline|truncated to|not summarized)[^\
 _SPACES = re.compile(r"\s+")
 _INDEX_AFTER = 64  # summary facts unknown to the source beyond which the source's words are indexed
 _PUNCTUATION = ".,;:!?()[]{}\"'`“”‘’*_"
-# Kinds whose value found in the other text must end where a number would: "2001" is not in
-# "20017", "JIRA-123" not in "JIRA-1234" (a hash may be abbreviated: "a1b2c3d" is in its sha).
-_WHOLE_NUMBERS = frozenset({"bare_number", "id", "ip", "version"})
+# How a summary's value must stand in the source's text to be found there (see `_alone`):
+# "2001" is not in "20017", "JIRA-123" not in "JIRA-1234", the number "180" not in
+# "10.180.3.4" nor in "0.180"; a hash, or a code span of hex, may be abbreviated ("a1b2c3d" is
+# in its sha).
+_HEX = re.compile(r"[0-9a-f]{7,}")
 
 
 @dataclass(slots=True)
@@ -198,7 +200,7 @@ def _receipt(source: str, summary: str, focus: str, known: SourceFacts) -> Recei
     for kind, key, fact in unknown:
         plain = (key if kind != "negation" else key.split(" ", 1)[-1]).replace(",", "")
         if (
-            _starts_a_word(source_text, plain, kind in _WHOLE_NUMBERS)
+            _starts_a_word(source_text, plain, _alone(kind, plain))
             if source_words is None
             else _contains(source_text, source_words, plain)
         ):
@@ -217,17 +219,35 @@ def _contains(text: str, words: set[str], value: str) -> bool:
     return bool(first) and first in words and value in text
 
 
-def _starts_a_word(text: str, value: str, whole_number: bool = False) -> bool:
+def _alone(kind: str, value: str) -> str:
+    """How ``value`` must stand in the source's text: "number" (a bare number: not after "."
+    or ",", nor before one and a digit, nor before a digit), "digits" (not before a digit: any
+    other value that ends in one), or "" (a word start is enough)."""
+    if kind == "bare_number":
+        return "number"
+    if not value[-1:].isdigit() or kind == "hash" or (kind == "identifier" and _HEX.fullmatch(value)):
+        return ""
+    return "digits"
+
+
+def _starts_a_word(text: str, value: str, alone: str = "") -> bool:
     """``value`` occurs in ``text`` where no letter or digit comes before it (as ``_contains``
-    asks of its first word): "99 km" is not in "199 km"; with ``whole_number``, and no digit
-    after a value that ends in one: "2001" is not in "20017"."""
+    asks of its first word): "99 km" is not in "199 km"; and as ``_alone`` says."""
     at = text.find(value)
-    digit_after = whole_number and value[-1:].isdigit()
     while at >= 0:
-        end = at + len(value)
-        if (at == 0 or not text[at - 1].isalnum()) and not (
-            digit_after and end < len(text) and text[end].isdigit()
-        ):
+        if _stands_alone(text, at, at + len(value), alone):
             return True
         at = text.find(value, at + 1)
     return False
+
+
+def _stands_alone(text: str, at: int, end: int, alone: str) -> bool:
+    before = text[at - 1] if at else " "
+    if before.isalnum():
+        return False
+    after = text[end : end + 2]
+    if alone and after[:1].isdigit():
+        return False
+    if alone == "number":
+        return before not in ".," and not (after[:1] in ".," and after[1:].isdigit())
+    return True

@@ -152,5 +152,23 @@ def test_changed_numbers_and_ids_are_flagged_as_invented() -> None:
 
 def test_the_meta_shape_is_the_same_with_the_new_kinds_in_counts() -> None:
     meta = receipt(SERVERS, "Servers listen.").as_meta()
-    assert set(meta) == {"counts", "source_facts", "kept_facts", "invented_facts", "kept", "dropped", "invented"}
+    assert set(meta) == {
+        "counts",
+        "source_facts",
+        "kept_facts",
+        "invented_facts",
+        "kept",
+        "dropped",
+        "invented",
+    }
     assert set(meta["counts"]) == {"bare_number", "id", "date"}  # type: ignore[arg-type]
+
+
+def test_a_value_ending_in_a_digit_is_not_found_inside_a_longer_one() -> None:
+    """A made-up value is invented even where the source's text holds a longer one that starts
+    with it, in a code span too, and a bare number even inside an address or a decimal; an
+    abbreviated hash, and an id the source holds in a path, are found."""
+    source = "Encodings: UTF-16 only. Host 10.180.3.4 took 0.180 s. Commit a1b2c3d4e5f6 is at /srv/node-017."
+    r = receipt(source, "Use `utf-1`; it answered 180.")
+    assert sorted(r.invented) == ["180", "`utf-1`"]
+    assert receipt(source, "Commit `a1b2c3d4` touched node-017; use `UTF-16`.").invented == []
