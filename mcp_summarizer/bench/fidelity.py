@@ -351,10 +351,12 @@ def _absent(source: str, value: str) -> bool:
 
 
 def invent(kind: str, value: str, source: str, rng: random.Random) -> str:
-    """A value of ``kind`` in place of ``value`` that the source does not hold anywhere."""
-    for _ in range(1000):
+    """A value of ``kind`` in place of ``value`` that the source does not hold anywhere (a
+    number one digit longer where the source holds every number of its length)."""
+    for attempt in range(1000):
         if kind == "number":
-            new = str(rng.randint(10 ** (len(value) - 1), 10 ** len(value) - 1))
+            digits = len(value) + attempt // 100
+            new = str(rng.randint(10 ** (digits - 1), 10**digits - 1))
         elif kind == "id":
             prefix, digits = value.rsplit("-", 1)
             new = f"{prefix}-{rng.randint(10 ** (len(digits) - 1), 10 ** len(digits) - 1)}"
