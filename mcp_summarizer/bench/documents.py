@@ -44,6 +44,7 @@ from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.store import open_store
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.tenant import LOCAL
 
 DATA = Path(__file__).resolve().parent / "data" / "pages" / "library"
 MAN = Path("/usr/share/man/man1")
@@ -103,7 +104,7 @@ async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str
         walls = []
         for _ in range(repeats):
             start = time.perf_counter()
-            outcome = await pipeline.summarize(docs, focus, budget)
+            outcome = await pipeline.summarize(docs, focus, budget, tenant=LOCAL)
             walls.append(time.perf_counter() - start)
         s = outcome.structured
         by_id = {d.id: d.text for d in docs}
@@ -111,7 +112,7 @@ async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str
         everywhere = cited | {sid for c in s.index.clusters for sid in c.source_ids}
         valid = 0
         for sid in everywhere:
-            source = await store.get(sid)
+            source = await store.get(LOCAL, sid)
             valid += source.text in by_id[source.doc_id]
         await store.aclose()
     joined = "\n\n".join(d.text for d in docs)

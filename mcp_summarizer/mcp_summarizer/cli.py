@@ -17,6 +17,7 @@ from typing import get_args
 
 from mcp_summarizer import __version__
 from mcp_summarizer.allocator import limit_arenas
+from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import ConfigError, SummarizerError
 from mcp_summarizer.fidelity.receipt import Receipt
@@ -172,6 +173,8 @@ async def _summarize(engine: Engine, request: Request) -> Outcome:
 
 def _settings(parser: argparse.ArgumentParser) -> Settings:
     try:
-        return load_settings(env_file=ENV_FILE)
+        settings = load_settings(env_file=ENV_FILE)
+        load_tokens(settings)  # a malformed AUTH_TOKENS(_FILE) is one line at start, too
     except ConfigError as exc:
         parser.exit(2, f"mcp-summarizer: {exc}\n")
+    return settings

@@ -86,6 +86,14 @@ class Settings(BaseSettings):
     source_ttl_seconds: float = Field(86_400.0, gt=0)
     source_store_max_mb: float = Field(512.0, gt=0)
 
+    # The key source ids and proxy handles are digests with (ids a client cannot compute);
+    # empty: one made once and kept in the content store (CACHE_DIR's file, or Redis).
+    source_id_secret: SecretStr = SecretStr("")
+    # Bearer-token tenants on /mcp: "name:token" pairs, comma-separated, and/or a file of them
+    # (one pair a line).  Empty: no authentication, one tenant.
+    auth_tokens: SecretStr = SecretStr("")
+    auth_tokens_file: str = ""
+
     # The result cache (summaries already made, by a hash of all that decides them): a SQLite
     # file under CACHE_DIR, or Redis with REDIS_URL (which also holds the content store).
     cache: Literal["on", "off"] = "on"
@@ -157,6 +165,8 @@ class Settings(BaseSettings):
                 f"MAX_INFLIGHT_INPUT_TOKENS={self.max_inflight_input_tokens} is under "
                 f"MAX_INPUT_TOKENS={self.max_input_tokens}: the largest request could never run"
             )
+        if 0 < len(self.source_id_secret.get_secret_value()) < 16:
+            raise ValueError("SOURCE_ID_SECRET must be at least 16 characters (or unset: one is made)")
         if self.llm_concurrency_scope == "cluster" and not self.redis_url:
             raise ValueError("LLM_CONCURRENCY_SCOPE=cluster needs REDIS_URL (the leases are kept in Redis)")
         if self.summarizer_backend == "openai" and not self.llm_configured:

@@ -30,6 +30,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer import __version__
+from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
 from mcp_summarizer.cache import ResultCache, open_cache, result_key
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
@@ -45,6 +46,7 @@ from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
+from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.web.pages import Answer, Pages, read
 from shared.logs import clip
 
@@ -151,6 +153,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     )
     engine.observer = service.metrics
     engine.cache = service.cache
+    tokens = load_tokens(settings)
     service.metrics.gauges(
         requests=lambda: len(service.inflight),
         llm_in_flight=lambda: engine.limiter.in_flight,
@@ -163,6 +166,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         version=__version__,
         instructions=INSTRUCTIONS,
         middleware=[_UnknownArguments(arguments)],
+        # AUTH_TOKENS: the SDK's bearer authentication on /mcp (401 without a known token);
+        # /health and /metrics stay open.
+        auth=auth_settings(settings) if tokens else None,
+        token_verifier=tokens if tokens else None,
     )
     ceiling = engine.budget.max_output
     default, fetch_default = engine.budget.default_output, engine.budget.fetch_output
@@ -300,7 +307,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             list[DocumentIn],
             Field(
                 description='The documents, e.g. [{"text": "...", "title": "Elwynn Forest", '
-                '"url": "https://..."}]. Each is cut into excerpts with ids <doc id>#<n>.',
+                '"url": "https://..."}]. Each is cut into excerpts with ids <doc id>~<version>#<n>.',
                 max_length=10_000,
             ),
         ],
@@ -325,7 +332,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     @tool(_EXPAND_ANNOTATIONS)
     async def expand(
         source_id: Annotated[
-            str, Field(description='An excerpt id from a summary, e.g. "3fa2c1d9#2".', max_length=200)
+            str,
+            Field(
+                description='An excerpt id from a summary, e.g. "guide~3fa2c1d9e0b1a2c3#2".', max_length=200
+            ),
         ],
         ctx: Context,
         max_tokens: Annotated[
@@ -438,6 +448,7 @@ async def _summarize(
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
     try:
+        tenant = tenant_of()
         budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
         request = Request(
             content=content,
@@ -447,9 +458,13 @@ async def _summarize(
             kind=kind,
             focus=focus,
             strategy=strategy,
+            tenant=tenant,
         )
         key = await _cache_key(service, tool, request)
-        if key is not None and (hit := await _cached(service, tool, key, started, limits)) is not None:
+        if (
+            key is not None
+            and (hit := await _cached(service, tool, tenant, key, started, limits)) is not None
+        ):
             return hit
         outcome = await service.engine.summarize(request, _progress(ctx))
         outcome = await summary_within(service.engine, request, outcome, limits, _progress(ctx))
@@ -459,7 +474,9 @@ async def _summarize(
     _log_completion(service, tool, request, outcome, started)
     result = _result(outcome.text, outcome, service.engine.model)
     if key is not None and service.cache is not None and not outcome.degraded and not outcome.bypassed:
-        await service.cache.put(key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]})
+        await service.cache.put(
+            tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
+        )
     return result
 
 
@@ -488,10 +505,10 @@ async def _cache_key(service: Service, tool: str, request: Request) -> str | Non
 
 
 async def _cached(
-    service: Service, tool: str, key: str, started: float, limits: Limits
+    service: Service, tool: str, tenant: Tenant, key: str, started: float, limits: Limits
 ) -> CallToolResult | None:
     assert service.cache is not None
-    hit = await service.cache.get(key)
+    hit = await service.cache.get(tenant, key)
     service.metrics.cached("result", "hit" if hit else ("error" if service.cache.failing else "miss"))
     if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
         return None
@@ -591,6 +608,7 @@ async def _fetch_url(
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
+    tenant = tenant_of()
     # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
     header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
     wanted = max_length or service.engine.budget.fetch_output
@@ -608,6 +626,7 @@ async def _fetch_url(
             max_length=max_length,
             max_tokens=room,
             progress=_progress(ctx),
+            tenant=tenant,
         )
 
     try:
@@ -663,7 +682,7 @@ async def _fetch_url(
     )
     if answer.cache_key is not None and service.cache is not None:
         kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
-        await service.cache.put(answer.cache_key, kept)
+        await service.cache.put(tenant, answer.cache_key, kept)
     return result
 
 
@@ -680,6 +699,7 @@ async def _summarize_documents(
     tool = "summarize_documents"
     limits = _limits(service.settings, ctx)
     try:
+        tenant = tenant_of()
         budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
 
         async def make(room: int) -> DocumentsOutcome:
@@ -689,6 +709,7 @@ async def _summarize_documents(
                 focus,
                 max(room, min(budget, DOCUMENTS_MIN_BUDGET)),
                 _progress(ctx),
+                tenant=tenant,
             )
 
         outcome, fits = await made_within(make, lambda o: ("", o.text), fit.room(budget, limits), limits)
@@ -749,7 +770,9 @@ async def _expand(
 ) -> CallToolResult:
     limits = _limits(service.settings, ctx)
     try:
-        opened = await expand_source(service.store, source_id, max_tokens, offset=offset, limits=limits)
+        opened = await expand_source(
+            service.store, tenant_of(), source_id, max_tokens, offset=offset, limits=limits
+        )
     except SummarizerError as exc:
         raise _rejected(service, "expand", exc) from None
     service.metrics.answered("expand", "ok")

@@ -23,7 +23,7 @@ from mcp_summarizer.documents.model import DocumentsSummary
 from mcp_summarizer.summarize import tokens
 
 META = "io.github.mythline/summary"
-ID = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*#\d+)\]")
+ID = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*(?:~[0-9a-f]+)?#\d+)\]")
 
 
 VOCABULARY = {
@@ -102,7 +102,7 @@ def check_answer(result: Any, docs: list[dict[str, Any]], budget: int) -> Docume
     structured = DocumentsSummary.model_validate(result.structured_content)
     text = text_of(result)
     assert 0 < tokens.count(text) <= budget
-    known = {f"{d.id}#{i}" for d in structured.documents for i in range(d.chunk_count)}
+    known = {f"{d.id}~{d.version}#{i}" for d in structured.documents for i in range(d.chunk_count)}
     assert len(structured.documents) == len(docs)
     everywhere = set(ID.findall(text))
     for c in structured.index.clusters:
@@ -142,7 +142,7 @@ async def test_embedded_answer_is_traceable_and_expand_opens_the_original(embedd
         assert (
             f"Source: {sid}" in header and "Title: Page" in header and "URL: https://wiki.example" in header
         )
-        assert body and body in by_id[sid.split("#")[0]]
+        assert body and body in by_id[sid.split("~")[0]]
 
 
 async def test_embedded_is_deterministic(embedded: RunningServer) -> None:
@@ -240,7 +240,8 @@ async def test_no_documents_and_one_small_document(embedded: RunningServer) -> N
         embedded, "summarize_documents", {"documents": [{"text": "Hogger leads the gnolls.", "id": "h"}]}
     )
     s = check_answer(one, [{}], 5000)
-    assert s.index.clusters[0].source_ids == ["h#0"] and "[h#0]" in text_of(one)
+    sid = f"h~{s.documents[0].version}#0"
+    assert s.index.clusters[0].source_ids == [sid] and f"[{sid}]" in text_of(one)
 
 
 async def test_empty_documents_are_reported_as_not_covered(embedded: RunningServer) -> None:
@@ -290,11 +291,12 @@ async def test_expand_names_the_problem(embedded: RunningServer, source_id: str,
 
 
 async def test_expand_max_tokens_cuts_and_says_so(embedded: RunningServer) -> None:
-    await call(embedded, "summarize_documents", {"documents": [{"text": WOLVES[0], "id": "cut"}]})
-    result = await call(embedded, "expand", {"source_id": "cut#0", "max_tokens": 20})
+    made = await call(embedded, "summarize_documents", {"documents": [{"text": WOLVES[0], "id": "cut"}]})
+    version = DocumentsSummary.model_validate(made.structured_content).documents[0].version
+    result = await call(embedded, "expand", {"source_id": f"cut~{version}#0", "max_tokens": 20})
     header, _, body = text_of(result).partition("\n\n")
     assert "cut to max_tokens=20" in header and 0 < tokens.count(body) <= 20
-    assert "Previous: none (the first)" in header and "Next: cut#1" in header
+    assert "Previous: none (the first)" in header and f"Next: cut~{version}#1" in header
 
 
 # -- the LLM path ----------------------------------------------------------------------------

@@ -105,7 +105,7 @@ async def test_the_content_store_size_is_what_was_stored(server: RunningServer) 
         )
         assert not result.is_error, result
         index = result.structured_content or {}
-        ids = [f"{d['id']}#{n}" for d in index["documents"] for n in range(d["chunk_count"])]
+        ids = [f"{d['id']}~{d['version']}#{n}" for d in index["documents"] for n in range(d["chunk_count"])]
         excerpts = len(ids)
         # Every excerpt's original is kept for expand: the gauge counts their bytes.
         opened = [await client.call_tool("expand", {"source_id": sid}) for sid in ids]

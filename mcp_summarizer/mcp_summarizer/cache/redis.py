@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_summarizer.cache.guard import Outage
 from mcp_summarizer.cache.results import decode, encode
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisResultCache"]
 
@@ -30,13 +31,13 @@ class RedisResultCache:
         self._outage = Outage("result cache", url)
         self._redis = self._outage.client()
 
-    async def get(self, key: str) -> dict[str, Any] | None:
-        raw = await self._outage.call(lambda: self._redis.get(PREFIX + key))
+    async def get(self, tenant: Tenant, key: str) -> dict[str, Any] | None:
+        raw = await self._outage.call(lambda: self._redis.get(PREFIX + tenant.key(key)))
         return await decode(raw) if isinstance(raw, (bytes, str)) else None
 
-    async def put(self, key: str, value: dict[str, Any]) -> None:
+    async def put(self, tenant: Tenant, key: str, value: dict[str, Any]) -> None:
         text = await encode(value)
-        await self._outage.call(lambda: self._redis.set(PREFIX + key, text, ex=self.ttl))
+        await self._outage.call(lambda: self._redis.set(PREFIX + tenant.key(key), text, ex=self.ttl))
 
     @property
     def failing(self) -> bool:

@@ -6,6 +6,8 @@ import asyncio
 import json
 from typing import Any, Protocol
 
+from mcp_summarizer.tenant import Tenant
+
 __all__ = ["ResultCache", "decode", "encode"]
 
 _INLINE = 65_536  # characters: larger values are (de)serialized off the event loop
@@ -29,12 +31,12 @@ async def decode(raw: str | bytes) -> dict[str, Any]:
 class ResultCache(Protocol):
     name: str  # "sqlite" or "redis", for logs and metrics
 
-    async def get(self, key: str) -> dict[str, Any] | None:
-        """The answer, or None: never stored, expired, evicted, or the backend unreachable
-        (a cache that fails must never fail the request)."""
+    async def get(self, tenant: Tenant, key: str) -> dict[str, Any] | None:
+        """The answer kept in ``tenant``'s namespace, or None: never stored, expired, evicted,
+        or the backend unreachable (a cache that fails must never fail the request)."""
 
-    async def put(self, key: str, value: dict[str, Any]) -> None:
-        """Keep it (best effort: a backend that fails logs it and goes on)."""
+    async def put(self, tenant: Tenant, key: str, value: dict[str, Any]) -> None:
+        """Keep it in ``tenant``'s namespace (best effort: a backend that fails logs it and goes on)."""
 
     @property
     def failing(self) -> bool:

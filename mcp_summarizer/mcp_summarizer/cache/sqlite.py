@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from mcp_summarizer.cache.results import decode, encode
 from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["FILE_NAME", "SQLiteResultCache"]
 
@@ -61,15 +62,15 @@ class SQLiteResultCache:
         self._lock = threading.Lock()
         self._failing = False
 
-    async def get(self, key: str) -> dict[str, Any] | None:
-        row = await self._run(lambda: self._get(key))
+    async def get(self, tenant: Tenant, key: str) -> dict[str, Any] | None:
+        row = await self._run(lambda: self._get(tenant.key(key)))
         return await decode(row) if row else None
 
-    async def put(self, key: str, value: dict[str, Any]) -> None:
+    async def put(self, tenant: Tenant, key: str, value: dict[str, Any]) -> None:
         text = await encode(value)
         if len(text) > self.max_bytes:
             return  # larger than the whole cache: not worth keeping
-        await self._run(lambda: self._put(key, text))
+        await self._run(lambda: self._put(tenant.key(key), text))
 
     @property
     def failing(self) -> bool:

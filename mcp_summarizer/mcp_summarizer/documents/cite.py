@@ -12,7 +12,9 @@ from collections.abc import Collection
 
 __all__ = ["CITATION", "cited", "clean"]
 
-_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}#\d{1,7}"
+# <doc id>~<version>#<n>; the version is optional here so a made-up id without one is found
+# (and removed) too.
+_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}(?:~[0-9a-f]{1,32})?#\d{1,7}"
 # One bracket of ids separated by commas or semicolons.  Bounded repeats: linear on any text.
 CITATION = re.compile(rf"[ \t]?\[({_ID}(?:[ \t]*[,;][ \t]*{_ID}){{0,50}})\]")
 _SPLIT = re.compile(r"[ \t]*[,;][ \t]*")

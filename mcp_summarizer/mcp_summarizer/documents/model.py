@@ -46,8 +46,13 @@ class DocumentInfo(BaseModel):
     id: str
     title: str
     url: str
-    chunk_count: int = Field(description="Excerpts it was cut into: its source ids are id#0 .. id#(n-1).")
+    chunk_count: int = Field(
+        description="Excerpts it was cut into: its source ids are id~version#0 .. id~version#(n-1)."
+    )
     tokens: int
+    version: str = Field(
+        "", description="A digest of this version of the document: in each of its source ids."
+    )
 
 
 class Cluster(BaseModel):

@@ -46,7 +46,8 @@ from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_id
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
 from mcp_summarizer.errors import InputError, LLMError, StoreError
 from mcp_summarizer.fidelity.receipt import Receipt, receipt
-from mcp_summarizer.store.content import ContentStore, Source
+from mcp_summarizer.store.content import ContentStore, Source, doc_of
+from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, MESSAGE_OVERHEAD, map_output_tokens
 from mcp_summarizer.summarize.engine import (
@@ -59,6 +60,7 @@ from mcp_summarizer.summarize.engine import (
     describe_failure,
     offline_notice,
 )
+from mcp_summarizer.tenant import Tenant
 from shared.prompt_loader import load_prompt
 from shared.prompt_loader import render as fill
 
@@ -136,16 +138,30 @@ class DocumentsPipeline:
         }
 
     async def summarize(
-        self, documents: Sequence[DocumentIn], focus: str, budget: int, progress: Progress | None = None
+        self,
+        documents: Sequence[DocumentIn],
+        focus: str,
+        budget: int,
+        progress: Progress | None = None,
+        *,
+        tenant: Tenant,
     ) -> DocumentsOutcome:
         """Summarize ``documents`` within ``budget`` tokens (already resolved by
-        `Budget.output_tokens`).  Raises InputError for requests that cannot be served."""
+        `Budget.output_tokens`), their excerpts kept in ``tenant``'s namespace.  Raises
+        InputError for requests that cannot be served."""
         if budget < MIN_BUDGET:
             raise InputError(
                 f"max_output_tokens={budget} is too small for summarize_documents: at least {MIN_BUDGET} "
                 "(the headings and the sources take room)"
             )
-        ids = document_ids(documents)
+        try:
+            key = IdKey(await self.store.id_secret())
+        except StoreError as exc:
+            # The store is down, so its excerpts could not be kept anyway: ids keyed with a
+            # secret of this request's alone stay unguessable, and the summary is still made.
+            logger.warning("source_id_secret_unavailable", extra={"reason": str(exc)})
+            key = IdKey(new_secret().encode())
+        ids = document_ids(documents, key, tenant)
         focus_text = fill(self._t["focus_instructions"], focus=focus) if focus.strip() else ""
         map_prompt = Prompt(self._t["documents_map"], {"focus_instructions": focus_text})
         # Checked on both backends, so a request means the same whichever answers; off the
@@ -162,10 +178,10 @@ class DocumentsPipeline:
             tokens.count(fill(self._t["document"], content="")) + 16,  # + a title line
             excerpt_target + JSON_OVERHEAD,
         )
-        cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size)
+        cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size, key, tenant)
         self.engine.budget.check_input(cuts.tokens)
         async with self.engine.admission.hold(cuts.tokens):
-            outcome = await self._summarize(cuts, focus, focus_text, budget, map_prompt, progress)
+            outcome = await self._summarize(cuts, focus, focus_text, budget, map_prompt, progress, tenant)
             if cuts.excerpts:
                 source = "\n\n".join(d.text for d in documents)
                 outcome.fidelity = await asyncio.to_thread(receipt, source, outcome.text, focus)
@@ -179,9 +195,10 @@ class DocumentsPipeline:
         budget: int,
         map_prompt: Prompt,
         progress: Progress | None,
+        tenant: Tenant,
     ) -> DocumentsOutcome:
         try:
-            await self.store.put([_source(e) for e in cuts.excerpts])
+            await self.store.put(tenant, [_source(e) for e in cuts.excerpts])
         except StoreError as exc:  # the summary can still be made; only expand will miss them
             logger.warning("content_store_failed", extra={"reason": str(exc)})
         if progress is not None:
@@ -196,7 +213,7 @@ class DocumentsPipeline:
                     1, 1, f"embedded summaries: {clusters} topics from {len(cuts.excerpts)} excerpts"
                 )
             return outcome
-        run = self.engine.new_run(cuts.tokens, progress)
+        run = self.engine.new_run(cuts.tokens, progress, tenant)
         excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
         try:
             return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target)
@@ -438,7 +455,7 @@ class DocumentsPipeline:
         text = tokens.truncate(text, limit)
 
         covered = {sid for ids in rests_on for sid in ids}
-        covered_docs = {sid.rpartition("#")[0] for sid in covered}
+        covered_docs = {doc_of(sid) for sid in covered}
         structured = DocumentsSummary(
             index=Index(
                 clusters=[
@@ -472,7 +489,7 @@ class DocumentsPipeline:
                     relevance_score=g.relevance,
                     summary=s,
                     source_ids=ids,
-                    doc_ids=list(dict.fromkeys(i.rpartition("#")[0] for i in ids)),
+                    doc_ids=list(dict.fromkeys(doc_of(i) for i in ids)),
                 )
                 for g, s, ids in zip(kept, summaries, rests_on, strict=True)
             ],
@@ -483,7 +500,14 @@ class DocumentsPipeline:
                 doc_ids=[d.id for d in cuts.documents if d.id in covered_docs],
             ),
             documents=[
-                DocumentInfo(id=d.id, title=d.title, url=d.url, chunk_count=d.chunk_count, tokens=d.tokens)
+                DocumentInfo(
+                    id=d.id,
+                    title=d.title,
+                    url=d.url,
+                    chunk_count=d.chunk_count,
+                    tokens=d.tokens,
+                    version=d.version,
+                )
                 for d in cuts.documents
             ],
         )
@@ -496,10 +520,12 @@ class DocumentsPipeline:
         )
 
 
-def _cut_all(documents: Sequence[DocumentIn], ids: list[str], chunk_size: int) -> _Cut:
+def _cut_all(
+    documents: Sequence[DocumentIn], ids: list[str], chunk_size: int, key: IdKey, tenant: Tenant
+) -> _Cut:
     out = _Cut([], chunk_size)
     for doc, doc_id in zip(documents, ids, strict=True):
-        document, excerpts = cut(doc, doc_id, chunk_size)
+        document, excerpts = cut(doc, doc_id, chunk_size, key, tenant)
         out.documents.append(document)
         out.excerpts.extend(excerpts)
     return out

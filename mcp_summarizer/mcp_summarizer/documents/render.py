@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mcp_summarizer.documents.sources import Document
+from mcp_summarizer.store.content import doc_of
 
 __all__ = ["SOURCES_SHOWN", "cluster_section", "footer", "master_section", "title"]
 
@@ -59,7 +60,7 @@ def _sources(source_ids: Sequence[str], documents: dict[str, Document]) -> str:
     shown = source_ids[:SOURCES_SHOWN]
     by_doc: dict[str, list[str]] = {}
     for sid in shown:
-        by_doc.setdefault(sid.rpartition("#")[0], []).append(sid)
+        by_doc.setdefault(doc_of(sid), []).append(sid)
     parts = []
     for doc_id, ids in by_doc.items():
         cites = ", ".join(f"[{i}]" for i in ids)

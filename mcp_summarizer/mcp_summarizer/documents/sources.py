@@ -1,15 +1,17 @@
 """Documents in, excerpts out: ids checked or made, each document cut into chunks, and each
-chunk given its ``source_id`` (``<doc id>#<chunk index>``).  Pure, no I/O.
+chunk given its ``source_id`` (``<doc id>~<version>#<chunk index>``).  Pure, no I/O.
 
-A default id is a hash of the url (or of the text when there is no url), so the same page
-gets the same ids in every run, and a summary's citations stay valid across runs.  Chunks do
-not overlap here (unlike a single summary's map): a source id must point at one place, and
-neighbouring ids must be the text just before and after.
+A default id is a keyed digest of the url (or of the text when there is no url), so the same
+page gets the same id in every run of a tenant while knowing the url gives no id.  The
+version is a keyed digest of the tenant, the id and everything the excerpts hold: an id names
+one text for good, whatever a later request sends under the same document id, and a new
+version never mixes with an old one.  Chunks do not overlap here (unlike a single summary's
+map): a source id must point at one place, and neighbouring ids must be the text just before
+and after.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,11 +19,14 @@ from dataclasses import dataclass
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import source_id
+from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["Document", "Excerpt", "cut", "document_ids", "plain", "source_id"]
 
-_HASH_CHARS = 8  # 32 bits: a collision among a run's documents is reported, never merged
+_HASH_CHARS = 8  # 32 bits: a collision among a run's documents is reported, never merged;
+# the version tag in every source id carries the 64 bits no client can compute
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +36,7 @@ class Document:
     url: str
     tokens: int
     chunk_count: int
+    version: str = ""  # its source ids are <id>~<version>#<n>
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,15 +59,15 @@ class Excerpt:
         return self.context + self.text
 
 
-def document_ids(documents: Sequence[DocumentIn]) -> list[str]:
-    """Each document's id: its own, or a hash of its url (else its text).  Ids must be
-    unique: a repeat is an error naming both positions, never a silent merge."""
+def document_ids(documents: Sequence[DocumentIn], key: IdKey, tenant: Tenant) -> list[str]:
+    """Each document's id: its own, or a keyed digest of its url (else its text).  Ids must
+    be unique: a repeat is an error naming both positions, never a silent merge."""
     ids: list[str] = []
     seen: dict[str, int] = {}
     for i, doc in enumerate(documents):
         given = doc.id
-        key = doc.url.strip() or doc.text
-        doc_id = given or hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+        url = doc.url.strip()
+        doc_id = given or key.digest("url" if url else "text", tenant, url or doc.text, chars=_HASH_CHARS)
         if doc_id in seen:
             j = seen[doc_id]
             why = (
@@ -78,22 +84,27 @@ def document_ids(documents: Sequence[DocumentIn]) -> list[str]:
     return ids
 
 
-def cut(doc: DocumentIn, doc_id: str, chunk_size: int) -> tuple[Document, list[Excerpt]]:
+def cut(
+    doc: DocumentIn, doc_id: str, chunk_size: int, key: IdKey, tenant: Tenant
+) -> tuple[Document, list[Excerpt]]:
     """A document's excerpts: its text cut at markdown boundaries into chunks of at most
-    ``chunk_size`` tokens, in order, without overlap.  Empty text has no excerpt."""
+    ``chunk_size`` tokens, in order, without overlap, with ids of this version.  Empty text
+    has no excerpt."""
     chunks = (
         chunk(doc.text, strategy="semantic", chunk_size=chunk_size, overlap=0) if doc.text.strip() else []
     )
     n = len(chunks)
+    texts = [doc.text[c.start : c.end] for c in chunks]
+    version = key.digest("doc", tenant, doc_id, doc.title, doc.url, *texts)
     excerpts = [
         Excerpt(
-            source_id=source_id(doc_id, i),
+            source_id=source_id(doc_id, i, version),
             doc_id=doc_id,
             index=i,
             chunk_count=n,
             title=doc.title,
             url=doc.url,
-            text=doc.text[c.start : c.end],
+            text=texts[i],
             context=c.context,
             tokens=c.tokens,
             heading=_nearest_heading(c.text, c.context),
@@ -101,7 +112,7 @@ def cut(doc: DocumentIn, doc_id: str, chunk_size: int) -> tuple[Document, list[E
         for i, c in enumerate(chunks)
     ]
     total = sum(e.tokens for e in excerpts)
-    return Document(doc_id, doc.title, doc.url, total, n), excerpts
+    return Document(doc_id, doc.title, doc.url, total, n, version), excerpts
 
 
 # Markdown inline markup in a heading, for a label that reads as plain words: a link's target

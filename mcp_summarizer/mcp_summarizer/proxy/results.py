@@ -19,7 +19,6 @@ line says that too.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from dataclasses import dataclass
@@ -32,9 +31,11 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.store.content import ContentStore, Source, source_id
+from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Engine, Progress, Request, describe_failure
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["META_PROXY", "Shaped", "shape"]
 
@@ -73,6 +74,7 @@ async def shape(
     tool: str,
     arguments: dict[str, Any],
     goal: str,
+    tenant: Tenant,
     progress: Progress | None = None,
     limits: Limits | None = None,
 ) -> Shaped:
@@ -92,12 +94,13 @@ async def shape(
     if size <= budget and fit.fits(original, limits):
         return Shaped(result, "passed", size, size, len(others), other_bytes)
 
-    doc_id = _doc_id(server, tool, original)
+    doc_id = await _handle(store, tenant, server, tool, original)
     # The parts do not depend on the client (their ids do not either): expand pages a part
     # that is over the client's limits.
     parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
     not_kept = await _keep(
         store,
+        tenant,
         [
             Source(
                 source_id=source_id(doc_id, i),
@@ -119,7 +122,7 @@ async def shape(
     )
     room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
     body, how, cause = await _body(
-        how, original, value, room, engine, server, tool, arguments, goal, progress, limits, header
+        how, original, value, room, engine, server, tool, arguments, goal, tenant, progress, limits, header
     )
     for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
         if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
@@ -128,7 +131,7 @@ async def shape(
         # A summary is summarized again (one small call), JSON cut again from the original.
         again = body if how == "summarized" else original
         body, how, cause = await _body(
-            how, again, value, room, engine, server, tool, arguments, goal, progress, limits, header
+            how, again, value, room, engine, server, tool, arguments, goal, tenant, progress, limits, header
         )
     if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
         how = "truncated"
@@ -180,6 +183,7 @@ async def _body(
     tool: str,
     arguments: dict[str, Any],
     goal: str,
+    tenant: Tenant,
     progress: Progress | None,
     limits: Limits,
     header: str,
@@ -201,6 +205,7 @@ async def _body(
             query=goal,
             # The proxy's promise is the budget: never the unsummarized original on failure.
             on_failure="extractive" if engine.settings.on_llm_failure == "original" else None,
+            tenant=tenant,
         )
         outcome = await engine.summarize(request, progress)
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
@@ -243,11 +248,11 @@ def _header(
     return line + "]"
 
 
-async def _keep(store: ContentStore, sources: list[Source]) -> str:
+async def _keep(store: ContentStore, tenant: Tenant, sources: list[Source]) -> str:
     """Store the original's parts: "" when kept, else why not (over the store's cap, the store
     unreachable).  The answer goes out either way: the agent must not lose the result."""
     try:
-        await store.put(sources)
+        await store.put(tenant, sources)
     except SummarizerError as exc:
         logger.warning("proxy_original_not_kept", extra={"reason": str(exc)})
         return str(exc)
@@ -273,10 +278,16 @@ def _count_all(texts: list[str]) -> int:
     return sum(tokens.count(t) for t in texts) + 2 * max(len(texts) - 1, 0)  # the joins
 
 
-def _doc_id(server: str, tool: str, text: str) -> str:
-    """The same result from the same tool gets the same handle."""
-    digest = hashlib.sha256(f"{server}\0{tool}\0".encode() + text.encode("utf-8", "surrogatepass"))
-    return "r" + digest.hexdigest()[:11]
+async def _handle(store: ContentStore, tenant: Tenant, server: str, tool: str, text: str) -> str:
+    """The same result from the same tool gets the same handle within a tenant; no client can
+    compute it (a keyed digest), and it has no "~", which every document's source id has, so
+    a document can never be stored under a handle."""
+    try:
+        key = IdKey(await store.id_secret())
+    except SummarizerError:  # the store is down: nothing will be kept, any unguessable name does
+        key = IdKey(new_secret().encode())
+    digest = await asyncio.to_thread(key.digest, "proxy", tenant, server, tool, text)
+    return "r" + digest
 
 
 def _quote(arguments: dict[str, Any]) -> str:

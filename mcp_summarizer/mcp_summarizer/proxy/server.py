@@ -37,6 +37,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_summarizer import __version__
+from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
 from mcp_summarizer.cache import open_cache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
@@ -50,6 +51,7 @@ from mcp_summarizer.server import transport_security
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["GOAL_ARGUMENT", "Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
 
@@ -95,7 +97,7 @@ _EXPAND_SCHEMA: dict[str, Any] = {
     "properties": {
         "source_id": {
             "type": "string",
-            "description": 'A handle from a summarized result, e.g. "r3fa2c1d9e0b#0".',
+            "description": 'A handle from a summarized result, e.g. "r3fa2c1d9e0b1a2c3#0".',
         },
         "max_tokens": {
             "type": "integer",
@@ -130,6 +132,7 @@ class Proxy:
         self.settings = settings
         self.engine = engine or Engine.from_settings(settings)
         self.store = store or open_store(settings)
+        self.tokens = load_tokens(settings)
         # The result cache's map level: a large output summarized again (a log read twice, a
         # page changed in one place) costs LLM calls only for the chunks not seen before.
         self.cache = open_cache(settings)
@@ -226,15 +229,20 @@ class Proxy:
     # -- calling ----------------------------------------------------------------------------
 
     async def call(
-        self, name: str, arguments: dict[str, Any], progress: Progress | None, limits: Limits | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: Progress | None,
+        tenant: Tenant,
+        limits: Limits | None = None,
     ) -> types.CallToolResult:
-        """Call one tool; ``limits`` are the client's (`Settings.output_limits`), every answer
-        within them."""
+        """Call one tool for ``tenant`` (its handles are stored and opened in its namespace);
+        ``limits`` are the client's (`Settings.output_limits`), every answer within them."""
         limits = limits or Limits()
         if name == "call_tool_summarized":
-            return await self._call_summarized(arguments, progress, limits)
+            return await self._call_summarized(arguments, progress, tenant, limits)
         if name == "expand":
-            return await self._expand(arguments, limits)
+            return await self._expand(arguments, tenant, limits)
         route = self.routes.get(name)
         if route is None:
             raise InputError(_unknown_tool(name, [*_OWN, *self.routes]))
@@ -245,11 +253,11 @@ class Proxy:
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
         budget = upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
         return await self._forward(
-            upstream, tool.name, arguments, goal, limits.budget(budget), progress, limits
+            upstream, tool.name, arguments, goal, limits.budget(budget), progress, tenant, limits
         )
 
     async def _call_summarized(
-        self, arguments: dict[str, Any], progress: Progress | None, limits: Limits
+        self, arguments: dict[str, Any], progress: Progress | None, tenant: Tenant, limits: Limits
     ) -> types.CallToolResult:
         _check_arguments("call_tool_summarized", arguments, _CALL_SCHEMA)
         server, tool = arguments.get("server"), arguments.get("tool")
@@ -271,7 +279,9 @@ class Proxy:
             )
         upstream = self.upstreams[server]
         budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
-        return await self._forward(upstream, tool, args, goal, limits.budget(budget), progress, limits)
+        return await self._forward(
+            upstream, tool, args, goal, limits.budget(budget), progress, tenant, limits
+        )
 
     async def _forward(
         self,
@@ -281,6 +291,7 @@ class Proxy:
         goal: str,
         budget: int,
         progress: Progress | None,
+        tenant: Tenant,
         limits: Limits,
     ) -> types.CallToolResult:
         started = time.perf_counter()
@@ -298,6 +309,7 @@ class Proxy:
                 tool=tool,
                 arguments=arguments,
                 goal=goal,
+                tenant=tenant,
                 progress=_engine_progress(progress),
                 limits=limits,
             )
@@ -327,7 +339,9 @@ class Proxy:
         )
         return _inline(shaped.result)
 
-    async def _expand(self, arguments: dict[str, Any], limits: Limits) -> types.CallToolResult:
+    async def _expand(
+        self, arguments: dict[str, Any], tenant: Tenant, limits: Limits
+    ) -> types.CallToolResult:
         _check_arguments("expand", arguments, _EXPAND_SCHEMA)
         source_id, max_tokens = arguments.get("source_id"), arguments.get("max_tokens") or 0
         offset = arguments.get("offset") or 0
@@ -336,7 +350,7 @@ class Proxy:
         for name, value in (("max_tokens", max_tokens), ("offset", offset)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise InputError(f"{name} must be a whole number, got {value!r}")
-        opened = await expand(self.store, source_id, max_tokens, offset=offset, limits=limits)
+        opened = await expand(self.store, tenant, source_id, max_tokens, offset=offset, limits=limits)
         return _inline(types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)]))
 
     def health(self) -> dict[str, Any]:
@@ -367,7 +381,8 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
         client = ctx.session.client_params
         limits = proxy.settings.output_limits(client.client_info.name if client is not None else None)
         try:
-            return await proxy.call(params.name, dict(params.arguments or {}), progress, limits)
+            tenant = tenant_of()
+            return await proxy.call(params.name, dict(params.arguments or {}), progress, tenant, limits)
         except SummarizerError as exc:
             if not isinstance(exc, UpstreamError):
                 logger.info(
@@ -399,6 +414,9 @@ def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Any
         transport_security=transport_security(settings),
         host=settings.mcp_summarizer_host,
         custom_starlette_routes=[Route("/health", health, methods=["GET"])],
+        # AUTH_TOKENS: the SDK's bearer authentication on /mcp (401 without a known token).
+        auth=auth_settings(settings) if proxy.tokens else None,
+        token_verifier=proxy.tokens if proxy.tokens else None,
     )
 
 

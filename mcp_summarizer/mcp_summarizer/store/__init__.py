@@ -21,10 +21,12 @@ def open_store(settings: Settings) -> ContentStore:
             settings.redis_url,
             ttl_seconds=settings.source_ttl_seconds,
             max_bytes=int(settings.source_store_max_mb * 1_000_000),
+            secret=settings.source_id_secret.get_secret_value(),
         )
     folder = Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
     return SQLiteStore(
         folder,
         ttl_seconds=settings.source_ttl_seconds,
         max_bytes=int(settings.source_store_max_mb * 1_000_000),
+        secret=settings.source_id_secret.get_secret_value(),
     )

@@ -14,16 +14,29 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.tenant import Tenant
 
-__all__ = ["ContentStore", "Source", "StoreStats", "check_id", "source_id"]
+__all__ = ["ContentStore", "Source", "StoreStats", "check_id", "doc_of", "sibling", "source_id"]
 
 _MAX_ID = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def source_id(doc_id: str, index: int) -> str:
-    """A record's id: ``<doc id>#<chunk index>``, the form every citation and handle takes."""
-    return f"{doc_id}#{index}"
+def source_id(doc_id: str, index: int, version: str = "") -> str:
+    """A record's id: ``<doc id>~<version>#<chunk index>`` for a document's excerpt (the
+    version a keyed digest of that document's content, so an id names one text for good),
+    ``<handle>#<part>`` for a proxy result (whose handle is such a digest itself)."""
+    return f"{doc_id}~{version}#{index}" if version else f"{doc_id}#{index}"
+
+
+def doc_of(source_id_: str) -> str:
+    """The document id in a source id (``guide`` of ``guide~3fa2c1d9e0b1a2c3#2``)."""
+    return source_id_.rpartition("#")[0].partition("~")[0]
+
+
+def sibling(source_id_: str, index: int) -> str:
+    """The id of excerpt ``index`` of the same document version as ``source_id_``."""
+    return f"{source_id_.rpartition('#')[0]}#{index}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,11 +57,16 @@ class StoreStats:
 
 
 class ContentStore(Protocol):
-    async def put(self, sources: Sequence[Source]) -> None:
-        """Store (or replace) them all; their time to live starts again."""
+    async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
+        """Store them all in ``tenant``'s namespace; their time to live starts again (an id
+        names one content: storing it again stores the same text)."""
 
-    async def get(self, source_id: str) -> Source:
-        """The record, or UnknownSource / ExpiredSource saying which."""
+    async def get(self, tenant: Tenant, source_id: str) -> Source:
+        """The record in ``tenant``'s namespace, or UnknownSource / ExpiredSource saying which."""
+
+    async def id_secret(self) -> bytes:
+        """The server secret ids are keyed with: SOURCE_ID_SECRET, else one made once and kept
+        in the store itself, so every process and replica sharing it agrees."""
 
     async def stats(self) -> StoreStats: ...
 
@@ -58,7 +76,7 @@ class ContentStore(Protocol):
 def check_id(source_id: str) -> None:
     """An id that cannot be one is an error naming the problem, before any lookup."""
     if not source_id:
-        raise InputError('source_id is empty: give an id from a summary, such as "3fa2c1d9#2"')
+        raise InputError('source_id is empty: give an id from a summary, such as "guide~3fa2c1d9e0b1a2c3#2"')
     if len(source_id) > _MAX_ID:
         raise InputError(
             f"source_id is {len(source_id)} characters, over {_MAX_ID}: not an id from a summary"

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.store.content import ContentStore, Source, source_id
+from mcp_summarizer.store.content import ContentStore, Source, sibling
 from mcp_summarizer.summarize import tokens
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["Expanded", "expand"]
 
@@ -32,16 +33,22 @@ class Expanded:
 
 
 async def expand(
-    store: ContentStore, source_id_: str, max_tokens: int, *, offset: int = 0, limits: Limits | None = None
+    store: ContentStore,
+    tenant: Tenant,
+    source_id_: str,
+    max_tokens: int,
+    *,
+    offset: int = 0,
+    limits: Limits | None = None,
 ) -> Expanded:
-    """The answer for one id, from character ``offset`` on; an unknown, expired or malformed
-    id, or an offset past the end, is an InputError naming it."""
+    """The answer for one id of ``tenant``'s, from character ``offset`` on; an unknown,
+    expired or malformed id, or an offset past the end, is an InputError naming it."""
     if max_tokens < 0:
         raise InputError(f"max_tokens must be 0 (the whole excerpt) or positive, got {max_tokens}")
     if offset < 0:
         raise InputError(f"offset must be 0 (the start) or positive, got {offset}")
     limits = limits or Limits()
-    source = await store.get(source_id_.strip())
+    source = await store.get(tenant, source_id_.strip())
     text, n = source.text, len(source.text)
     if offset and offset >= n:
         raise InputError(f"offset={offset} is past the end of {source.source_id} ({n} characters)")
@@ -51,9 +58,10 @@ async def expand(
         lines.append(f"Title: {' '.join(source.title.split())}")
     if source.url:
         lines.append(f"URL: {source.url}")
-    before = source_id(source.doc_id, source.index - 1) if source.index > 0 else "none (the first)"
+    # Neighbours of the same version: an id never leads to another version's text.
+    before = sibling(source.source_id, source.index - 1) if source.index > 0 else "none (the first)"
     after = (
-        source_id(source.doc_id, source.index + 1)
+        sibling(source.source_id, source.index + 1)
         if source.index + 1 < source.chunk_count
         else "none (the last)"
     )

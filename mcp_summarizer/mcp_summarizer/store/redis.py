@@ -14,22 +14,26 @@ from typing import Any
 from mcp_summarizer.cache.guard import Outage, RedisUnavailable
 from mcp_summarizer.errors import ExpiredSource, InputError, StoreError, UnknownSource
 from mcp_summarizer.store.content import Source, StoreStats, check_id
+from mcp_summarizer.store.ids import new_secret
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisStore"]
 
 _SOURCE = "mcp-summarizer:source:"
 _SEEN = "mcp-summarizer:seen:"
+_SECRET = "mcp-summarizer:id-secret"
 _MARKER_SECONDS = 7 * 86_400
 
 
 class RedisStore:
-    def __init__(self, url: str, *, ttl_seconds: float, max_bytes: int) -> None:
+    def __init__(self, url: str, *, ttl_seconds: float, max_bytes: int, secret: str = "") -> None:
         self.ttl = max(1, int(ttl_seconds))
         self.max_bytes = max_bytes
+        self._secret = secret.encode() if secret else b""
         self._outage = Outage("content store", url)
         self._redis = self._outage.client()
 
-    async def put(self, sources: Sequence[Source]) -> None:
+    async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
         if not sources:
             return
         size = sum(len(s.text.encode("utf-8", "surrogatepass")) for s in sources)
@@ -48,15 +52,17 @@ class RedisStore:
                 "url": s.url,
                 "text": s.text,
             }
-            pipe.set(_SOURCE + s.source_id, json.dumps(record, ensure_ascii=False), ex=self.ttl)
-            pipe.set(_SEEN + s.source_id, "1", ex=self.ttl + _MARKER_SECONDS)
+            key = tenant.key(s.source_id)
+            pipe.set(_SOURCE + key, json.dumps(record, ensure_ascii=False), ex=self.ttl)
+            pipe.set(_SEEN + key, "1", ex=self.ttl + _MARKER_SECONDS)
         await self._strict(pipe.execute)
 
-    async def get(self, source_id: str) -> Source:
+    async def get(self, tenant: Tenant, source_id: str) -> Source:
         check_id(source_id)
-        raw = await self._strict(lambda: self._redis.get(_SOURCE + source_id))
+        key = tenant.key(source_id)
+        raw = await self._strict(lambda: self._redis.get(_SOURCE + key))
         if raw is None:
-            if await self._strict(lambda: self._redis.exists(_SEEN + source_id)):
+            if await self._strict(lambda: self._redis.exists(_SEEN + key)):
                 raise ExpiredSource(
                     f"source {source_id!r} expired (sources are kept SOURCE_TTL_SECONDS={self.ttl} s): "
                     "summarize it again"
@@ -67,6 +73,15 @@ class RedisStore:
             )
         record = json.loads(raw)
         return Source(source_id=source_id, **record)
+
+    async def id_secret(self) -> bytes:
+        """SOURCE_ID_SECRET, else the one kept in Redis (the first replica to ask makes it;
+        it never expires, so ids stay valid across restarts)."""
+        if not self._secret:
+            await self._strict(lambda: self._redis.set(_SECRET, new_secret(), nx=True))
+            value = await self._strict(lambda: self._redis.get(_SECRET))
+            self._secret = value if isinstance(value, bytes) else str(value).encode()
+        return self._secret
 
     async def stats(self) -> StoreStats:
         entries, size = 0, 0

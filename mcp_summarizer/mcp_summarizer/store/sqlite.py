@@ -30,6 +30,8 @@ from typing import TypeVar
 
 from mcp_summarizer.errors import ConfigError, ExpiredSource, InputError, StoreError, UnknownSource
 from mcp_summarizer.store.content import Source, StoreStats, check_id
+from mcp_summarizer.store.ids import new_secret
+from mcp_summarizer.tenant import Tenant
 
 __all__ = ["SQLiteStore", "default_cache_dir"]
 
@@ -51,6 +53,7 @@ CREATE TABLE IF NOT EXISTS gone (source_id TEXT PRIMARY KEY, at REAL NOT NULL, w
 CREATE INDEX IF NOT EXISTS gone_at ON gone(at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta VALUES ('bytes', 0);
+CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -61,9 +64,10 @@ def default_cache_dir() -> Path:
 
 
 class SQLiteStore:
-    def __init__(self, folder: Path, *, ttl_seconds: float, max_bytes: int) -> None:
+    def __init__(self, folder: Path, *, ttl_seconds: float, max_bytes: int, secret: str = "") -> None:
         self.ttl = ttl_seconds
         self.max_bytes = max_bytes
+        self._secret = secret.encode() if secret else b""
         try:
             folder.mkdir(parents=True, exist_ok=True)
             self.path = folder / FILE_NAME
@@ -81,7 +85,7 @@ class SQLiteStore:
             ) from None
         self._lock = threading.Lock()
 
-    async def put(self, sources: Sequence[Source]) -> None:
+    async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
         if not sources:
             return
         size = sum(len(s.text.encode("utf-8", "surrogatepass")) for s in sources)
@@ -90,11 +94,16 @@ class SQLiteStore:
                 f"the documents' text is {size / 1e6:.1f} MB, over the content store's cap "
                 f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}: send fewer at once, or raise the cap"
             )
-        await self._run(lambda: self._put(sources))
+        await self._run(lambda: self._put(tenant, sources))
 
-    async def get(self, source_id: str) -> Source:
+    async def get(self, tenant: Tenant, source_id: str) -> Source:
         check_id(source_id)
-        return await self._run(lambda: self._get(source_id))
+        return await self._run(lambda: self._get(tenant, source_id))
+
+    async def id_secret(self) -> bytes:
+        if not self._secret:
+            self._secret = (await self._run(self._stored_secret)).encode()
+        return self._secret
 
     async def stats(self) -> StoreStats:
         return await self._run(self._stats)
@@ -116,18 +125,24 @@ class SQLiteStore:
 
         return await asyncio.to_thread(locked)
 
-    def _put(self, sources: Sequence[Source]) -> None:
+    def _stored_secret(self) -> str:
+        """The secret this file keeps (made by whichever process asked first)."""
+        self._db.execute("INSERT OR IGNORE INTO secrets VALUES ('source_ids', ?)", (new_secret(),))
+        return str(self._db.execute("SELECT value FROM secrets WHERE name = 'source_ids'").fetchone()[0])
+
+    def _put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
         now = time.time()
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         added = 0
-        for s in sources:
+        keys = [tenant.key(s.source_id) for s in sources]
+        for key, s in zip(keys, sources, strict=True):
             size = len(s.text.encode("utf-8", "surrogatepass"))
-            old = db.execute("SELECT bytes FROM sources WHERE source_id = ?", (s.source_id,)).fetchone()
+            old = db.execute("SELECT bytes FROM sources WHERE source_id = ?", (key,)).fetchone()
             db.execute(
                 "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    s.source_id,
+                    key,
                     s.doc_id,
                     s.index,
                     s.chunk_count,
@@ -140,21 +155,22 @@ class SQLiteStore:
                 ),
             )
             added += size - (old[0] if old else 0)
-        db.executemany("DELETE FROM gone WHERE source_id = ?", [(s.source_id,) for s in sources])
+        db.executemany("DELETE FROM gone WHERE source_id = ?", [(k,) for k in keys])
         db.execute("UPDATE meta SET value = value + ? WHERE key = 'bytes'", (added,))
         self._expire(now)
         self._evict(now)
         db.execute("COMMIT")
 
-    def _get(self, source_id: str) -> Source:
+    def _get(self, tenant: Tenant, source_id: str) -> Source:
         now = time.time()
         db = self._db
+        key = tenant.key(source_id)
         row = db.execute(
             "SELECT doc_id, idx, chunk_count, title, url, text, expires FROM sources WHERE source_id = ?",
-            (source_id,),
+            (key,),
         ).fetchone()
         if row is not None and row[6] > now:
-            db.execute("UPDATE sources SET used = ? WHERE source_id = ?", (now, source_id))
+            db.execute("UPDATE sources SET used = ? WHERE source_id = ?", (now, key))
             return Source(
                 source_id=source_id,
                 doc_id=row[0],
@@ -166,9 +182,9 @@ class SQLiteStore:
             )
         if row is not None:  # expired, not yet purged
             db.execute("BEGIN IMMEDIATE")
-            self._drop("source_id = ?", (source_id,), now, "expired")
+            self._drop("source_id = ?", (key,), now, "expired")
             db.execute("COMMIT")
-        gone = db.execute("SELECT at, why FROM gone WHERE source_id = ?", (source_id,)).fetchone()
+        gone = db.execute("SELECT at, why FROM gone WHERE source_id = ?", (key,)).fetchone()
         if gone is None:
             raise UnknownSource(
                 f"no source {source_id!r}: it was never stored here (or was dropped over a week "

@@ -49,6 +49,7 @@ from mcp_summarizer.summarize.budget import (
 from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, Stopped, TokenOffsets, chunk
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
+from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.prompt_loader import load_prompt, render
 
 __all__ = [
@@ -106,6 +107,7 @@ class Request:
     query: str = ""
     strategy: Strategy = "semantic"
     on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
+    tenant: Tenant = LOCAL  # whose map-cache namespace its calls read and fill
 
 
 @dataclass(slots=True, kw_only=True)
@@ -163,6 +165,7 @@ class _Run:
     owner: Hashable
     progress: Progress | None
     outcome: Outcome
+    tenant: Tenant
     done: int = 0
     planned: int = 0
     failed: bool = False  # a call failed: the request is over, no other call may start
@@ -295,7 +298,7 @@ class Engine:
         content = outcome.text + (f"\n\n---\nSource lines:\n{notes}" if notes else "")
         room = self.budget.merge_room(tokens.count(system), target)
         content = tokens.truncate(content, room)
-        run = self.new_run(outcome.input_tokens, None)
+        run = self.new_run(outcome.input_tokens, None, request.tenant)
         try:
             fixed = await self._call(run, system, content, target, "repair")
         except Exception as exc:  # the unrepaired summary is still an answer
@@ -348,6 +351,7 @@ class Engine:
             owner=object(),
             progress=progress,
             outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed, backend="llm"),
+            tenant=request.tenant,
         )
         try:
             return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
@@ -442,7 +446,12 @@ class Engine:
         began = time.perf_counter()
         producer = asyncio.ensure_future(asyncio.to_thread(produce))
         producer.add_done_callback(finished)
-        run = _Run(owner=object(), progress=progress, outcome=Outcome(text="", input_tokens=0, backend="llm"))
+        run = _Run(
+            owner=object(),
+            progress=progress,
+            outcome=Outcome(text="", input_tokens=0, backend="llm"),
+            tenant=request.tenant,
+        )
         stripped = replace(request, content=text)
         settled = map_share_settled(target)
         chunks: list[Chunk] = []
@@ -688,7 +697,7 @@ class Engine:
             text = cut
         text = self._fit(run, text, max_tokens)
         if key is not None and self.cache is not None and completion.finish_reason != "length":
-            await self.cache.put(key, {"text": text})
+            await self.cache.put(run.tenant, key, {"text": text})
         run.done += 1
         if run.progress is not None:
             await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
@@ -707,7 +716,7 @@ class Engine:
 
     async def _cached_map(self, run: _Run, key: str) -> str | None:
         assert self.cache is not None
-        hit = await self.cache.get(key)
+        hit = await self.cache.get(run.tenant, key)
         if self.observer is not None:
             self.observer.cached("map", "hit" if hit else ("error" if self.cache.failing else "miss"))
         if hit is None:
@@ -744,13 +753,14 @@ class Engine:
 
     # -- for pipelines built on this one (documents) ---------------------------------------
 
-    def new_run(self, input_tokens: int, progress: Progress | None) -> _Run:
+    def new_run(self, input_tokens: int, progress: Progress | None, tenant: Tenant) -> _Run:
         """Bookkeeping for one request of another pipeline: its fair share of the limiter,
-        its progress, its counts."""
+        its progress, its counts, and whose map cache it uses."""
         return _Run(
             owner=object(),
             progress=progress,
             outcome=Outcome(text="", input_tokens=input_tokens, backend="llm"),
+            tenant=tenant,
         )
 
     async def call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:

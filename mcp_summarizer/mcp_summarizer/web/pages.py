@@ -40,6 +40,7 @@ from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import TokenOffsets
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
+from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.web.convert import convert
 from mcp_summarizer.web.fetch import FetchLimits, fetch, validate_url
 from mcp_summarizer.web.robots import Robots
@@ -100,14 +101,16 @@ class Pages:
         self._cache: OrderedDict[str, tuple[float, Page]] = OrderedDict()
         self._held = 0  # characters of markdown in the cache
 
-    async def get(self, url: str) -> tuple[Page, bool]:
-        """The page at ``url`` and whether it came from the cache."""
-        hit = self._cache.get(url)
+    async def get(self, url: str, tenant: Tenant) -> tuple[Page, bool]:
+        """The page at ``url`` and whether it came from ``tenant``'s cache (a tenant never
+        learns from a cache hit what another one read)."""
+        mine = tenant.key(url)
+        hit = self._cache.get(mine)
         if hit is not None and hit[0] > time.monotonic():
-            self._cache.move_to_end(url)
+            self._cache.move_to_end(mine)
             return hit[1], True
         validate_url(url, self.limits)  # a clear error for a bad URL before robots.txt is asked
-        if (page := await self._shared_page(url)) is not None:
+        if (page := await self._shared_page(url, tenant)) is not None:
             return page, True
         if self.robots is not None:
             await self.robots.check(url)
@@ -120,34 +123,34 @@ class Pages:
         offsets = await asyncio.to_thread(TokenOffsets, doc.markdown)
         title = " ".join(doc.title.split())
         page = Page(url=fetched.url, title=title, kind=doc.kind, markdown=doc.markdown, offsets=offsets)
-        self._remember(url, page)
+        self._remember(mine, page)
         if self.shared is not None and self.ttl > 0 and len(page.markdown) <= _SHARED_MAX_CHARS:
             kept = {"url": page.url, "title": title, "kind": page.kind, "markdown": page.markdown}
             # Wall-clock expiry: processes do not share a monotonic clock.
-            await self.shared.put(_page_key(url), {**kept, "expires": time.time() + self.ttl})
+            await self.shared.put(tenant, _page_key(url), {**kept, "expires": time.time() + self.ttl})
         return page, False
 
-    async def _shared_page(self, url: str) -> Page | None:
+    async def _shared_page(self, url: str, tenant: Tenant) -> Page | None:
         """The page another process fetched within FETCH_CACHE_SECONDS, or None."""
         if self.shared is None or self.ttl <= 0:
             return None
-        kept = await self.shared.get(_page_key(url))
+        kept = await self.shared.get(tenant, _page_key(url))
         if kept is None or float(kept["expires"]) <= time.time():
             return None
         markdown = str(kept["markdown"])
         offsets = await asyncio.to_thread(TokenOffsets, markdown)
         final, title, kind = str(kept["url"]), str(kept["title"]), str(kept["kind"])
         page = Page(url=final, title=title, kind=kind, markdown=markdown, offsets=offsets)
-        self._remember(url, page, float(kept["expires"]) - time.time())
+        self._remember(tenant.key(url), page, float(kept["expires"]) - time.time())
         return page
 
-    def _remember(self, url: str, page: Page, ttl: float | None = None) -> None:
+    def _remember(self, key: str, page: Page, ttl: float | None = None) -> None:
         if self.ttl <= 0 or len(page.markdown) > _CACHE_MAX_CHARS // 4:
             return
-        replaced = self._cache.pop(url, None)
+        replaced = self._cache.pop(key, None)
         if replaced is not None:
             self._held -= len(replaced[1].markdown)
-        self._cache[url] = (time.monotonic() + (self.ttl if ttl is None else ttl), page)
+        self._cache[key] = (time.monotonic() + (self.ttl if ttl is None else ttl), page)
         self._held += len(page.markdown)
         while self._held > _CACHE_MAX_CHARS:
             _, (_, old) = self._cache.popitem(last=False)
@@ -201,8 +204,9 @@ async def read(
     max_length: int = 0,
     max_tokens: int = 0,
     progress: Progress | None = None,
+    tenant: Tenant,
 ) -> Answer:
-    """Fetch ``url`` and answer as fetch_url does (see the module docstring).
+    """Fetch ``url`` for ``tenant`` and answer as fetch_url does (see the module docstring).
 
     ``max_tokens`` (0: none) caps the summary's budget and the raw window below FETCH_MAX_TOKENS
     and max_length: what the client's byte and line limits leave (`clients.fit`).
@@ -226,11 +230,11 @@ async def read(
             f"context is too long: {size} tokens, over {budget.max_fetch_context} (LLM_CONTEXT_TOKENS="
             f"{budget.context_tokens} / 16); say briefly what you want from the page"
         )
-    page, cached = await pages.get(url)
+    page, cached = await pages.get(url, tenant)
     if raw:
         answer = _raw(page, start_index, window_tokens)
     else:
-        answer = await _summary(engine, page, context.strip(), progress, summary_tokens)
+        answer = await _summary(engine, page, context.strip(), progress, summary_tokens, tenant)
     answer.cached = cached
     return answer
 
@@ -244,7 +248,7 @@ def _raw(page: Page, start_index: int, length: int) -> Answer:
 
 
 async def _summary(
-    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int
+    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int, tenant: Tenant
 ) -> Answer:
     n = page.tokens
     if n <= budget:
@@ -254,7 +258,7 @@ async def _summary(
     if engine.cache is not None:
         # Hashing a page of megabytes takes milliseconds: off the event loop.
         key = await asyncio.to_thread(_summary_key, engine, page, context, budget)
-        hit = await engine.cache.get(key)
+        hit = await engine.cache.get(tenant, key)
         if engine.observer is not None:
             engine.observer.cached("result", "hit" if hit else ("error" if engine.cache.failing else "miss"))
         if hit is not None:
@@ -267,7 +271,7 @@ async def _summary(
                 body=body,
                 facts=dict(hit["facts"]),
             )
-    answer = await _summarize_page(engine, page, context, progress, budget)
+    answer = await _summarize_page(engine, page, context, progress, budget, tenant)
     if not answer.degraded:
         answer.cache_key = key
     return answer
@@ -290,7 +294,7 @@ def _summary_key(engine: Engine, page: Page, context: str, budget: int) -> str:
 
 
 async def _summarize_page(
-    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int
+    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int, tenant: Tenant
 ) -> Answer:
     n = page.tokens
     request = Request(
@@ -298,6 +302,7 @@ async def _summarize_page(
         max_output_tokens=budget,
         kind="extraction" if context else "general",
         focus=context,
+        tenant=tenant,
     )
     outcome = await engine.summarize(request, progress, page.offsets)
     if outcome.degraded and outcome.policy != "extractive":

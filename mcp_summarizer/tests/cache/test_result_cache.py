@@ -27,6 +27,7 @@ from system_packages import needs
 from mcp_summarizer.cache.key import prompt_version, result_key
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.summarize import tokens
+from mcp_summarizer.tenant import LOCAL
 
 PAGE = "\n\n".join(
     f"## Part {i}\n\n" + f"Marshal Dughan {i} guards Goldshire with {i} wolves. " * 30 for i in range(40)
@@ -130,22 +131,26 @@ async def test_the_embedded_cache_evicts_the_least_recently_used_at_its_cap(tmp_
     cache = SQLiteResultCache(tmp_path, ttl_seconds=3600, max_bytes=1000)
     value = {"text": "x" * 400}
     for key in ("a", "b", "c"):
-        await cache.put(key, value)
-    assert cache.entries() == 2 and await cache.get("a") is None  # ~414 bytes each: 3 are over 1000
-    await cache.get("b")  # b is now more recently used than c
-    await cache.put("d", value)
-    assert await cache.get("b") == value and await cache.get("c") is None and await cache.get("d") == value
-    await cache.put("huge", {"text": "y" * 5000})  # larger than the whole cache: not kept
-    assert await cache.get("huge") is None and await cache.get("d") == value
+        await cache.put(LOCAL, key, value)
+    assert cache.entries() == 2 and await cache.get(LOCAL, "a") is None  # ~414 bytes each: 3 are over 1000
+    await cache.get(LOCAL, "b")  # b is now more recently used than c
+    await cache.put(LOCAL, "d", value)
+    assert (
+        await cache.get(LOCAL, "b") == value
+        and await cache.get(LOCAL, "c") is None
+        and await cache.get(LOCAL, "d") == value
+    )
+    await cache.put(LOCAL, "huge", {"text": "y" * 5000})  # larger than the whole cache: not kept
+    assert await cache.get(LOCAL, "huge") is None and await cache.get(LOCAL, "d") == value
     await cache.aclose()
 
 
 async def test_expired_answers_are_misses(tmp_path: Path) -> None:
     cache = SQLiteResultCache(tmp_path, ttl_seconds=0.05, max_bytes=10_000)
-    await cache.put("k", {"text": "t"})
-    assert await cache.get("k") == {"text": "t"}
+    await cache.put(LOCAL, "k", {"text": "t"})
+    assert await cache.get(LOCAL, "k") == {"text": "t"}
     await asyncio.sleep(0.1)
-    assert await cache.get("k") is None
+    assert await cache.get(LOCAL, "k") is None
     await cache.aclose()
 
 
@@ -179,8 +184,15 @@ async def test_replicas_share_answers_and_originals_through_redis(
                 {"documents": [{"text": PAGE, "id": "elwynn"}], "max_output_tokens": 400},
             )
         assert not docs.is_error
+        version = docs.structured_content["documents"][0]["version"]  # type: ignore[index]
         async with Client(b.url) as client:
-            opened = await client.call_tool("expand", {"source_id": "elwynn#0"})
+            opened = await client.call_tool("expand", {"source_id": f"elwynn~{version}#0"})
+            # The id secret is kept in Redis: B makes the same ids for the same document.
+            again = await client.call_tool(
+                "summarize_documents",
+                {"documents": [{"text": PAGE, "id": "elwynn"}], "max_output_tokens": 400},
+            )
+        assert again.structured_content["documents"][0]["version"] == version  # type: ignore[index]
         assert not opened.is_error and "Marshal Dughan 0" in opened.content[0].text  # type: ignore[union-attr]
     finally:
         stop_server(a)

@@ -13,25 +13,41 @@ from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.sources import Excerpt, cut, document_ids, plain
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.store.content import doc_of, sibling
+from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.summarize import tokens
+from mcp_summarizer.tenant import LOCAL, Tenant
 
 
 def doc(text: str, **kw: str) -> DocumentIn:
     return DocumentIn(text=text, **kw)  # type: ignore[arg-type]
 
 
+KEY = IdKey(b"k" * 32)
+
+
 # -- ids and excerpts -----------------------------------------------------------------------
 
 
 def test_default_ids_are_stable_hashes_of_the_url_else_the_text() -> None:
-    a = document_ids([doc("one", url="https://a.example/x"), doc("two")])
-    b = document_ids([doc("changed text", url="https://a.example/x"), doc("two")])
+    a = document_ids([doc("one", url="https://a.example/x"), doc("two")], KEY, LOCAL)
+    b = document_ids([doc("changed text", url="https://a.example/x"), doc("two")], KEY, LOCAL)
     assert a[0] == b[0] and a[1] == b[1]  # the url decides, not the text
     assert len(a[0]) == 8 and a[0] != a[1]
 
 
+def test_default_ids_are_keyed_by_the_secret_and_the_tenant() -> None:
+    import hashlib
+
+    docs = [doc("one", url="https://a.example/x")]
+    mine = document_ids(docs, KEY, LOCAL)[0]
+    assert mine != hashlib.sha256(b"https://a.example/x").hexdigest()[:8]  # not computable from the url
+    assert mine != document_ids(docs, IdKey(b"other secret" * 3), LOCAL)[0]
+    assert mine != document_ids(docs, KEY, Tenant("bob"))[0]
+
+
 def test_given_ids_are_kept() -> None:
-    assert document_ids([doc("x", id="guide"), doc("y", id="faq-2")]) == ["guide", "faq-2"]
+    assert document_ids([doc("x", id="guide"), doc("y", id="faq-2")], KEY, LOCAL) == ["guide", "faq-2"]
 
 
 @pytest.mark.parametrize(
@@ -44,7 +60,7 @@ def test_given_ids_are_kept() -> None:
 )
 def test_repeated_ids_are_refused_naming_both(documents: list[DocumentIn], words: list[str]) -> None:
     with pytest.raises(InputError) as info:
-        document_ids(documents)
+        document_ids(documents, KEY, LOCAL)
     for w in words:
         assert w in str(info.value)
 
@@ -57,9 +73,12 @@ def test_an_id_with_a_hash_or_brackets_is_refused_by_the_schema() -> None:
 
 def test_excerpts_partition_the_document_with_sequential_source_ids() -> None:
     text = "\n\n".join(f"## Part {i}\n\n" + f"Sentence {i} about the river Elwynn. " * 60 for i in range(12))
-    document, excerpts = cut(doc(text, title="T", url="u"), "d1", 512)
+    document, excerpts = cut(doc(text, title="T", url="u"), "d1", 512, KEY, LOCAL)
     assert len(excerpts) > 3 and document.chunk_count == len(excerpts)
-    assert [e.source_id for e in excerpts] == [f"d1#{i}" for i in range(len(excerpts))]
+    assert len(document.version) == 16  # 64 bits
+    assert [e.source_id for e in excerpts] == [f"d1~{document.version}#{i}" for i in range(len(excerpts))]
+    assert all(doc_of(e.source_id) == "d1" for e in excerpts)
+    assert sibling(excerpts[1].source_id, 2) == excerpts[2].source_id
     assert "".join(e.text for e in excerpts) == text  # no overlap, nothing lost
     assert all(e.chunk_count == len(excerpts) and e.title == "T" and e.url == "u" for e in excerpts)
     assert all(e.tokens <= 512 for e in excerpts)
@@ -68,8 +87,32 @@ def test_excerpts_partition_the_document_with_sequential_source_ids() -> None:
 
 
 def test_empty_text_has_no_excerpt() -> None:
-    document, excerpts = cut(doc("  \n "), "e", 512)
+    document, excerpts = cut(doc("  \n "), "e", 512, KEY, LOCAL)
     assert excerpts == [] and document.chunk_count == 0 and document.tokens == 0
+
+
+def test_the_version_in_source_ids_names_one_content() -> None:
+    """Any change to what an excerpt holds (its text, its document's title or url, where it
+    is cut) gives other ids; the same content gives the same ids; another tenant or secret,
+    other ids."""
+    text = "\n\n".join(f"## Part {i}\n\n" + f"Sentence {i} about the river. " * 60 for i in range(6))
+
+    def version(
+        text: str = text, key: IdKey = KEY, tenant: Tenant = LOCAL, size: int = 512, **kw: str
+    ) -> str:
+        return cut(doc(text, **{"title": "T", "url": "u", **kw}), "d", size, key, tenant)[0].version
+
+    same = version()
+    assert same == version()
+    others = [
+        version(text.replace("Sentence 5", "Sentence 6")),
+        version(title="T2"),
+        version(url="u2"),
+        version(size=256),
+        version(tenant=Tenant("bob")),
+        version(key=IdKey(b"x" * 32)),
+    ]
+    assert same not in others and len(set(others)) == len(others)
 
 
 def test_plain_heading_drops_markup_but_keeps_identifiers() -> None:

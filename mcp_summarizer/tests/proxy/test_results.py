@@ -15,6 +15,7 @@ from mcp_summarizer.proxy.results import META_PROXY, shape
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.tenant import LOCAL
 
 
 def engine(llm: FakeLLM | None = None) -> Engine:
@@ -28,8 +29,8 @@ def text_result(*texts: str, **kw: object) -> types.CallToolResult:
 
 async def joined_original(store: SQLiteStore, handle: str) -> str:
     """Every part from the handle on, in order, joined."""
-    first = await store.get(handle)
-    parts = [(await store.get(f"{first.doc_id}#{i}")).text for i in range(first.chunk_count)]
+    first = await store.get(LOCAL, handle)
+    parts = [(await store.get(LOCAL, f"{first.doc_id}#{i}")).text for i in range(first.chunk_count)]
     return "".join(parts)
 
 
@@ -39,7 +40,7 @@ async def run(
     store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10**9)
     args = {"server": "fs", "tool": "read_text_file", "arguments": {"path": "/x"}, "goal": ""}
     args.update(kw)
-    shaped = await shape(result, budget=budget, engine=eng or engine(), store=store, **args)  # type: ignore[arg-type]
+    shaped = await shape(result, budget=budget, engine=eng or engine(), store=store, tenant=LOCAL, **args)  # type: ignore[arg-type]
     return shaped, store
 
 
@@ -78,7 +79,7 @@ async def test_a_long_text_fits_and_its_handle_opens_the_exact_original(tmp_path
     meta = (shaped.result.meta or {})[META_PROXY]
     assert meta["original"] == shaped.handle and meta["input_tokens"] == tokens.count(text)
     for i in range(meta["parts"]):  # each part fits what it was cut for
-        assert tokens.count((await store.get(f"{shaped.handle[:-2]}#{i}")).text) <= 800 + 50
+        assert tokens.count((await store.get(LOCAL, f"{shaped.handle[:-2]}#{i}")).text) <= 800 + 50
 
 
 async def test_several_text_blocks_are_one_original(tmp_path: Path) -> None:
@@ -175,6 +176,7 @@ async def test_an_original_over_the_stores_cap_still_gets_its_answer(tmp_path: P
         tool="read",
         arguments={},
         goal="",
+        tenant=LOCAL,
     )
     answer = shaped.result.content[0]
     assert isinstance(answer, types.TextContent) and tokens.count(answer.text) <= 500
