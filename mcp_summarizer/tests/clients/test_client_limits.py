@@ -169,11 +169,11 @@ async def test_documents_and_expand_pages_fit_and_join_into_the_excerpt(
             "summarize_documents", {"documents": documents, "max_output_tokens": BUDGET}
         )
         within(text_of(summary), client)
+        version = (summary.structured_content or {})["documents"][0]["version"]
+        sid = f"ref-{client}~{version}#0"
         pages, offset = [], 0
         while True:
-            answer = text_of(
-                await mcp.call_tool("expand", {"source_id": f"ref-{client}#0", "offset": offset})
-            )
+            answer = text_of(await mcp.call_tool("expand", {"source_id": sid, "offset": offset}))
             within(answer, client)
             head, _, body = answer.partition("\n\n")
             pages.append(body)
@@ -182,7 +182,7 @@ async def test_documents_and_expand_pages_fit_and_join_into_the_excerpt(
                 break
             offset = int(status.rsplit("next offset=", 1)[1])
     async with Client(service.url) as anyone:  # a client with no limits: the excerpt whole
-        whole = text_of(await anyone.call_tool("expand", {"source_id": f"ref-{client}#0"}))
+        whole = text_of(await anyone.call_tool("expand", {"source_id": sid}))
     head, _, excerpt = whole.partition("\n\n")
     assert "whole excerpt" in head
     assert "".join(pages) == excerpt

@@ -13,6 +13,7 @@ from mcp_summarizer.store.content import Source
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize import tokens
+from mcp_summarizer.tenant import LOCAL
 
 
 def excerpt(seed: int) -> str:
@@ -31,10 +32,12 @@ async def test_pages_fit_and_join_into_the_excerpt(tmp_path: Path, profile: str)
         for seed in range(5):
             text = excerpt(seed)
             sid = f"doc{seed}#0"
-            await store.put([Source(source_id=sid, doc_id=f"doc{seed}", index=0, chunk_count=1, text=text)])
+            await store.put(
+                LOCAL, [Source(source_id=sid, doc_id=f"doc{seed}", index=0, chunk_count=1, text=text)]
+            )
             pages, offset = [], 0
             while True:
-                answer = (await expand(store, sid, 0, offset=offset, limits=limits)).text
+                answer = (await expand(store, LOCAL, sid, 0, offset=offset, limits=limits)).text
                 assert len(answer.encode()) <= (limits.bytes or 10**9), (seed, offset)
                 assert answer.count("\n") + 1 <= (limits.lines or 10**9), (seed, offset)
                 assert tokens.count(answer) <= (limits.tokens or 10**9), (seed, offset)
@@ -53,12 +56,12 @@ async def test_pages_fit_and_join_into_the_excerpt(tmp_path: Path, profile: str)
 async def test_an_offset_past_the_end_says_so(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10_000_000)
     try:
-        await store.put([Source(source_id="d#0", doc_id="d", index=0, chunk_count=1, text="short")])
+        await store.put(LOCAL, [Source(source_id="d#0", doc_id="d", index=0, chunk_count=1, text="short")])
         with pytest.raises(InputError, match="offset=9 is past the end of d#0"):
-            await expand(store, "d#0", 0, offset=9, limits=Limits(bytes=2000))
+            await expand(store, LOCAL, "d#0", 0, offset=9, limits=Limits(bytes=2000))
         with pytest.raises(InputError, match="offset must be 0"):
-            await expand(store, "d#0", 0, offset=-1)
-        whole = (await expand(store, "d#0", 0, limits=Limits(bytes=2000))).text
+            await expand(store, LOCAL, "d#0", 0, offset=-1)
+        whole = (await expand(store, LOCAL, "d#0", 0, limits=Limits(bytes=2000))).text
         assert whole.endswith("Status: whole excerpt, 1 tokens\n\nshort")
     finally:
         await store.aclose()
