@@ -96,6 +96,12 @@ def text_of(result: Any) -> str:
     return "".join(c.text for c in result.content if c.type == "text")
 
 
+def sid_of(structured: DocumentsSummary, doc_id: str, n: int = 0) -> str:
+    """Excerpt ``n`` of document ``doc_id`` in that answer (its version in the id)."""
+    version = next(d.version for d in structured.documents if d.id == doc_id)
+    return f"{doc_id}~{version}#{n}"
+
+
 def check_answer(result: Any, docs: list[dict[str, Any]], budget: int) -> DocumentsSummary:
     """The invariants of every answer: valid structure, budget, every id real, citations valid."""
     assert not result.is_error, text_of(result)
@@ -455,14 +461,15 @@ def merge_pieces(requests: list[Recorded]) -> dict[str, str]:
     pieces: dict[str, str] = {}
     for r in requests:
         if "summarization engine" in r.system and "subject" in r.system:
-            for sid, summary in re.findall(r"\[([A-Za-z0-9.-]+#\d+)\] ([^\n]*)", r.user):
+            for sid, summary in re.findall(r"\[([A-Za-z0-9.-]+(?:~[0-9a-f]+)?#\d+)\] ([^\n]*)", r.user):
                 pieces.setdefault(sid, summary)
     return pieces
 
 
 @pytest.mark.parametrize(
     ("make", "count", "most_calls", "most_map_calls"),
-    [(one_liners, 2000, 36, 30), (notes, 500, 16, 10)],
+    # Each excerpt's id (with its 16-hex version) is in its batch tag and its answer entry.
+    [(one_liners, 2000, 40, 34), (notes, 500, 16, 10)],
     ids=["2000-one-liners", "500-notes"],
 )
 async def test_small_documents_share_map_calls_each_summary_keeps_its_id(
@@ -483,13 +490,13 @@ async def test_small_documents_share_map_calls_each_summary_keeps_its_id(
     assert len(fresh_llm.requests) <= most_calls, len(fresh_llm.requests)
     # every excerpt asked exactly once, and each answer within the model's context
     asked = [sid for r in maps for sid, _, _ in EXCERPT.findall(r.user)]
-    assert sorted(asked) == sorted(f"{d['id']}#0" for d in docs)
+    assert sorted(asked) == sorted(sid_of(s, d["id"]) for d in docs)
     assert all(r.prompt_tokens + (r.max_tokens or 0) <= 128_000 for r in fresh_llm.requests)
     # each excerpt's summary went on under its own id (the model answered in reverse order)
     pieces = merge_pieces(fresh_llm.requests)
     assert len(pieces) == count
     for sid, summary in pieces.items():
-        assert summary.startswith(f"item {sid[1:].split('#')[0]} of "), (sid, summary)
+        assert summary.startswith(f"item {sid[1:].split('~')[0]} of "), (sid, summary)
     assert {c.topic for c in s.index.clusters} == {"wolves", "mines"}
 
 
@@ -503,12 +510,14 @@ async def test_a_malformed_batch_answer_falls_back_per_excerpt(
     maps = [r for r in fresh_llm.requests if "indexing engine" in r.system]
     # one call for the 20 notes, then one retry asking for the three without a valid entry
     assert len(maps) == 2
-    assert "Answer again" in maps[1].system and "n7#0: empty summary" in maps[1].system
-    assert sorted(sid for sid, _, _ in EXCERPT.findall(maps[1].user)) == ["n3#0", "n4#0", "n7#0"]
+    assert "Answer again" in maps[1].system and f"{sid_of(s, 'n7')}: empty summary" in maps[1].system
+    assert sorted(sid for sid, _, _ in EXCERPT.findall(maps[1].user)) == sorted(
+        sid_of(s, f"n{i}") for i in (3, 4, 7)
+    )
     # 3 and 4 answered the second time; 7 never: its fallback is its title, the others' labels stay
     topic = {sid: c.topic for c in s.index.clusters for sid in c.source_ids}
-    assert topic["n7#0"] == "Note 7"
-    assert all(topic[f"n{i}#0"] in ("wolves", "mines") for i in range(20) if i != 7)
+    assert topic[sid_of(s, "n7")] == "Note 7"
+    assert all(topic[sid_of(s, f"n{i}")] in ("wolves", "mines") for i in range(20) if i != 7)
     event = defaults_llm.wait_for_event("documents_summary_complete")[-1]
     assert event["json_retries"] == 1 and event["json_fallbacks"] == 1
 
@@ -535,7 +544,7 @@ async def test_embedded_path_removes_ids_quoted_in_documents(embedded: RunningSe
     for c in s.cluster_summaries:  # b's sentence cites b, never the a#0 it quoted
         for para in c.summary.split("\n\n"):
             if "raid the farms" in para:
-                assert ID.findall(para) == ["b#0"], para
+                assert ID.findall(para) == [sid_of(s, "b")], para
 
 
 async def test_llm_path_removes_ids_a_map_summary_copied_from_a_document(
@@ -562,7 +571,7 @@ async def test_llm_path_removes_ids_a_map_summary_copied_from_a_document(
     assert s.index.coverage.citations_removed == 3
     # b quoted a#0, a source of the same cluster: still not a citation of b's piece
     gnolls = next(c for c in s.cluster_summaries if c.topic == "Gnolls")
-    assert sorted(gnolls.source_ids) == ["a#0", "b#0"]
+    assert sorted(gnolls.source_ids) == [sid_of(s, "a"), sid_of(s, "b")]
     for para in gnolls.summary.split("\n\n"):
         assert len(cited(para)) == 1, para
     merges = [r for r in fresh_llm.requests if "indexing engine" not in r.system]
