@@ -162,7 +162,7 @@ render "$WORK/keyed.json" "$WORK/keyed" --profile research config --format json
 render "$WORK/every.json" "$WORK/every" --profile research config --format json
 
 # .env.example as docker compose reads it (a one-service file whose env_file it is) and as bash
-# does (scripts/serve.sh: set -a; . ./.env).
+# does (a shell's set -a; . ./.env).
 cp "$ENV_FILE" "$WORK/dotenv/.env"
 printf 'services:\n  probe:\n    image: busybox\n    env_file: [.env]\n' >"$WORK/dotenv/compose.yml"
 if ! compose "$COMPOSE" --project-directory "$WORK/dotenv" -f "$WORK/dotenv/compose.yml" config --format json \
@@ -394,7 +394,7 @@ differ = sorted(
 check(not differ, f".env.example values are docker-compose.yml's defaults; they differ for {differ}")
 check(substituted == bare, "docker-compose.yml substitutes the same model with and without .env.example")
 
-# bash (scripts/serve.sh) and docker compose (env_file) read .env.example alike.
+# bash (set -a; . ./.env) and docker compose (env_file) read .env.example alike.
 env_text = env_file.read_text()
 documented = set(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=", env_text, re.MULTILINE))
 bash_rc, bash_err = (work / "bash.rc").read_text().strip(), (work / "bash.err").read_text().strip()

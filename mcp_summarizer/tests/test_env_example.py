@@ -32,7 +32,8 @@ def test_documented_values_are_the_defaults() -> None:
 
 
 def test_the_shell_can_read_it(tmp_path) -> None:
-    """scripts/serve.sh sources .env with `set -a; . ./.env`: a copy of the example must parse."""
+    """A shell that sources .env with `set -a; . ./.env` (to run the researcher, say) reads a
+    copy of the example without a complaint."""
     import subprocess
 
     result = subprocess.run(
