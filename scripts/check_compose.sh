@@ -144,8 +144,13 @@ if compose "$COMPOSE" -f "$WORK/broken.yml" config --quiet >/dev/null 2>&1; then
     die "$COMPOSE exits 0 on an invalid compose file: it cannot be trusted as a validator"
 fi
 
-mkdir "$WORK/full" "$WORK/bare" "$WORK/keyed" "$WORK/every" "$WORK/dotenv"
+mkdir "$WORK/full" "$WORK/bare" "$WORK/keyed" "$WORK/every" "$WORK/dotenv" "$WORK/sqlite"
 cp "$ENV_FILE" "$WORK/full/.env" # a first .env: a copy of the example
+# The example with REDIS_URL set empty: the replicas on the SQLite files instead of Redis.
+{
+    cat "$ENV_FILE"
+    echo "REDIS_URL="
+} >"$WORK/sqlite/.env"
 {
     grep -vE '^(OPENROUTER_API_KEY|SEARXNG_SECRET|SUMMARIZER_LLM_MODEL)=' "$ENV_FILE"
     printf '%s\n' OPENROUTER_API_KEY=sk-or-ci-placeholder SEARXNG_SECRET=ci-placeholder \
@@ -160,9 +165,10 @@ render "$WORK/bare.json" "$WORK/bare" --profile research config --format json
 render "$WORK/substituted.json" "$WORK/bare" --env-file "$ENV_FILE" --profile research config --format json
 render "$WORK/keyed.json" "$WORK/keyed" --profile research config --format json
 render "$WORK/every.json" "$WORK/every" --profile research config --format json
+render "$WORK/sqlite.json" "$WORK/sqlite" --profile research config --format json
 
 # .env.example as docker compose reads it (a one-service file whose env_file it is) and as bash
-# does (scripts/serve.sh: set -a; . ./.env).
+# does (a shell's set -a; . ./.env).
 cp "$ENV_FILE" "$WORK/dotenv/.env"
 printf 'services:\n  probe:\n    image: busybox\n    env_file: [.env]\n' >"$WORK/dotenv/compose.yml"
 if ! compose "$COMPOSE" --project-directory "$WORK/dotenv" -f "$WORK/dotenv/compose.yml" config --format json \
@@ -191,8 +197,9 @@ from world_lore_researcher.settings import load_settings as load_researcher
 
 root, compose_file, env_file, work = (Path(p) for p in sys.argv[1:5])
 version_line, start = sys.argv[5], float(sys.argv[6])
-full, bare, substituted, keyed, every = (
-    json.loads((work / f"{name}.json").read_text()) for name in ("full", "bare", "substituted", "keyed", "every")
+full, bare, substituted, keyed, every, sqlite = (
+    json.loads((work / f"{name}.json").read_text())
+    for name in ("full", "bare", "substituted", "keyed", "every", "sqlite")
 )
 default_services = set((work / "default.txt").read_text().split())
 services = full["services"]
@@ -258,6 +265,25 @@ check((summ_svc.get("deploy") or {}).get("replicas") == 2, "mcp-summarizer runs 
 check(env("mcp-summarizer").get("REDIS_URL") == "redis://redis:6379/0", "the replicas share redis://redis:6379/0 by default")
 check((summ_svc.get("depends_on") or {}).get("redis", {}).get("condition") == "service_healthy", "mcp-summarizer waits for a healthy redis")
 check("redis-cli" in " ".join((services["redis"].get("healthcheck") or {}).get("test") or []), "redis has a healthcheck (redis-cli ping)")
+# REDIS_URL= in .env: no Redis, the SQLite files in CACHE_DIR, which is the summarizer-data
+# volume at /data; an empty or missing CACHE_DIR (the example's CACHE_DIR=) leaves it there.
+on_sqlite, error = settings("mcp-summarizer", sqlite)
+check(
+    "REDIS_URL" in env("mcp-summarizer", sqlite) and bool(on_sqlite) and on_sqlite.redis_url == "",
+    f"REDIS_URL= in .env empties the summarizer's REDIS_URL (the SQLite cache), got {env('mcp-summarizer', sqlite).get('REDIS_URL')!r} ({error})",
+)
+data_volume = [v for v in summ_svc.get("volumes", []) if v.get("target") == "/data"]
+check(
+    len(data_volume) == 1 and data_volume[0].get("type") == "volume" and data_volume[0].get("source") in full.get("volumes", {}),
+    "mcp-summarizer mounts a named volume at /data",
+)
+# The image sets CACHE_DIR (ENV in its Dockerfile): a container without the variable has that.
+dockerfile = in_checkout(summ_svc["build"]["context"]) / summ_svc["build"].get("dockerfile", "Dockerfile")
+image_env = re.search(r"^ENV CACHE_DIR=(\S+)$", dockerfile.read_text(), re.MULTILINE)
+check(bool(image_env) and image_env.group(1) == "/data", f"{dockerfile.name} sets CACHE_DIR=/data")
+for label, model in (("without .env", bare), ("with .env.example's CACHE_DIR=", full), ("with REDIS_URL=", sqlite)):
+    cache_dir = env("mcp-summarizer", model).get("CACHE_DIR", image_env.group(1) if image_env else None)
+    check(cache_dir == "/data", f"CACHE_DIR is the /data volume {label}, got {cache_dir!r}")
 published = sorted(name for name, svc in services.items() if svc.get("ports"))
 check(published == ["mcp-summarizer"], f"only mcp-summarizer publishes ports, got {published}")
 
@@ -373,7 +399,7 @@ check(bool(keyed_researcher) and keyed_researcher.llm_api_key == "sk-or-ci-place
 
 # Without .env, and with .env.example copied to .env, each container runs with its defaults but
 # for what docker-compose.yml fixes or supplies (the researcher's MCP URLs have no default).
-SUPPLIED = {"mcp-summarizer": set(FIXED["mcp-summarizer"]) | {"REDIS_URL"}, RESEARCHER: set(FIXED[RESEARCHER]) | {"MCP_SUMMARIZER_URL", "MCP_WEB_SEARCH_URL"}}
+SUPPLIED = {"mcp-summarizer": set(FIXED["mcp-summarizer"]) | {"REDIS_URL", "CACHE_DIR"}, RESEARCHER: set(FIXED[RESEARCHER]) | {"MCP_SUMMARIZER_URL", "MCP_WEB_SEARCH_URL"}}
 for label, model in (("without .env", bare), ("with .env.example as .env", full)):
     for service, load in LOADERS.items():
         got, error = settings(service, model)
@@ -394,9 +420,10 @@ differ = sorted(
 check(not differ, f".env.example values are docker-compose.yml's defaults; they differ for {differ}")
 check(substituted == bare, "docker-compose.yml substitutes the same model with and without .env.example")
 
-# bash (scripts/serve.sh) and docker compose (env_file) read .env.example alike.
+# bash (set -a; . ./.env) and docker compose (env_file) read .env.example alike.
 env_text = env_file.read_text()
-documented = set(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)=", env_text, re.MULTILINE))
+# A variable left unset on purpose is documented as a comment line `# NAME=` (REDIS_URL).
+documented = set(re.findall(r"^(?:# )?([A-Za-z_][A-Za-z0-9_]*)=", env_text, re.MULTILINE))
 bash_rc, bash_err = (work / "bash.rc").read_text().strip(), (work / "bash.err").read_text().strip()
 check(bash_rc == "0" and not bash_err, f"bash sources .env.example cleanly (set -a; . ./.env.example): exit {bash_rc}, {bash_err!r}")
 by_bash = dict(item.split("=", 1) for item in (work / "bash.env").read_text().split("\0") if "=" in item)

@@ -26,9 +26,10 @@ from mcp_summarizer.logs import setup_logging
 from mcp_summarizer.serve import serve
 from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
 from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
+from mcp_summarizer.terminal import PhaseBars
 from mcp_summarizer.web.convert import decode_text
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 ENV_FILE = Path(".env")
 
@@ -36,29 +37,78 @@ ENV_FILE = Path(".env")
 def main(argv: Sequence[str] | None = None) -> None:
     limit_arenas()  # before any thread starts (see allocator.py)
     hand_over_sooner()  # replies and /health wait less for worker threads (see gil.py)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["summarize"]:
-        summarize_command(argv[1:])
-        return
-    if argv[:1] == ["proxy"]:
-        proxy_command(argv[1:])
-        return
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args.run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: ``serve`` (the default, so the top level takes its options too),
+    ``summarize`` and ``proxy``, each with its own ``--help``."""
     parser = argparse.ArgumentParser(
         prog="mcp-summarizer",
         description=INSTRUCTIONS,
-        epilog="mcp-summarizer summarize FILE [--max-output-tokens N] summarizes a file without a server. "
-        "mcp-summarizer proxy --config servers.json puts the summarizer in front of other MCP servers.",
+        epilog="Without a command it serves, as `serve` does. `mcp-summarizer COMMAND --help` "
+        "tells more of each.",
     )
-    parser.add_argument("--transport", choices=["streamable-http", "stdio"], default="streamable-http")
+    _serve_options(parser, transport="streamable-http")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.set_defaults(run=serve_command, parser=parser)
+    commands = parser.add_subparsers(title="commands", metavar="{serve,summarize,proxy}")
+
+    serve = commands.add_parser(
+        "serve", help="serve the tools over streamable HTTP or stdio (the default)", description=INSTRUCTIONS
+    )
+    _serve_options(serve, transport="streamable-http")
+    serve.set_defaults(run=serve_command, parser=serve)
+
+    summarize = commands.add_parser(
+        "summarize",
+        help="summarize a file or stdin without a server",
+        description="Summarize a file or stdin and print the summary; the status goes to stderr "
+        "(and the progress, when stderr is a terminal).",
+    )
+    summarize.add_argument("file", nargs="?", default="-", help="file to summarize; - or nothing reads stdin")
+    summarize.add_argument(
+        "--max-output-tokens", type=int, default=0, help="budget in tokens (0 = the default)"
+    )
+    summarize.add_argument("--focus", default="", help="comma-separated topics to emphasize")
+    summarize.add_argument(
+        "--schema-hint", default="", help="summarize for extraction of this schema instead"
+    )
+    summarize.add_argument("--strategy", choices=get_args(Strategy), default="semantic")
+    summarize.set_defaults(run=summarize_command, parser=summarize)
+
+    proxy = commands.add_parser(
+        "proxy",
+        help="serve other MCP servers' tools, their long results summarized",
+        description="Serve the tools of the MCP servers in a config file (the mcpServers format of "
+        "Claude Code's .mcp.json); a result over TOOL_OUTPUT_MAX_TOKENS is summarized, with a handle "
+        "that expand opens.",
+    )
+    proxy.add_argument("--config", required=True, type=Path, help="the mcpServers JSON file")
+    _serve_options(proxy, transport="stdio")
+    proxy.set_defaults(run=proxy_command, parser=proxy)
+    return parser
+
+
+def _serve_options(parser: argparse.ArgumentParser, *, transport: str) -> None:
+    parser.add_argument("--transport", choices=["streamable-http", "stdio"], default=transport)
     parser.add_argument("--host", help="bind address (default: MCP_SUMMARIZER_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default: MCP_SUMMARIZER_PORT or 8007)")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    args = parser.parse_args(argv)
+
+
+def _serving_settings(args: argparse.Namespace) -> Settings:
+    parser: argparse.ArgumentParser = args.parser
     if args.port is not None and not 1 <= args.port <= 65535:
         parser.error(f"--port must be between 1 and 65535, got {args.port}")
     settings = _settings(parser)
     overrides = {"mcp_summarizer_host": args.host, "mcp_summarizer_port": args.port}
-    settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    return settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+
+
+def serve_command(args: argparse.Namespace) -> None:
+    """`mcp-summarizer [serve]`: the tools over streamable HTTP or stdio."""
+    settings = _serving_settings(args)
     # On stdio, stdout carries the protocol: logs go to stderr.
     setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
     server, service = build_server(settings)
@@ -83,46 +133,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     serve(build_http_app(server, settings), service)
 
 
-def proxy_command(argv: Sequence[str]) -> None:
+def proxy_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
     from mcp_summarizer.proxy.config import load_proxy_config
     from mcp_summarizer.proxy.server import run_proxy
 
-    parser = argparse.ArgumentParser(
-        prog="mcp-summarizer proxy",
-        description="Serve the tools of the MCP servers in a config file (the mcpServers format of "
-        "Claude Code's .mcp.json); a result over TOOL_OUTPUT_MAX_TOKENS is summarized, with a handle "
-        "that expand opens.",
-    )
-    parser.add_argument("--config", required=True, type=Path, help="the mcpServers JSON file")
-    parser.add_argument("--transport", choices=["streamable-http", "stdio"], default="stdio")
-    parser.add_argument("--host", help="bind address (default: MCP_SUMMARIZER_HOST or 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default: MCP_SUMMARIZER_PORT or 8007)")
-    args = parser.parse_args(argv)
-    if args.port is not None and not 1 <= args.port <= 65535:
-        parser.error(f"--port must be between 1 and 65535, got {args.port}")
-    settings = _settings(parser)
-    overrides = {"mcp_summarizer_host": args.host, "mcp_summarizer_port": args.port}
-    settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    settings = _serving_settings(args)
     setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
     try:
         config = load_proxy_config(args.config)
     except ConfigError as exc:
-        parser.exit(2, f"mcp-summarizer proxy: {exc}\n")
+        args.parser.exit(2, f"mcp-summarizer proxy: {exc}\n")
     asyncio.run(run_proxy(settings, config, args.transport))
 
 
-def summarize_command(argv: Sequence[str]) -> None:
+def summarize_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer summarize FILE`: the service's summary of a file, printed, no server."""
-    parser = argparse.ArgumentParser(
-        prog="mcp-summarizer summarize", description="Summarize a file or stdin."
-    )
-    parser.add_argument("file", nargs="?", default="-", help="file to summarize; - or nothing reads stdin")
-    parser.add_argument("--max-output-tokens", type=int, default=0, help="budget in tokens (0 = the default)")
-    parser.add_argument("--focus", default="", help="comma-separated topics to emphasize")
-    parser.add_argument("--schema-hint", default="", help="summarize for extraction of this schema instead")
-    parser.add_argument("--strategy", choices=get_args(Strategy), default="semantic")
-    args = parser.parse_args(argv)
+    parser: argparse.ArgumentParser = args.parser
     settings = _settings(parser)
     setup_logging("WARNING", sys.stderr)
     try:
@@ -138,7 +165,7 @@ def summarize_command(argv: Sequence[str]) -> None:
             focus=args.schema_hint or args.focus,
             strategy=args.strategy,
         )
-        outcome = asyncio.run(_summarize(engine, request))
+        outcome = asyncio.run(_summarize(engine, request, show_progress=sys.stderr.isatty()))
     except SummarizerError as exc:
         parser.exit(1, f"mcp-summarizer: {exc}\n")
     try:
@@ -164,9 +191,12 @@ def fidelity_line(receipt: Receipt) -> str:
     )
 
 
-async def _summarize(engine: Engine, request: Request) -> Outcome:
+async def _summarize(engine: Engine, request: Request, *, show_progress: bool) -> Outcome:
     try:
-        return await engine.summarize(request)
+        if not show_progress:
+            return await engine.summarize(request)
+        with PhaseBars(sys.stderr) as bars:
+            return await engine.summarize(request, bars)
     finally:
         await engine.aclose()
 

@@ -278,3 +278,88 @@ def test_the_service_hands_the_gil_to_its_event_loop_every_millisecond() -> None
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) != before
     finally:
         sys.setswitchinterval(before)
+
+
+# -- the command line itself -----------------------------------------------------------------
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_summarizer", *args],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHONPATH, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_usage_lists_the_subcommands_and_each_has_its_own_help() -> None:
+    top = _cli("--help")
+    assert top.returncode == 0, top.stderr
+    usage = top.stdout.split("\n\n", 1)[0]
+    assert "{serve,summarize,proxy}" in usage, usage
+    for command, option in (
+        ("serve", "--transport"),
+        ("summarize", "--max-output-tokens"),
+        ("proxy", "--config"),
+    ):
+        assert re.search(rf"^\s+{command}\s+\S", top.stdout, re.M), f"{command} is described in the help"
+        sub = _cli(command, "--help")
+        assert sub.returncode == 0, sub.stderr
+        assert sub.stdout.startswith(f"usage: mcp-summarizer {command} ") and option in sub.stdout
+    wrong = _cli("summarise")
+    assert wrong.returncode == 2 and "invalid choice: 'summarise'" in wrong.stderr
+
+
+# -- progress: on a terminal only ----------------------------------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+
+
+def _big_job(tmp_path: Path, llm: FakeLLM) -> list[str]:
+    write_env(tmp_path, **llm_env(llm))
+    (tmp_path / "page.md").write_text(document(sections=200), encoding="utf-8")
+    return [sys.executable, "-m", "mcp_summarizer", "summarize", "page.md", "--max-output-tokens", "200"]
+
+
+def test_a_piped_stderr_gets_no_progress(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+    proc = run(tmp_path, *_big_job(tmp_path, fresh_llm)[4:])
+    assert proc.returncode == 0, proc.stderr
+    assert fresh_llm.calls > 10
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("[fidelity: ") and STATUS.fullmatch(lines[1]), lines
+
+
+def test_a_terminal_sees_the_chunks_mapped_and_the_reduce_levels(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+    import pty
+
+    command = _big_job(tmp_path, fresh_llm)
+    leader, follower = pty.openpty()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": PYTHONPATH, "TERM": "xterm"}
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env={**env, "COLUMNS": "120"}, stdout=subprocess.PIPE, stderr=follower
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not data:
+                break
+            seen += data
+    finally:
+        os.close(leader)
+    assert proc.wait(timeout=60) == 0
+    assert proc.stdout is not None and proc.stdout.read().strip(), "the summary still goes to stdout"
+    screen = ANSI.sub("", seen.decode())
+    maps = [r for r in fresh_llm.requests if "merge" not in r.system.lower()]
+    # The last frame drawn: every phase's bar, complete.
+    mapped = re.findall(r"chunks mapped\s.*?(\d+)/(\d+)", screen)
+    assert mapped and mapped[-1] == (str(len(maps)), str(len(maps))), screen[-2000:]
+    assert re.search(r"final merge\s.*?1/1", screen), screen[-2000:]
+    levels = {int(n) for n in re.findall(r"reduce level (\d+)", screen)}
+    assert levels == set(range(1, len(levels) + 1)) and levels, screen[-2000:]
+    assert STATUS.search(screen), "the status line follows"

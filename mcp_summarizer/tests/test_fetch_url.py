@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from conftest import RunningServer, start_server, stop_server
 from fake_llm import FakeLLM, error
+from fake_llm import ok as reply
 from local_site import Site
 from mcp import Client, StdioServerParameters
 from system_packages import needs
@@ -190,15 +191,93 @@ async def test_llm_failure_with_original_returns_a_raw_slice_that_says_so(site, 
     fresh_llm.responder = lambda record: error(500, delay=0.0)
     server = start_server(_env(fresh_llm, ON_LLM_FAILURE="original"))
     try:
-        fields, body = await ok(server, url=f"{site.base}/docs/library/stdtypes.html", context="x")
+        result = await call(server, url=f"{site.base}/docs/library/stdtypes.html", context="x")
     finally:
         fresh_llm.responder = None
         stop_server(server)
+    fields, _ = parse(result.content[0].text)
     assert fields["Status"].startswith("not summarized (the LLM failed")
-    assert (
-        f"raw tokens 0-{BUDGET} of " in fields["Status"] and f"next start_index={BUDGET}" in fields["Status"]
-    )
-    assert tokens.count(body) <= BUDGET
+    end = int(fields["Status"].rsplit("=", 1)[1])
+    assert f"raw tokens 0-{end} of " in fields["Status"] and BUDGET // 2 < end < BUDGET
+    assert tokens.count(result.content[0].text) <= BUDGET, "the header lines count"
+
+
+# -- the whole answer, header lines included, within FETCH_MAX_TOKENS ----------------------------
+
+
+def _text_of(n_tokens: int) -> str:
+    """Plain text of whole lines, at most ``n_tokens`` tokens and less than a line short."""
+    lines, i = [], 0
+    while tokens.count("".join(lines)) < n_tokens:
+        lines.append(f"Line {i}: the Defias raid the farms west of Goldshire at night.\n")
+        i += 1
+    text = tokens.truncate("".join(lines), n_tokens)
+    assert n_tokens - 20 <= tokens.count(text) <= n_tokens
+    return text
+
+
+def _serve(site: Site, path: str, text: str, title: str = "") -> str:
+    if title:
+        html = f"<html><head><title>{title}</title></head><body><pre>{text}</pre></body></html>"
+        site.served[path] = (html.encode(), "text/html; charset=utf-8")
+    else:
+        site.served[path] = (text.encode(), "text/plain; charset=utf-8")
+    return f"{site.base}{path}"
+
+
+LONG_TITLE = "Elwynn Forest, Westfall and Redridge: a field guide to the farms, mines and camps " * 3
+
+
+async def test_a_page_just_under_the_budget_comes_back_within_it_with_its_header(server, site) -> None:
+    url = _serve(site, "/just-under.txt", _text_of(BUDGET))
+    result = await call(server, url=url)
+    assert not result.is_error, result.content[0].text
+    fields, _ = parse(result.content[0].text)
+    assert tokens.count(result.content[0].text) <= BUDGET, fields["Status"]
+    assert fields["Status"].startswith("summarized from "), "the page alone fits, with its header it does not"
+
+
+@pytest.mark.parametrize("title", ["", LONG_TITLE])
+async def test_a_summary_and_its_header_are_within_the_budget(server, site, fresh_llm, title) -> None:
+    # Every answer as long as the call allows: the summary fills what it is given.
+    fresh_llm.responder = lambda r: reply(tokens.encoding().decode(tokens.encode(r.user * 9)[: r.max_tokens]))
+    url = _serve(site, f"/long-{len(title)}.html", _text_of(12 * BUDGET), title)
+    try:
+        result = await call(server, url=url, context="the Defias")
+    finally:
+        fresh_llm.responder = None
+    assert not result.is_error, result.content[0].text
+    fields, _ = parse(result.content[0].text)
+    assert fields["Status"].startswith("summarized from ") and fresh_llm.calls > 0
+    assert tokens.count(result.content[0].text) <= BUDGET, fields["Status"]
+    assert fields["Title"].endswith("…") == bool(title), "a long title is cut to one short line"
+
+
+async def test_default_raw_windows_with_their_header_are_within_the_budget(server, site) -> None:
+    text = _text_of(3 * BUDGET)
+    url = _serve(site, "/raw-default.txt", text)
+    out, start = [], 0
+    while True:
+        result = await call(server, url=url, raw=True, start_index=start)
+        assert tokens.count(result.content[0].text) <= BUDGET
+        fields, body = parse(result.content[0].text)
+        out.append(body)
+        if "next start_index=" not in fields["Status"]:
+            break
+        start = int(fields["Status"].rsplit("=", 1)[1])
+    assert "".join(out) == text and len(out) == 4, "the windows tile the page, each a little short"
+
+
+async def test_the_offline_summary_and_its_header_are_within_the_budget(site) -> None:
+    srv = start_server(_env(None))
+    try:
+        url = _serve(site, "/offline.html", _text_of(12 * BUDGET), LONG_TITLE)
+        result = await call(srv, url=url)
+        fields, _ = parse(result.content[0].text)
+        assert "embedded extractive summary" in fields["Status"]
+        assert tokens.count(result.content[0].text) <= BUDGET
+    finally:
+        stop_server(srv)
 
 
 # -- raw pages: nothing lost to a cut -------------------------------------------------------------

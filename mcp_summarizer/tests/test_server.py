@@ -4,6 +4,7 @@ over HTTP (and stdio), summarizing through the real openai client against the lo
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import sys
@@ -218,6 +219,38 @@ async def test_large_document_is_summarized_within_budget_and_context(
     assert event["degraded"] is False
     for key in ("compression_ratio", "strategy", "num_chunks", "duration_ms"):
         assert key in event
+
+
+@pytest.mark.parametrize(
+    ("sections", "strategy"),
+    [(40, "semantic"), (90, "token")],  # 90: over 200,000 characters, chunked while mapping
+)
+async def test_the_map_and_each_reduce_pass_are_logged(
+    server: RunningServer, fresh_llm: FakeLLM, sections: int, strategy: str
+) -> None:
+    content = document(sections=sections)
+    before = {name: len(server.events(name)) for name in ("map_phase_started", "reduce_pass")}
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": content, "max_output_tokens": 300, "strategy": strategy}
+        )
+    assert not result.is_error, text_of(result)
+    done = server.wait_for_event("summarization_complete")[-1]
+    [started] = server.events("map_phase_started")[before["map_phase_started"] :]
+    passes = server.events("reduce_pass")[before["reduce_pass"] :]
+    assert started["chunks"] == done["num_chunks"] > 1 and started["strategy"] == strategy
+    assert started["input_tokens"] == tokens.count(content) and started["model"] == "test/fake-model"
+    assert 0 < started["max_tokens_per_chunk"] <= 300
+    assert [p["reduce_level"] for p in passes] == list(range(1, len(passes) + 1)), "one event per level"
+    assert passes[0]["inputs"] == started["chunks"], "the first pass reads every chunk summary"
+    for lower, upper in itertools.pairwise(passes):
+        assert upper["inputs"] == lower["outputs"] < lower["inputs"], "each level merges the one below"
+    assert passes[-1]["final"] is True and passes[-1]["outputs"] == 1 and passes[-1]["max_tokens"] == 300
+    assert not any(p["final"] for p in passes[:-1])
+    # Every LLM call is one chunk's map or one group's merge.
+    assert (
+        done["llm_calls"] == len(fresh_llm.requests) == started["chunks"] + sum(p["outputs"] for p in passes)
+    )
 
 
 async def test_extraction_puts_the_schema_in_instructions_and_content_in_data(

@@ -253,7 +253,7 @@ class DocumentsPipeline:
                 counts.fallbacks += 1
                 logger.info("documents_map_fallback", extra={"source_id": e.source_id, "reason": error})
                 summary = await asyncio.to_thread(extractive.summarize, e.text, limit, focus=focus)
-                label, score = _fallback_label(e), relevance(e.text, terms)
+                label, score = _fallback_label(e), relevance(e.text, terms, titles=_titles(e))
             else:
                 summary = tokens.truncate(parsed.summary.strip(), limit)
                 label = Label(parsed.topic, parsed.subtopic)
@@ -370,7 +370,7 @@ class DocumentsPipeline:
         room = budget - (tokens.count(notice + _SECTION_GAP) if notice else 0)
         excerpts = cuts.excerpts
         labels = label_excerpts(excerpts)
-        scores = [relevance(e.text, terms) for e in excerpts]
+        scores = [relevance(e.text, terms, titles=_titles(e)) for e in excerpts]
         groups = group(excerpts, labels, scores)
         shape = self._plan(groups, cuts, room, focused=bool(terms))
         summaries: list[str] = []
@@ -541,6 +541,11 @@ def _source(e: Excerpt) -> Source:
         title=e.title,
         url=e.url,
     )
+
+
+def _titles(e: Excerpt) -> str:
+    """What an excerpt is under: its document's title and the headings above it."""
+    return f"{e.title}\n{e.context}"
 
 
 def _fallback_label(e: Excerpt) -> Label:

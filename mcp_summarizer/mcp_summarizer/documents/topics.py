@@ -10,7 +10,10 @@ excerpts; no embedding model is shipped for it.  A group's topic is its heaviest
 subtopic the heading most of its excerpts sit under (else its next terms).
 
 Relevance to a focus is the share of the focus's terms an excerpt mentions (1.0 with no
-focus), the same term matching `extractive` uses.
+focus), its document's title and the headings above it included: a manual titled "find -
+search for files in a directory hierarchy" is about directories wherever its excerpts say
+so.  Terms match by word family (the Snowball English stemmer: "traversal", "traverse" and
+"traversing" are one), so a focus need not use the text's own forms.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer  # type: ignore[import-untyped]  # it ships no type information
 
 from mcp_summarizer.documents.sources import Excerpt
 from mcp_summarizer.summarize.extractive import stemmed_words
@@ -42,12 +48,23 @@ def focus_terms(focus: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(stem for _, stem in stemmed_words(focus)))
 
 
-def relevance(text: str, terms: Sequence[str]) -> float:
-    """Share of the focus terms ``text`` mentions; 1.0 when there is no focus."""
+def relevance(text: str, terms: Sequence[str], *, titles: str = "") -> float:
+    """Share of the focus terms (word families) that ``text`` or its ``titles`` (the
+    document's title, the headings above the excerpt) mention; 1.0 when there is no focus."""
     if not terms:
         return 1.0
-    present = {stem for _, stem in stemmed_words(text)}
-    return round(sum(1 for t in terms if t in present) / len(terms), 3)
+    wanted = dict.fromkeys(map(_family, terms))
+    present = {_family(stem) for _, stem in stemmed_words(f"{titles}\n{text}" if titles else text)}
+    return round(sum(1 for t in wanted if t in present) / len(wanted), 3)
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _family(stem: str) -> str:
+    """The word family of a stem ("recursive", "recursing" -> "recurs")."""
+    return str(_STEMMER.stemWord(stem))
 
 
 def _useful(word: str, stem: str) -> bool:

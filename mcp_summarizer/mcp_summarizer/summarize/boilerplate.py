@@ -69,6 +69,15 @@ Rules (the names are the keys of `Cleaned.removed`; thresholds are module consta
     every item on purpose ("Availability: Unix.", "Part of the Stable ABI."), and the
     copies sit between different items.
 
+``html_comment``
+    A line that is one HTML comment and nothing else (``<!-- mcp-name: ... -->``): markup
+    for tools, never shown to a reader.
+
+``badge``
+    A line of status badges: linked images (``[![CI](ci.svg)](ci)``) or images served by a
+    badge service (shields.io, badgen, a ``badge`` in the address), one or more, nothing
+    else.  A plain image (``![Architecture](arch.png)``) stays.
+
 Blank lines that a removal leaves next to each other collapse to one; at the start and end
 of the text they go.  Blank lines elsewhere are untouched.  ``strip_boilerplate`` is
 idempotent and deterministic, and never adds text.
@@ -92,7 +101,7 @@ from functools import lru_cache
 
 __all__ = ["RULES", "Cleaned", "Removal", "find_boilerplate", "strip_boilerplate"]
 
-RULES = ("link_only", "nav_menu", "cookie", "edit_share", "footer", "repeated")
+RULES = ("link_only", "nav_menu", "cookie", "edit_share", "footer", "repeated", "html_comment", "badge")
 
 MAX_LABEL_WORDS = 5  # a navigation label: "Home", "API reference", "The Python Standard Library"
 MAX_LABEL_CHARS = 40
@@ -386,6 +395,14 @@ _LEGAL_ALONE = _phrases(
 # -- the decision ----------------------------------------------------------------------------
 
 
+# One HTML comment, alone on its line (possessive: a line of "<!--" repeats is one scan).
+_HTML_COMMENT_LINE = re.compile(r"^[ \t]{0,3}<!--(?:[^-\n]++|-(?!->))*+-->[ \t\r]*+$", re.MULTILINE)
+_BADGE_IMAGE = r"!\[[^\[\]\n]*+\]\([^()\s]*+(?:[ \t]++\"[^\"\n]*+\")?+\)"
+_BADGE = rf"(?:\[{_BADGE_IMAGE}\]\([^()\s]*+\)|{_BADGE_IMAGE})"
+_BADGE_LINE = re.compile(rf"^[ \t]{{0,3}}{_BADGE}(?:[ \t]*+{_BADGE})*+[ \t\r]*+$", re.MULTILINE)
+_BADGE_SERVICE = re.compile(r"shields\.io|badgen\.net|badge|/workflows/[^/\s]+/badge", re.IGNORECASE)
+
+
 class _Page:
     """One text: the lines that a rule may concern, and the decisions about them.
 
@@ -444,9 +461,26 @@ class _Page:
         for start, end, rule in phrases:
             if self._stands_alone(start, end):
                 self.removed[start] = (end, rule)
+        self._markup_lines()
         self._nav_runs(links)
         self._repeated()
         return [Removal(s, e, r) for s, (e, r) in sorted(self.removed.items())]
+
+    def _markup_lines(self) -> None:
+        """HTML comment lines and badge lines, outside code blocks and tables."""
+        text = self.text
+        if "<!--" in text:
+            for m in _HTML_COMMENT_LINE.finditer(text):
+                if not self.is_protected(m.start()):
+                    self.removed.setdefault(m.start(), (m.end(), "html_comment"))
+        if "![" in text:
+            for m in _BADGE_LINE.finditer(text):
+                line = m.group()
+                # Linked images are badges by their shape; a bare image only from a badge service.
+                if (line.lstrip().startswith("[") or _BADGE_SERVICE.search(line)) and not self.is_protected(
+                    m.start()
+                ):
+                    self.removed.setdefault(m.start(), (m.end(), "badge"))
 
     def _scan(self) -> list[tuple[int, int, int]]:
         """(start, end, indentation in columns) of candidate lines outside code and tables."""

@@ -491,6 +491,7 @@ class Engine:
                     run.outcome.input_tokens = offsets.n + removed
                     run.outcome.boilerplate_tokens = removed
                     run.outcome.num_chunks = run.planned = len(chunks)
+                    self._map_started(request, run.outcome.input_tokens, chunks, target, len(calls))
                     calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
                     facts.start()
             except BaseExceptionGroup as eg:
@@ -607,6 +608,7 @@ class Engine:
             offsets=offsets,
         )
         run.outcome.num_chunks = run.planned = len(chunks)
+        self._map_started(request, run.outcome.input_tokens, chunks, target, 0)
         facts.start()  # the LLM calls start now: the process is mostly waiting from here on
 
         summaries = await self._gather(self._map(run, map_system, target, c, len(chunks)) for c in chunks)
@@ -614,6 +616,25 @@ class Engine:
         out.text = await self._reduce(run, summaries, reduce_system, target)
         out.output_tokens = tokens.count(out.text)
         return out
+
+    def _map_started(
+        self, request: Request, input_tokens: int, chunks: list[Chunk], target: int, started: int
+    ) -> None:
+        """The design's ``map_phase_started`` event, once every chunk is known (``started``:
+        map calls already out then, when chunking and mapping overlap)."""
+        logger.info(
+            "map_phase_started",
+            extra={
+                "input_tokens": input_tokens,
+                "chunks": len(chunks),
+                "strategy": request.strategy,
+                "max_tokens_per_chunk": max(
+                    (map_output_tokens(target, len(chunks), c.tokens) for c in chunks), default=0
+                ),
+                "map_calls_started": started,
+                "model": self.model,
+            },
+        )
 
     async def _map(self, run: _Run, system: _Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
@@ -632,6 +653,7 @@ class Engine:
             if sum(sizes) <= final_room or len(summaries) == 1:
                 run.outcome.reduce_levels = level
                 run.planned += 1
+                _log_reduce_pass(level, sizes, 1, target, final=True)
                 merged = await self._call(run, system_final, joined, target, "reduce")
                 return self._fit(run, merged, target)
             out_tokens = self.budget.reduce_output(target, final_system_tokens)
@@ -645,6 +667,7 @@ class Engine:
                 groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
             run.planned += len(groups)
             run.outcome.reduce_levels = level
+            _log_reduce_pass(level, sizes, len(groups), out_tokens, final=False)
             summaries = await self._gather(
                 self._call(run, system, SEPARATOR.join(summaries[a:b]), out_tokens, f"reduce level {level}")
                 for a, b in groups
@@ -808,6 +831,22 @@ class Engine:
 
 _NOTICE_GAP = "\n\n"
 _CAUSE_CHARS = 200  # a notice is one short line, whatever the upstream said
+
+
+def _log_reduce_pass(level: int, sizes: list[int], outputs: int, max_tokens: int, *, final: bool) -> None:
+    """The design's ``reduce_pass`` event: ``inputs`` summaries merged into ``outputs``
+    (``reduce_level``: a log line's ``level`` is its severity)."""
+    logger.info(
+        "reduce_pass",
+        extra={
+            "reduce_level": level,
+            "inputs": len(sizes),
+            "input_tokens": sum(sizes),
+            "outputs": outputs,
+            "max_tokens": max_tokens,
+            "final": final,
+        },
+    )
 
 
 def offline_notice(cause: str, budget: int, attempts: int | None = None) -> str:

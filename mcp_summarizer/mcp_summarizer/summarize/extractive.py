@@ -64,6 +64,14 @@ How, and why this way:
    boundary, code to its first lines, still fenced; with no unit at all (only rules, say),
    the text's start.  Only whitespace gives "" (or a budget too small for one character).
 
+7. **A clean first impression**: the summary opens where a block of the source opens (the
+   first sentence of a paragraph or list item, a row, a code block), never with a sentence
+   from inside a paragraph nor with a paragraph that continues one (it starts lowercase,
+   after a code block); the greedy does not take a unit that would open the summary unless
+   it can, and what is left at the edges after the budget is met goes.  It never ends on a
+   header or on a lead-in ending with ":".  A line made only of links, images or an HTML
+   comment is never selected: navigation, badges and markup say nothing of the text.
+
 Speed (bench/extractive.py): one regex search per paragraph for its end, one scan for
 sentence ends, one for terms (words and named things in a single alternation; each distinct
 match is classified once and cached), Counter-based weights, a heap: 1M tokens summarized
@@ -152,6 +160,14 @@ _NEWLINE_INDENT = re.compile(r"\n[ \t]*")
 # What would read as markdown structure at the start of a printed line (anchored, bounded).
 _BLOCK_SYNTAX = re.compile(r"#{1,6}(?:[ \t]|$)|>|[-+*][ \t]|\d{1,9}[.)][ \t]|`{3}|~{3}|\||=+[ \t]*$")
 _BLANKS = re.compile(r"\s*+")
+# A unit that is only links or images (and separators), or an HTML comment: nothing to read.
+_LINK_OR_IMAGE = r"!?\[[^\[\]\n]*+\]\([^()\s]*+(?:[ \t]++\"[^\"\n]*+\")?+\)"
+_LINKED_IMAGE = rf"\[{_LINK_OR_IMAGE}\]\([^()\s]*+\)"
+_NOTHING_TO_READ = re.compile(
+    rf"(?:(?:{_LINKED_IMAGE}|{_LINK_OR_IMAGE})[ \t,;|·•›»/-]*+)++|<!--(?:[^-]++|-(?!->))*+-->"
+)
+# How a unit can end that needs what follows it: a lead-in ("Examples:"), emphasis closers aside.
+_LEAD_IN_END = re.compile(r":[*_`\s]*\Z")
 
 # --- sentences ------------------------------------------------------------------------------------
 
@@ -321,6 +337,7 @@ class _Doc:
     headers: list[str] = field(default_factory=list)
     prefixes: list[str] = field(default_factory=list)  # per block: list marker or indentation
     table_heads: list[str] = field(default_factory=list)
+    mid_line: set[int] = field(default_factory=set)  # sentences that start inside a line
 
 
 @cache
@@ -469,7 +486,10 @@ def _parse(text: str) -> _Doc:
                 prefixes.append(line[:first])
                 body = text[pos + first : end]
             block = len(prefixes) - 1
-            for sentence in _sentences(body):
+            sentences, at_line = _sentences_at(body)
+            for sentence, starts_line in zip(sentences, at_line, strict=True):
+                if not starts_line:
+                    doc.mid_line.add(len(units))
                 units.append((sentence, SENTENCE, block, group, path, -1))
             in_list, in_quote = kind == "item", False
             code_ok = False  # until a blank line: an indented line after text continues it
@@ -480,7 +500,11 @@ def _parse(text: str) -> _Doc:
     # A header is a unit only where nothing else would bring it: an outline, an empty
     # section.  Elsewhere its content brings it, and a header alone would crowd that out.
     filled = {h for u in units if u[KIND] != HEADER for h in u[PATH]}
-    doc.units = [u for u in units if u[KIND] != HEADER or u[PATH][-1] not in filled]
+    kept = [i for i, u in enumerate(units) if u[KIND] != HEADER or u[PATH][-1] not in filled]
+    if len(kept) < len(units):
+        doc.units = [units[i] for i in kept]
+        mid_line = doc.mid_line
+        doc.mid_line = {new for new, old in enumerate(kept) if old in mid_line}
     return doc
 
 
@@ -523,8 +547,16 @@ def _table(text: str, pos: int, doc: _Doc, group: int, path: tuple[int, ...]) ->
 
 def _sentences(body: str) -> list[str]:
     """Split a paragraph into sentences, each on one line (inner line breaks become spaces)."""
+    return _sentences_at(body)[0]
+
+
+def _sentences_at(body: str) -> tuple[list[str], list[bool]]:
+    """`_sentences`, and for each whether it starts a line of ``body`` (not the middle of one,
+    nor of a sentence cut at a line break)."""
     out: list[str] = []
+    at_line: list[bool] = []
     start = 0
+    line_start = True  # the sentence at ``start`` starts a line
     size = len(body)
     for m in _SENTENCE_END.finditer(body):
         if m.lastindex:  # the group "no": marks, but no sentence after them
@@ -558,10 +590,11 @@ def _sentences(body: str) -> list[str]:
                 or piece.count("`") % 2
             ):
                 continue  # inside a link, parentheses or a code span
-        _add_sentence(out, body[start:end])
+        _add_sentence(out, at_line, body[start:end], line_start)
+        line_start = "\n" in body[end:nxt]
         start = nxt
-    _add_sentence(out, body[start:])
-    return out
+    _add_sentence(out, at_line, body[start:], line_start)
+    return out, at_line
 
 
 def _skip_blanks(text: str, pos: int) -> int:
@@ -570,12 +603,13 @@ def _skip_blanks(text: str, pos: int) -> int:
     return blanks.end() if blanks else pos  # never None: the pattern matches the empty string
 
 
-def _add_sentence(out: list[str], raw: str) -> None:
+def _add_sentence(out: list[str], at_line: list[bool], raw: str, starts_line: bool) -> None:
     raw = raw.strip()
     if not raw:
         return
     if len(raw) <= LONG_SENTENCE_CHARS or "\n" not in raw:
         out.append(_NEWLINE_INDENT.sub(" ", raw) if "\n" in raw else raw)
+        at_line.append(starts_line)
         return
     # A run-on "sentence" (hard-wrapped text without punctuation): cut it at line breaks.
     lines = [line.strip() for line in raw.split("\n") if line.strip()]
@@ -583,9 +617,11 @@ def _add_sentence(out: list[str], raw: str) -> None:
         # Short lines with no sentence marks between them are records (a log, a listing):
         # each one is a unit to select, as a line of a log is.
         out.extend(lines)
+        at_line.extend([starts_line] + [True] * (len(lines) - 1))
         return
     piece: list[str] = []
     length = 0
+    before = len(at_line)
     for line in raw.split("\n"):
         text = line.strip()
         if not text:
@@ -594,11 +630,13 @@ def _add_sentence(out: list[str], raw: str) -> None:
         # block syntax ("# ...", "> ...", "- ..."): printed first, it would read as structure.
         if length >= LONG_SENTENCE_CHARS // 3 and not _BLOCK_SYNTAX.match(text):
             out.append(" ".join(piece))
+            at_line.append(starts_line if len(at_line) == before else False)  # later pieces: mid-sentence
             piece, length = [], 0
         piece.append(text)
         length += len(line)
     if piece:
         out.append(" ".join(piece))
+        at_line.append(starts_line if len(at_line) == before else False)
 
 
 # --- terms ------------------------------------------------------------------------------------------
@@ -773,8 +811,12 @@ class _Selector:
         self.heap = [
             (-sum(map(get, terms)) * norm[i], i)
             for i, terms in enumerate(unit_terms)
-            if len(terms) >= MIN_TERMS and first[units[i][TEXT]] == i
+            if len(terms) >= MIN_TERMS
+            and first[units[i][TEXT]] == i
+            and not _NOTHING_TO_READ.fullmatch(units[i][TEXT])
         ]
+        self.opens = self._openers()
+        self.first = len(units)  # the first unit selected (len: none yet)
         heapq.heapify(self.heap)
         self.rejected: list[tuple[float, int]] = []
         self.costs: dict[int, int] = {}
@@ -784,6 +826,26 @@ class _Selector:
         self.charged_blocks: set[int] = set()
         self.charged_headers: set[int] = set()
         self.charged_tables: set[int] = set()
+
+    def _openers(self) -> list[bool]:
+        """Whether each unit can open a summary: it starts a line of the source (a block, or
+        a sentence on a line of its own), and does not continue a sentence (a paragraph
+        starting lowercase after a code block; a list item may)."""
+        units, prefixes, mid_line = self.doc.units, self.doc.prefixes, self.doc.mid_line
+        return [
+            i not in mid_line
+            and not (u[KIND] == SENTENCE and u[TEXT][:1].islower() and not prefixes[u[BLOCK]].strip())
+            for i, u in enumerate(units)
+        ]
+
+    def _dangles(self, i: int) -> bool:
+        """Whether unit ``i`` cannot end a summary: a header, or a lead-in ending with ":"."""
+        u = self.doc.units[i]
+        return u[KIND] == HEADER or bool(_LEAD_IN_END.search(u[TEXT]))
+
+    def _may_take(self, i: int) -> bool:
+        """A unit before every one taken so far would open the summary: only if it can."""
+        return i > self.first or self.opens[i]
 
     def _boosts(self, focus_terms: tuple[str, ...]) -> list[float]:
         """Score factors: FOCUS_UNIT_BOOST for a unit that mentions a focus term, else
@@ -883,7 +945,7 @@ class _Selector:
             if cost > self.budget or (units[best][KIND] == CODE and cost > self.budget // CODE_BUDGET_SHARE):
                 continue  # never selectable
             need = cost + self._extra_cost(best)
-            if used + need > room:
+            if used + need > room or not self._may_take(best):
                 self.rejected.append((-best_score, best))
                 misses += 1
                 continue
@@ -895,6 +957,7 @@ class _Selector:
     def _take(self, i: int, score: float) -> None:
         u = self.doc.units[i]
         self.selected[i] = score
+        self.first = min(self.first, i)
         self.charged_blocks.add(u[BLOCK])
         self.charged_headers.update(u[PATH])
         if u[TABLE] >= 0:
@@ -955,7 +1018,27 @@ class _Selector:
                     break
             out = self._render()
             n = tokens.count(out)
+        if self._trim_edges():
+            out = self._render()
         return out if self.selected else self._fallback()
+
+    def _trim_edges(self) -> bool:
+        """Drop what may not open or end the summary (left by the budget's drops); True if
+        anything went.  Dropping only shortens: the budget still holds."""
+        dropped = False
+        if all(map(self._dangles, self.selected)):
+            return False  # an outline: headers are all there is
+        while self.selected:
+            first, last = min(self.selected), max(self.selected)
+            if not self.opens[first]:
+                del self.selected[first]
+            elif self._dangles(last):
+                del self.selected[last]
+            else:
+                break
+            dropped = True
+        self.first = min(self.selected, default=len(self.doc.units))
+        return dropped
 
     def _fill(self, room: int) -> int:
         """Use ``room`` tokens left after a render: first the best units that were set
@@ -968,8 +1051,10 @@ class _Selector:
             if left > 1 and self.size[i] <= left * 1.5 + 4:
                 cost = self._cost(i)
                 need = cost + self._extra_cost(i)
-                if need <= left and not (
-                    self.doc.units[i][KIND] == CODE and cost > self.budget // CODE_BUDGET_SHARE
+                if (
+                    need <= left
+                    and self._may_take(i)
+                    and not (self.doc.units[i][KIND] == CODE and cost > self.budget // CODE_BUDGET_SHARE)
                 ):
                     used += need
                     self._take(i, -bound)
@@ -985,7 +1070,8 @@ class _Selector:
         select): the best unit alone, prose if there is any, cut to the budget: prose at a
         word or character boundary, code to its first lines (still fenced)."""
         units = self.doc.units
-        candidates = [i for i, u in enumerate(units) if u[KIND] != CODE] or list(range(len(units)))
+        prose = [i for i, u in enumerate(units) if u[KIND] != CODE] or list(range(len(units)))
+        candidates = [i for i in prose if self.opens[i] and not self._dangles(i)] or prose
         if not candidates:
             return ""
         best = max(candidates, key=lambda i: (self._score(i), -i))

@@ -10,9 +10,12 @@ tool's return) knows where the text came from and what was done to it::
             not summarized (<why>); raw tokens 0-4096 of 23,456, next start_index=4096
             raw tokens 0-4096 of 23,456, next start_index=4096   (or: ..., end of page)
 
-followed by a blank line and the markdown.  Nothing is lost to a cut: every cut says where
-the next slice starts, and ``raw=true`` pages through the converted page in token windows
-(the official MCP fetch server's ``start_index``/``max_length``, counted in tokens here).
+followed by a blank line and the markdown.  The header lines count: the whole answer is
+within FETCH_MAX_TOKENS (a title is cut to fit a line; only a URL longer than the budget
+itself could break the promise).  With ``raw=true`` and an explicit ``max_length``, that is
+the window of the page, the header lines on top.  Nothing is lost to a cut: every cut says
+where the next slice starts, and ``raw=true`` pages through the converted page in token
+windows (the official MCP fetch server's ``start_index``/``max_length``, counted in tokens).
 
 Converted pages are cached briefly (FETCH_CACHE_SECONDS) so paging does not re-download: in
 the process, and in the service's result cache when it has one, so that replicas behind a load
@@ -49,6 +52,7 @@ __all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
 
 _CACHE_MAX_CHARS = 64_000_000  # converted text held at once, all pages together
 _SHARED_MAX_CHARS = 4_000_000  # larger pages stay in the process (a cache entry, not a store)
+_TITLE_MAX_CHARS = 200  # a title is one header line, not a share of the budget
 
 
 @dataclass(frozen=True)
@@ -185,7 +189,14 @@ def _boundary_before(offsets: TokenOffsets, i: int) -> int:
 
 
 def render_answer(page: Page, status: str, body: str) -> str:
-    return f"URL: {page.url}\nTitle: {page.title or '(none)'}\nStatus: {status}\n\n{body}"
+    title = page.title or "(none)"
+    if len(title) > _TITLE_MAX_CHARS:
+        title = title[: _TITLE_MAX_CHARS - 1] + "…"
+    return f"URL: {page.url}\nTitle: {title}\nStatus: {status}\n\n{body}"
+
+
+def _header_tokens(page: Page, status: str) -> int:
+    return tokens.count(render_answer(page, status, ""))
 
 
 def _slice_status(start: int, end: int, n: int) -> str:
@@ -220,7 +231,8 @@ async def read(
         raise InputError(f"start_index and max_length must be 0 or positive, got {start_index}, {max_length}")
     if not raw and (start_index or max_length):
         raise InputError("start_index and max_length page through the raw page: pass raw=true with them")
-    window_tokens = budget.output_tokens(max_length, name="max_length") if max_length else budget.fetch_output
+    # 0: the window that, with its header lines, fills the answer's budget.
+    window_tokens = budget.output_tokens(max_length, name="max_length") if max_length else 0
     summary_tokens = min(budget.fetch_output, max_tokens or budget.fetch_output)
     window_tokens = min(window_tokens, max_tokens or window_tokens)
     # Counted off the event loop: a caller's 10 MB context takes seconds to count.
@@ -232,19 +244,39 @@ async def read(
         )
     page, cached = await pages.get(url, tenant)
     if raw:
-        answer = _raw(page, start_index, window_tokens)
+        answer = _raw(page, start_index, window_tokens, summary_tokens)
     else:
         answer = await _summary(engine, page, context.strip(), progress, summary_tokens, tenant)
     answer.cached = cached
     return answer
 
 
-def _raw(page: Page, start_index: int, length: int) -> Answer:
+def _raw(page: Page, start_index: int, length: int, budget: int) -> Answer:
+    """The window of ``length`` tokens at ``start_index``; ``length`` 0: the window that,
+    with its header lines, fills ``budget``."""
     if start_index > 0 and start_index >= page.tokens:
         raise InputError(f"start_index={start_index} is past the end of the page ({page.tokens} tokens)")
-    text, start, end = window(page, start_index, length)
-    status = _slice_status(start, end, page.tokens)
-    return Answer(text=render_answer(page, status, text), page=page, status=status)
+    if length:
+        text, start, end = window(page, start_index, length)
+        status = _slice_status(start, end, page.tokens)
+        return Answer(text=render_answer(page, status, text), page=page, status=status)
+    status, answer = _fitted_window(page, start_index, budget, "")
+    return Answer(text=answer, page=page, status=status)
+
+
+def _fitted_window(page: Page, start_index: int, budget: int, prefix: str) -> tuple[str, str]:
+    """(status, answer text) of the longest window at ``start_index`` whose answer, header
+    lines included, is within ``budget`` tokens; ``prefix`` opens the Status line."""
+    length = budget
+    while True:
+        text, start, end = window(page, start_index, length)
+        status = prefix + _slice_status(start, end, page.tokens)
+        answer = render_answer(page, status, text)
+        # Tokens do not add exactly across the header's end: measure the whole, shrink by the excess.
+        over = tokens.count(answer) - budget
+        if over <= 0 or length <= 1:
+            return status, answer
+        length = max(length - over, 1)
 
 
 async def _summary(
@@ -253,7 +285,9 @@ async def _summary(
     n = page.tokens
     if n <= budget:
         status = f"full page, {n:,} tokens"
-        return Answer(text=render_answer(page, status, page.markdown), page=page, status=status)
+        text = render_answer(page, status, page.markdown)
+        if tokens.count(text) <= budget:
+            return Answer(text=text, page=page, status=status)
     key = None
     if engine.cache is not None:
         # Hashing a page of megabytes takes milliseconds: off the event loop.
@@ -297,9 +331,12 @@ async def _summarize_page(
     engine: Engine, page: Page, context: str, progress: Progress | None, budget: int, tenant: Tenant
 ) -> Answer:
     n = page.tokens
+    # The summary gets what the header lines leave (their Status line as long as it may be).
+    likely = f"summarized from {n:,} to {budget:,} tokens ({engine.model}; FETCH_MAX_TOKENS {budget})"
+    room = max(budget - _header_tokens(page, likely), 1)
     request = Request(
         content=page.markdown,
-        max_output_tokens=budget,
+        max_output_tokens=room,
         kind="extraction" if context else "general",
         focus=context,
         tenant=tenant,
@@ -307,11 +344,10 @@ async def _summarize_page(
     outcome = await engine.summarize(request, progress, page.offsets)
     if outcome.degraded and outcome.policy != "extractive":
         # A page is never handed back over the budget: its first window, and where the rest starts.
-        text, start, end = window(page, 0, budget)
-        status = f"not summarized (the LLM failed: {outcome.cause}); " + _slice_status(start, end, n)
-        return Answer(
-            text=render_answer(page, status, text), page=page, status=status, degraded=True, outcome=outcome
+        status, text = await asyncio.to_thread(
+            _fitted_window, page, 0, budget, f"not summarized (the LLM failed: {outcome.cause}); "
         )
+        return Answer(text=text, page=page, status=status, degraded=True, outcome=outcome)
     body = outcome.text
     if outcome.degraded:
         # The Status line is this answer's notice: the engine's own notice line goes.
@@ -323,9 +359,9 @@ async def _summarize_page(
         else:
             how = "site chrome removed" if outcome.llm_calls == 0 else engine.model
         how += f"; FETCH_MAX_TOKENS {budget}"
-    status = f"summarized from {n:,} to {tokens.count(body):,} tokens ({how})"
+    status, text, body = _fitted_summary(page, body, how, budget)
     return Answer(
-        text=render_answer(page, status, body),
+        text=text,
         page=page,
         status=status,
         summarized=True,
@@ -333,3 +369,16 @@ async def _summarize_page(
         outcome=outcome,
         body=body,
     )
+
+
+def _fitted_summary(page: Page, body: str, how: str, budget: int) -> tuple[str, str, str]:
+    """(status, answer text, body): the summary under its header lines, cut at a sentence or
+    line end if together they pass ``budget`` (a Status line longer than foreseen)."""
+    while True:
+        size = tokens.count(body)
+        status = f"summarized from {page.tokens:,} to {size:,} tokens ({how})"
+        text = render_answer(page, status, body)
+        over = tokens.count(text) - budget
+        if over <= 0 or not body:
+            return status, text, body
+        body = tokens.truncate(body, size - over)

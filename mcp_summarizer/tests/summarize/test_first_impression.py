@@ -1,0 +1,162 @@
+"""The embedded (extractive, no API key) summary's first impression, on the cases a new user
+met: the repository's README at 150 tokens, a 200 KB hard-wrapped text, site chrome (HTML
+comments, badges, link-only lines), and focus relevance on two real manuals."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mcp_summarizer.config import load_settings
+from mcp_summarizer.documents.topics import focus_terms, relevance
+from mcp_summarizer.summarize import extractive, tokens
+from mcp_summarizer.summarize.boilerplate import find_boilerplate, strip_boilerplate
+from mcp_summarizer.summarize.engine import Engine, Request
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+MANUALS = Path("/usr/share/man/man1")
+HEADER = re.compile(r"#{1,6} ")
+
+
+def text_lines(summary: str) -> list[str]:
+    """The summary's lines that are text (not headers, not blank)."""
+    return [line for line in summary.splitlines() if line.strip() and not HEADER.match(line)]
+
+
+def starts_a_source_line(line: str, source: str) -> bool:
+    """``line`` (its list marker aside) begins where a line of ``source`` begins."""
+    body = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line)[:40]
+    starts = {re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", s).strip()[:40] for s in source.splitlines()}
+    return body in starts
+
+
+def assert_clean_edges(summary: str, source: str) -> None:
+    lines = text_lines(summary)
+    assert lines, summary
+    first, last = lines[0], summary.rstrip().splitlines()[-1]
+    assert starts_a_source_line(first, source), f"starts mid-line: {first[:80]!r}"
+    item = re.match(r"\s*(?:[-*+]|\d+[.)])\s", first)
+    assert item or not first.lstrip()[:1].islower(), f"starts mid-sentence: {first[:80]!r}"
+    assert not HEADER.match(last), f"ends on a heading: {last!r}"
+    assert not last.rstrip("*_` ").endswith(":"), f"ends on a lead-in: {last!r}"
+
+
+async def test_the_readme_at_150_tokens_opens_and_ends_cleanly_without_markup() -> None:
+    source = README.read_text(encoding="utf-8")
+    assert "<!-- mcp-name:" in source, "the case: the README opens with an HTML comment"
+    engine = Engine.from_settings(load_settings({}))  # no API key: the embedded summary
+    outcome = await engine.summarize(Request(content=source, max_output_tokens=150))
+    summary = outcome.text
+    assert outcome.backend == "extractive" and tokens.count(summary) <= 150
+    assert "<!--" not in summary and "mcp-name" not in summary
+    assert_clean_edges(summary, source)
+
+
+def hard_wrapped(n_paragraphs: int) -> str:
+    """Prose wrapped at 72 columns, ~200 KB: most sentences start in the middle of a line."""
+    out = []
+    for p in range(n_paragraphs):
+        sentences = [
+            f"the caravan from Kettleford reached the ford on day {p}.",
+            f"Wolves of the Grey Wake shadowed caravan {p} along the Silver River for {p % 9 + 2} nights.",
+            f"Elder Maren recorded the toll of {p * 3} coins paid at the bridge.",
+            "Nobody slept well.",
+        ]
+        out.append(textwrap.fill(" ".join(s[0].upper() + s[1:] for s in sentences), 72))
+    return "\n\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("focus", ["", "wolves"])
+def test_a_200_kb_hard_wrapped_text_opens_at_a_line_start(focus: str) -> None:
+    source = hard_wrapped(950)
+    assert len(source.encode()) > 200_000
+    summary = extractive.summarize(source, 300, focus=focus)
+    assert tokens.count(summary) <= 300
+    assert_clean_edges(summary, source)
+
+
+CARAVANS = [f"Paragraph {i} tells how the caravans cross the ford {i} at dawn." for i in range(60)]
+
+
+def test_a_lead_in_never_ends_the_summary() -> None:
+    """The README's "What the proxy does with each result:" case: a lead-in dense in what the
+    focus asks for, before a block too large to follow it into the summary."""
+    source = "\n\n".join(
+        [
+            *CARAVANS,
+            "The wolves of the Grey Wake, Elder Maren and the Kettleford toll bridge are listed below:",
+            "```\n" + "x = 1\n" * 400 + "```",
+        ]
+    )
+    summary = extractive.summarize(source, 80, focus="wolves")
+    assert_clean_edges(summary, source)
+
+
+def test_a_heading_never_ends_the_summary_unless_it_is_all_there_is() -> None:
+    # An empty section (its header a unit of its own), then one whose only content is too large.
+    source = "\n\n".join(
+        [
+            *CARAVANS,
+            "## Wolves of the Grey Wake and their hunting grounds",
+            "## Appendix",
+            "```\n" + "x = 1\n" * 400 + "```",
+        ]
+    )
+    summary = extractive.summarize(source, 80, focus="wolves")
+    assert_clean_edges(summary, source)
+    outline = "\n\n".join(f"## Wolves of region {i}" for i in range(300))
+    assert extractive.summarize(outline, 40, focus="wolves").startswith("## Wolves of region")
+
+
+def test_html_comments_and_badges_are_chrome() -> None:
+    page = textwrap.dedent(
+        """\
+        # mcp-summarizer
+        <!-- mcp-name: io.github.example/mcp-summarizer -->
+
+        [![CI](https://github.com/x/y/actions/workflows/ci.yml/badge.svg)](https://github.com/x/y/actions) [![PyPI](https://img.shields.io/pypi/v/y.svg)](https://pypi.org/project/y/)
+
+        ![Architecture of the service](docs/architecture.png)
+
+        The service compresses large text for agents.
+
+        ```html
+        <!-- a comment in code stays -->
+        ```
+        """
+    )
+    removed = {(r.rule, page[r.start : r.end]) for r in find_boilerplate(page)}
+    assert {rule for rule, _ in removed} == {"html_comment", "badge"}, removed
+    cleaned = strip_boilerplate(page).text
+    assert "mcp-name" not in cleaned and "badge.svg" not in cleaned
+    assert "![Architecture of the service]" in cleaned, "a plain image is not a badge"
+    assert "<!-- a comment in code stays -->" in cleaned and "The service compresses" in cleaned
+
+
+def test_link_only_lines_are_never_selected() -> None:
+    link = "[Wolves of the Grey Wake hunting grounds](wolves.html)"  # the focus, in a link only
+    source = "\n\n".join([*CARAVANS, link, "<!-- wolves of the Grey Wake -->"])
+    summary = extractive.summarize(source, 80, focus="wolves")
+    assert "](" not in summary and "<!--" not in summary, summary
+
+
+def _manual(name: str) -> str:
+    path = MANUALS / f"{name}.1.gz"
+    if not path.exists():
+        pytest.skip(f"{path} is not installed (the {name} package's manual)")
+    return gzip.decompress(path.read_bytes()).decode("utf-8", "replace")
+
+
+def test_focus_relevance_ranks_the_find_manual_above_make() -> None:
+    terms = focus_terms("recursive directory traversal")
+    find, make = _manual("find"), _manual("make")
+    assert relevance(find, terms) > relevance(make, terms), "word families: traversal ~ traversing"
+    # Titles and headings count as the excerpt's words: an excerpt of find that never says
+    # "directory" is still from a manual about a directory hierarchy.
+    excerpt = "The -maxdepth option descends at most levels below the starting-points when recursing."
+    title = "find - search for files in a directory hierarchy"
+    assert relevance(excerpt, terms) == 0.333 and relevance(excerpt, terms, titles=title) == 0.667
