@@ -30,7 +30,7 @@ from world_lore_researcher.cli import run_cli
 from world_lore_researcher.digest import digest
 from world_lore_researcher.mcp_config import MCPServerSpec
 
-CITED = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*)#\d+\]")
+CITED = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*)(?:~[0-9a-f]+)?#\d+\]")  # <doc>~<version>#<n>
 
 
 @pytest.fixture(scope="module")
