@@ -10,7 +10,9 @@ It judges a limit the way TCP congestion control and Netflix's concurrency-limit
 - *Multiplicative decrease* on overload: a 429 or 503, a timeout, or latency rising past
   `tolerance` times its long-run average (Gradient2's short/long comparison).  Once per round:
   a call that started before the last decrease was sent under the old limit, and its overload
-  says nothing new (20 calls refused at once must not cut the limit 20 times).
+  does not cut the limit by a quarter again (20 calls refused at once must not cut it 20
+  times); it only says that the provider takes fewer than that old limit less the calls it
+  refused, and the limit goes no higher than that.
 - A success grows the limit only when at least half of it was in use: a light load gives no
   evidence that the provider takes more (an idle service must not drift up to the maximum).
 - Never under 1 nor over LLM_CONCURRENCY_MAX.
@@ -49,6 +51,8 @@ class LimitState:
     limit: float
     epoch: int = 0  # decreases so far: a call remembers the epoch it started in
     slow_start: bool = True
+    cut_from: float = 0.0  # the limit the last decrease started from
+    refused: int = 0  # overloads of calls sent under that limit, so far
 
     @property
     def allowed(self) -> int:
@@ -56,17 +60,26 @@ class LimitState:
         return max(1, int(self.limit))
 
 
-def next_state(state: LimitState, signal: Signal, in_flight: int, epoch: int, params: LimitParams) -> LimitState:
+def next_state(
+    state: LimitState, signal: Signal, in_flight: int, epoch: int, params: LimitParams
+) -> LimitState:
     """The state after one call ended with ``signal``.
 
     ``in_flight``: the calls holding a slot as this one ended, itself included; ``epoch``: the
     state's epoch when this call was sent.
     """
     if signal == "overload":
+        if epoch == state.epoch - 1:
+            # Sent under the limit the last decrease started from: already answered for, but a
+            # provider that refused k of those calls takes fewer than that limit less k (an
+            # overshoot of slow start is undone at once, not a quarter a round).
+            refused = state.refused + 1
+            limit = max(float(params.minimum), min(state.limit, state.cut_from - refused))
+            return replace(state, limit=limit, refused=refused)
         if epoch < state.epoch:
-            return state  # sent before the last decrease: already answered for
-        limit = max(float(params.minimum), state.limit * params.backoff)
-        return LimitState(limit, state.epoch + 1, slow_start=False)
+            return state
+        limit = max(float(params.minimum), min(state.limit * params.backoff, state.limit - 1))
+        return LimitState(limit, state.epoch + 1, slow_start=False, cut_from=state.limit, refused=1)
     if signal != "ok" or in_flight * 2 < state.allowed:
         return state
     step = 1.0 if state.slow_start else 1.0 / state.limit

@@ -55,24 +55,27 @@ if redis.call('ZCARD', KEYS[1]) < limit then
 end
 return 0
 """
-# KEYS[1] the set; ARGV: lease id.  The leases held before this one went back, itself included.
+# KEYS[1] the set, KEYS[2] the limit's state; ARGV: lease id.  {the leases held before this one
+# went back (itself included), the limit state's version and fields}.
 _RELEASE = """
 local n = redis.call('ZCARD', KEYS[1])
 redis.call('ZREM', KEYS[1], ARGV[1])
-return n
+local s = redis.call('HMGET', KEYS[2], 'version', 'limit', 'epoch', 'slow', 'cut_from', 'refused')
+return {n, s[1], s[2], s[3], s[4], s[5], s[6]}
 """
-# KEYS[1] the limit's state; ARGV: the version the new state was computed from, limit, epoch,
-# slow start (1/0), expiry ms.  {1 if written, limit, epoch, slow start, version}: the state as
-# it now stands (version 0 and no fields: none yet).
+# KEYS[1] the limit's state; ARGV: the version the new state was computed from, expiry ms, the
+# state's fields (FIELDS order).  {1 if written, version, the fields as they now stand}
+# (version 0 and no fields: none yet).
 _SET_STATE = """
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if v == tonumber(ARGV[1]) then
-  redis.call('HSET', KEYS[1], 'limit', ARGV[2], 'epoch', ARGV[3], 'slow', ARGV[4], 'version', v + 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-  return {1, ARGV[2], ARGV[3], ARGV[4], v + 1}
+  redis.call('HSET', KEYS[1], 'version', v + 1, 'limit', ARGV[3], 'epoch', ARGV[4], 'slow', ARGV[5],
+    'cut_from', ARGV[6], 'refused', ARGV[7])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, v + 1, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]}
 end
-local s = redis.call('HMGET', KEYS[1], 'limit', 'epoch', 'slow')
-return {0, s[1], s[2], s[3], v}
+local s = redis.call('HMGET', KEYS[1], 'limit', 'epoch', 'slow', 'cut_from', 'refused')
+return {0, v, s[1], s[2], s[3], s[4], s[5]}
 """
 # KEYS[1] the set; ARGV: lease seconds, lease ids...  Extends the leases still held.
 _RENEW = """
@@ -110,22 +113,27 @@ class Leases:
                 return lease
             await asyncio.sleep(random.uniform(*_POLL_SECONDS))
 
-    async def release(self, lease: str) -> int | None:
-        """Give ``lease`` back; the leases that were live with it (itself included), if Redis said."""
+    async def release(self, lease: str) -> tuple[int, LimitState | None, int] | None:
+        """Give ``lease`` back: (the leases that were live with it, itself included; the limit's
+        shared state (None: none yet) and its version), or None when Redis cannot be asked."""
         self._held.discard(lease)
-        held = await self._outage.call(lambda: self._redis.eval(_RELEASE, 1, KEY, lease))
-        return int(held) if held is not None else None
+        reply = await self._outage.call(lambda: self._redis.eval(_RELEASE, 2, KEY, STATE_KEY, lease))
+        if reply is None:
+            return None
+        held, version, *fields = reply
+        return int(held), _state(fields), int(version or 0)
 
     async def set_state(self, version: int, state: LimitState) -> tuple[bool, LimitState | None, int] | None:
         """Write the limit's state if it is still at ``version``.  (written, the state as it now
         stands (None: none yet), its version), or None when Redis cannot be asked."""
-        fields = (state.limit, state.epoch, int(state.slow_start), STATE_SECONDS * 1000)
-        reply = await self._outage.call(lambda: self._redis.eval(_SET_STATE, 1, STATE_KEY, version, *fields))
+        fields = (state.limit, state.epoch, int(state.slow_start), state.cut_from, state.refused)
+        reply = await self._outage.call(
+            lambda: self._redis.eval(_SET_STATE, 1, STATE_KEY, version, STATE_SECONDS * 1000, *fields)
+        )
         if reply is None:
             return None
-        written, limit, epoch, slow, now_version = reply
-        stands = None if limit is None else LimitState(float(limit), int(epoch), slow_start=int(slow) == 1)
-        return int(written) == 1, stands, int(now_version)
+        written, now_version, *stands = reply
+        return int(written) == 1, _state(stands), int(now_version)
 
     def _renew_soon(self) -> None:
         if self._renewer is None or self._renewer.done():
@@ -146,6 +154,14 @@ class Leases:
             with suppress(asyncio.CancelledError):
                 await self._renewer
         await self._redis.aclose()
+
+
+def _state(fields: list[Any]) -> LimitState | None:
+    """The limit's state from the hash's fields as Redis gives them (None: no state yet)."""
+    limit, epoch, slow, cut_from, refused = fields
+    if limit is None:
+        return None
+    return LimitState(float(limit), int(epoch), int(slow) == 1, float(cut_from or 0), int(refused or 0))
 
 
 class ClusterLimiter(FairLimiter):
@@ -185,9 +201,15 @@ class ClusterLimiter(FairLimiter):
                 await asyncio.shield(self._settle(lease, attempt))
 
     async def _settle(self, lease: str | None, attempt: Attempt) -> None:
-        held = await self.leases.release(lease) if lease is not None else None
-        if self.adaptive is not None:
-            await self._record(attempt, held if held is not None else self.in_flight)
+        released = await self.leases.release(lease) if lease is not None else None
+        if self.adaptive is None:
+            return
+        in_flight = self.in_flight
+        if released is not None:
+            in_flight, shared, version = released
+            if shared is not None:  # what the other replicas made of the limit meanwhile
+                self.adaptive.state, self._version = shared, version
+        await self._record(attempt, in_flight)
 
     async def _record(self, attempt: Attempt, in_flight: int) -> None:
         """The shared state after this call: computed here from the state as last seen, and

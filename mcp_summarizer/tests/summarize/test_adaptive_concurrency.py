@@ -1,4 +1,4 @@
-"""LLM_CONCURRENCY=adaptive against a provider with a capacity: the real engine and the real
+"""LLM_CONCURRENCY=adaptive against a provider with a capacity: the real server, engine and
 openai client, the test LLM serving at most CAPACITY calls at once and answering the rest 429
 with Retry-After.  No timing thresholds: where the limit ends up, and that the answers hold."""
 
@@ -10,11 +10,9 @@ import httpx
 from conftest import start_server, stop_server
 from fake_llm import FakeLLM
 from mcp import Client
+from mcp.types import CallToolResult
 
-from mcp_summarizer.config import load_settings
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.engine import Engine, Request
-from mcp_summarizer.summarize.limiter import AdaptiveLimiter
 
 CAPACITY = 8
 BUDGET = 300
@@ -39,39 +37,50 @@ def env(llm: FakeLLM) -> dict[str, str]:
 
 
 async def test_the_adaptive_limit_finds_the_providers_capacity() -> None:
+    """Through the server (its own process: the test LLM's thread does not share its GIL)."""
     async with FakeLLM(latency=0.2, capacity=CAPACITY, retry_after=0.05, load_slope=0.5) as llm:
-        engine = Engine.from_settings(load_settings(env(llm)))
-        assert isinstance(engine.limiter, AdaptiveLimiter)
+        server = start_server(env(llm))
         try:
-            requests = [Request(content=PAGE + f"\n\nCopy {i}.", max_output_tokens=BUDGET) for i in range(2)]
-            async with asyncio.timeout(120):  # liveness only
-                outcomes = await asyncio.gather(*(engine.summarize(r) for r in requests))
+
+            async def one(i: int) -> CallToolResult:
+                async with Client(server.url) as client:
+                    return await client.call_tool(
+                        "summarize", {"content": PAGE + f"\n\nCopy {i}.", "max_output_tokens": BUDGET}
+                    )
+
+            async with asyncio.timeout(180):  # liveness only
+                results = await asyncio.gather(one(0), one(1))
+            async with httpx.AsyncClient() as http:
+                limit = (await http.get(f"{server.base}/health")).json()["llm_concurrency_limit"]
         finally:
-            await engine.aclose()
-    for outcome in outcomes:
-        assert not outcome.degraded, outcome.cause
-        assert outcome.num_chunks > 20
-        assert tokens.count(outcome.text) <= BUDGET
+            stop_server(server)
+    for result in results:
+        assert not result.is_error
+        assert not (result.meta or {}).get("degraded"), result.meta
+        assert tokens.count(result.content[0].text) <= BUDGET  # type: ignore[union-attr]
     refused = sum(r.outcome == "error:429" for r in llm.requests)
     answered = sum(r.outcome == "ok" for r in llm.requests)
-    assert answered == sum(o.llm_calls for o in outcomes)
-    assert refused > 0  # it did reach the capacity...
-    assert refused < answered // 4  # ...and backed off instead of hammering it
+    seen = f"{refused} refused, {answered} answered, limit {limit}"
+    assert answered > 40, seen
+    assert refused > 0, seen  # it did reach the capacity...
+    assert refused < answered // 4, seen  # ...and backed off instead of hammering it
     # From 2, near the capacity: AIMD's sawtooth lies between a quarter under it and one over.
-    assert CAPACITY * 3 // 4 - 1 <= engine.limiter.limit <= CAPACITY + 1
-    assert not engine.limiter.adaptive.state.slow_start  # type: ignore[union-attr]
+    assert CAPACITY * 3 // 4 - 1 <= limit <= CAPACITY + 1, seen
 
 
 async def test_health_and_metrics_show_the_current_limit() -> None:
     async with FakeLLM(latency=0.02, capacity=CAPACITY, retry_after=0.05) as llm:
         server = start_server(env(llm))
         try:
-            before = httpx.get(f"{server.base}/health").json()["llm_concurrency_limit"]
-            async with Client(server.url) as client:
-                result = await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": BUDGET})
-            assert not result.is_error
-            health = httpx.get(f"{server.base}/health").json()
-            metrics = httpx.get(f"{server.base}/metrics").text
+            async with httpx.AsyncClient() as http:
+                before = (await http.get(f"{server.base}/health")).json()["llm_concurrency_limit"]
+                async with Client(server.url) as client:
+                    result = await client.call_tool(
+                        "summarize", {"content": PAGE, "max_output_tokens": BUDGET}
+                    )
+                assert not result.is_error
+                health = (await http.get(f"{server.base}/health")).json()
+                metrics = (await http.get(f"{server.base}/metrics")).text
         finally:
             stop_server(server)
     assert before == 2

@@ -51,11 +51,23 @@ def test_the_limit_settles_near_the_providers_capacity(capacity: int) -> None:
 def test_overload_cuts_the_limit_once_per_round() -> None:
     state = LimitState(20.0, epoch=3)
     cut = next_state(state, "overload", 20, 3, PARAMS)
-    assert cut == LimitState(15.0, epoch=4, slow_start=False)
+    assert cut == LimitState(15.0, epoch=4, slow_start=False, cut_from=20.0, refused=1)
     # Other calls sent under the old limit (epoch 3) are refused too: no further cut.
-    assert next_state(cut, "overload", 19, 3, PARAMS) == cut
+    again = next_state(cut, "overload", 19, 3, PARAMS)
+    assert (again.limit, again.epoch, again.refused) == (15.0, 4, 2)
+    # Calls from before that say nothing at all.
+    assert next_state(cut, "overload", 19, 1, PARAMS) == cut
     # A call sent after the cut that is refused again cuts again.
     assert next_state(cut, "overload", 15, 4, PARAMS).limit == pytest.approx(11.25)
+
+
+def test_an_overshoot_is_undone_by_the_refusals_it_caused() -> None:
+    """Slow start passed a capacity of 20 by far (a burst of successes): 40 calls sent, 20 refused."""
+    state = LimitState(40.0)
+    for _ in range(20):
+        state = next_state(state, "overload", 40, 0, PARAMS)
+    assert state.limit == 20.0  # not 30: the provider took no more than 40 - 20
+    assert state.epoch == 1
 
 
 def test_the_limit_never_goes_under_the_minimum() -> None:
