@@ -48,6 +48,7 @@ from corpus import human, table_row
 from fake_llm import FakeLLM
 from mcp import Client
 
+from mcp_summarizer.server import META_SUMMARY
 from mcp_summarizer.summarize import tokens
 
 TARGET = 5000
@@ -111,7 +112,7 @@ async def run_service(mode: str, llm: FakeLLM, text: str, args: argparse.Namespa
         wall=wall,
         requests=len(records),
         refused=sum(r.outcome == "error:429" for r in records),
-        degraded=bool(result.is_error) or bool(meta.get("degraded")),
+        degraded=bool(result.is_error) or bool(meta.get(META_SUMMARY, {}).get("degraded")),
         summary_tokens=tokens.count(body),
         peak_served=peak.most,
         final_limit=health.get("llm_concurrency_limit", "?"),

@@ -13,6 +13,9 @@ It judges a limit the way TCP congestion control and Netflix's concurrency-limit
   does not cut the limit by a quarter again (20 calls refused at once must not cut it 20
   times); it only says that the provider takes fewer than that old limit less the calls it
   refused, and the limit goes no higher than that.
+- Within one of the limit that was last cut, growth is four times slower (CUBIC's plateau by
+  its capacity): the provider refused calls there, and probing it every round would get a
+  refusal every round.
 - A success grows the limit only when at least half of it was in use: a light load gives no
   evidence that the provider takes more (an idle service must not drift up to the maximum).
 - Never under 1 nor over LLM_CONCURRENCY_MAX.
@@ -83,6 +86,8 @@ def next_state(
     if signal != "ok" or in_flight * 2 < state.allowed:
         return state
     step = 1.0 if state.slow_start else 1.0 / state.limit
+    if state.limit + 1 >= state.cut_from > 0:
+        step /= 4  # next to the limit last refused: probe it slowly (at 3, +1 a round is a 429 a round)
     limit = min(float(params.maximum), state.limit + step)
     return state if limit == state.limit else replace(state, limit=limit)
 

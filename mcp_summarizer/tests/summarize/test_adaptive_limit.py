@@ -142,3 +142,16 @@ def test_the_initial_limit_must_lie_within_bounds(initial: int, params: LimitPar
 def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         LimitParams(**kwargs)  # type: ignore[arg-type]
+
+
+def test_growth_slows_next_to_the_limit_last_refused() -> None:
+    """Refused at 4, cut to 3: +1 a round would be a refusal a round; it takes four or five."""
+    state = LimitState(3.0, epoch=1, slow_start=False, cut_from=4.0, refused=1)
+    rounds = 0
+    while state.allowed < 4:
+        for _ in range(3):
+            state = next_state(state, "ok", 3, 1, PARAMS)
+        rounds += 1
+    assert 4 <= rounds <= 5
+    far = LimitState(10.0, epoch=1, slow_start=False, cut_from=20.0)
+    assert next_state(far, "ok", 10, 1, PARAMS).limit == pytest.approx(10.1)  # +1/limit as usual
