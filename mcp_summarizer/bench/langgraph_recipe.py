@@ -94,11 +94,17 @@ async def run_recipe(
     target: int,
     token_max: int,
     model: str = "test/model",
+    max_retries: int = 0,  # the SDK's own retries (bench/concurrency.py: 429s honouring Retry-After)
 ) -> RecipeRun:
     run = RecipeRun()
     start = time.monotonic()
     first: list[float] = []
-    common: dict[str, Any] = {"model": model, "base_url": base_url, "api_key": "bench", "max_retries": 0}
+    common: dict[str, Any] = {
+        "model": model,
+        "base_url": base_url,
+        "api_key": "bench",
+        "max_retries": max_retries,
+    }
     map_llm = ChatOpenAI(max_tokens=map_max_tokens, **common)  # type: ignore[call-arg]
     reduce_llm = ChatOpenAI(max_tokens=target, **common)  # type: ignore[call-arg]
     gate = asyncio.Semaphore(limit)

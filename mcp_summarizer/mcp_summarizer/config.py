@@ -63,6 +63,11 @@ class Settings(BaseSettings):
     # (leases in Redis: needs REDIS_URL), a crashed replica's leases back after LLM_LEASE_SECONDS.
     llm_concurrency_scope: Literal["process", "cluster"] = "process"
     llm_lease_seconds: float = Field(30.0, ge=1)
+    # "fixed": MAX_CONCURRENT_LLM_CALLS calls at once; "adaptive": start there, grow while calls
+    # succeed and latency holds, back off on 429/503, timeouts and rising latency, never over
+    # LLM_CONCURRENCY_MAX (in cluster scope the limit is shared through Redis).
+    llm_concurrency: Literal["fixed", "adaptive"] = "fixed"
+    llm_concurrency_max: int = Field(64, ge=1, le=1000)
 
     # Summarization
     default_chunk_size_tokens: int = Field(8000, ge=256)
@@ -167,6 +172,11 @@ class Settings(BaseSettings):
             )
         if 0 < len(self.source_id_secret.get_secret_value()) < 16:
             raise ValueError("SOURCE_ID_SECRET must be at least 16 characters (or unset: one is made)")
+        if self.llm_concurrency == "adaptive" and self.llm_concurrency_max < self.max_concurrent_llm_calls:
+            raise ValueError(
+                f"LLM_CONCURRENCY_MAX={self.llm_concurrency_max} is under MAX_CONCURRENT_LLM_CALLS="
+                f"{self.max_concurrent_llm_calls}, where LLM_CONCURRENCY=adaptive starts"
+            )
         if self.llm_concurrency_scope == "cluster" and not self.redis_url:
             raise ValueError("LLM_CONCURRENCY_SCOPE=cluster needs REDIS_URL (the leases are kept in Redis)")
         if self.summarizer_backend == "openai" and not self.llm_configured:

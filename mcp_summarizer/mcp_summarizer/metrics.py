@@ -138,6 +138,7 @@ class Metrics:
         requests: Callable[[], float],
         llm_in_flight: Callable[[], float],
         llm_waiting: Callable[[], float],
+        llm_limit: Callable[[], float],
         input_tokens: Callable[[], float],
     ) -> None:
         """The live gauges, read when scraped, from the same values /health shows."""
@@ -146,6 +147,11 @@ class Metrics:
             ("requests_in_flight", "Requests being answered", requests),
             ("llm_calls_in_flight", "LLM calls holding a concurrency slot", llm_in_flight),
             ("llm_calls_waiting", "LLM calls waiting for a slot", llm_waiting),
+            (
+                "llm_concurrency_limit",
+                "LLM calls allowed at once now (MAX_CONCURRENT_LLM_CALLS, or the adaptive limit)",
+                llm_limit,
+            ),
             ("input_tokens_in_flight", "Input tokens admitted (MAX_INFLIGHT_INPUT_TOKENS)", input_tokens),
         ):
             Gauge(p + name, doc, registry=self.registry).set_function(fn)

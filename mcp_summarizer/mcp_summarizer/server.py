@@ -158,6 +158,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         requests=lambda: len(service.inflight),
         llm_in_flight=lambda: engine.limiter.in_flight,
         llm_waiting=lambda: engine.limiter.waiting,
+        llm_limit=lambda: engine.limiter.limit,
         input_tokens=lambda: engine.admission.held,
     )
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled as tools register
@@ -364,6 +365,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 "requests_in_flight": len(service.inflight),
                 "llm_calls_in_flight": engine.limiter.in_flight,
                 "llm_calls_waiting": engine.limiter.waiting,
+                "llm_concurrency_limit": engine.limiter.limit,
                 "input_tokens_in_flight": engine.admission.held,
                 "tasks": len(asyncio.all_tasks()),
             }

@@ -15,6 +15,11 @@ records everything it saw so tests can assert on it.
 The server runs uvicorn in a background thread with its own event loop, so it does not care
 which loop (if any) the test runs on, and a test that blocks its own loop cannot stall it.
 
+A provider's capacity can be scripted too: `FakeLLM(capacity=N)` serves at most N calls at
+once and answers the rest 429 with Retry-After (`retry_after`) at once, and with `load_slope`
+a call's latency grows with the calls being served when it arrives (`latency * (1 +
+load_slope * (n - 1) / capacity)` for the n-th), as a real server's does as its batch grows.
+
 Replies are built with the module-level constructors `ok`, `length`, `error`, `hang` and
 `trickle`. Their `delay` defaults to None, meaning "use `llm.latency`" (0.0 unless set); pass
 `delay=0.0` explicitly to answer at once whatever the latency.
@@ -195,6 +200,7 @@ class Recorded:
     started: float = 0.0  # time.monotonic()
     finished: float | None = None
     outcome: str = "pending"
+    serving: int = 0  # with a capacity: the calls served when it was admitted, itself included
 
 
 def _text(content: Any) -> str:
@@ -214,8 +220,22 @@ class FakeLLM:
     Replies: the `script` queue first, then `responder`, then `ok()` (the default summary).
     """
 
-    def __init__(self, *, latency: float = 0.0, shutdown_timeout: float = 1.0, port: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        shutdown_timeout: float = 1.0,
+        port: int = 0,
+        capacity: int | None = None,
+        retry_after: float = 1.0,
+        load_slope: float = 0.0,
+    ) -> None:
         self.latency = latency  # seconds from a request's arrival to its reply, if its `delay` is None
+        # Calls served at once; the rest get 429 with Retry-After: `retry_after` (None: no limit).
+        self.capacity = capacity
+        self.retry_after = retry_after
+        self.load_slope = load_slope  # latency grows by this fraction at full capacity
+        self._serving = 0
         # 0: an ephemeral port. A fixed one lets a test stop (or kill) a server and start a new
         # one where the service under test still points (SO_REUSEADDR: old connections may
         # linger in TIME_WAIT on it).
@@ -420,6 +440,25 @@ class FakeLLM:
             record.outcome = "hung"
         with self._lock:
             self._in_flight -= 1
+            if record.serving:
+                self._serving -= 1
+
+    def _admit(self, record: Recorded) -> Reply | None:
+        """With a capacity: the 429 for a call over it, or None once it is admitted."""
+        with self._lock:
+            if self.capacity is None:
+                return None
+            if self._serving >= self.capacity:
+                return error(429, headers={"Retry-After": f"{self.retry_after:g}"}, delay=0.0)
+            self._serving += 1
+            record.serving = self._serving
+            return None
+
+    @property
+    def serving(self) -> int:
+        """With a capacity: the calls admitted and not yet answered."""
+        with self._lock:
+            return self._serving
 
     async def _answer(self, request: Request, record: Recorded) -> Response:
         try:
@@ -429,6 +468,10 @@ class FakeLLM:
         except ClientDisconnect:  # gone before its request was even read (a slow FakeLLM)
             record.outcome = "cancelled"
             return Response(status_code=499)
+        # Over capacity: refused as soon as it arrives, before any work on it.
+        refused = self._admit(record)
+        if refused is not None:
+            return self._error_response(record, refused)
         if not isinstance(body, dict):
             return self._error_response(record, error(400, message="The request body is not a JSON object."))
         record.body = body
@@ -446,7 +489,10 @@ class FakeLLM:
         record.max_tokens = limit if isinstance(limit, int) else None
 
         reply = self._next_reply(record)
-        delay = None if reply.kind == "hang" else (self.latency if reply.delay is None else reply.delay)
+        latency = self.latency
+        if record.serving and self.capacity:
+            latency *= 1 + self.load_slope * (record.serving - 1) / self.capacity
+        delay = None if reply.kind == "hang" else (latency if reply.delay is None else reply.delay)
         # The delay counts from the request's arrival, and the default answer is made while it
         # runs: a call takes `delay` and the sending of its reply, not the stand-in's own work
         # on top (tokenizing an 8k-token prompt and the answer took ~20 ms a call, 10% of a

@@ -74,6 +74,7 @@ def test_health(server: RunningServer) -> None:
         "requests_in_flight": 0,
         "llm_calls_in_flight": 0,
         "llm_calls_waiting": 0,
+        "llm_concurrency_limit": LIMIT,
         "input_tokens_in_flight": 0,
         "tasks": response.json()["tasks"],
     }

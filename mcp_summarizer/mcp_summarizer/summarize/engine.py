@@ -48,6 +48,7 @@ from mcp_summarizer.summarize.budget import (
 )
 from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, Stopped, TokenOffsets, chunk
 from mcp_summarizer.summarize.limiter import FairLimiter
+from mcp_summarizer.summarize.limiters import build_limiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.prompt_loader import load_prompt, render
@@ -230,13 +231,7 @@ class Engine:
         one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
         if backend is None and settings.backend == "openai":
             backend = OpenAIBackend(settings)
-        limit = settings.max_concurrent_llm_calls
-        if settings.llm_concurrency_scope == "cluster":
-            from mcp_summarizer.summarize.leases import ClusterLimiter, Leases
-
-            leases = Leases(settings.redis_url, limit=limit, lease_seconds=settings.llm_lease_seconds)
-            return cls(settings, backend, ClusterLimiter(limit, leases))
-        return cls(settings, backend, FairLimiter(limit))
+        return cls(settings, backend, build_limiter(settings))
 
     @property
     def model(self) -> str:

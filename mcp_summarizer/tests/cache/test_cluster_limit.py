@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
+import openai
 import pytest
 from fake_llm import FakeLLM
 from mcp import Client
@@ -18,6 +20,7 @@ from conftest import RunningServer, start_server, stop_server
 from redis_server import RedisServer
 from system_packages import needs
 
+from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitParams
 from mcp_summarizer.summarize.leases import KEY, ClusterLimiter, Leases
 
 pytestmark = needs("redis-server")
@@ -128,3 +131,54 @@ async def test_a_call_waiting_for_a_lease_shows_as_waiting_not_in_flight(redis_s
     assert (a.in_flight, a.waiting, b.in_flight, b.waiting) == (0, 0, 0, 0)
     await a.aclose()
     await b.aclose()
+
+
+def adaptive_replica(url: str, start: int = 2) -> ClusterLimiter:
+    limit = AdaptiveLimit(start, LimitParams(maximum=16))
+    return ClusterLimiter(start, Leases(url, limit=start, lease_seconds=30), limit)
+
+
+def refused() -> openai.RateLimitError:
+    response = httpx.Response(429, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    return openai.RateLimitError("busy", response=response, body=None)
+
+
+async def through(limiter: ClusterLimiter, calls: int, error: Exception | None = None) -> int:
+    """Run ``calls`` calls at once through ``limiter`` (each raising ``error`` if given); the
+    most that held a slot and a lease at once."""
+    held, most = 0, 0
+
+    async def call() -> None:
+        nonlocal held, most
+        async with limiter.slot(object()):
+            held += 1
+            most = max(most, held)
+            await asyncio.sleep(0.02)
+            held -= 1
+            if error is not None:
+                raise error
+
+    await asyncio.gather(*(call() for _ in range(calls)), return_exceptions=True)
+    return most
+
+
+async def test_the_adaptive_limit_is_shared_by_the_replicas(redis_server: RedisServer) -> None:
+    a, b = adaptive_replica(redis_server.url), adaptive_replica(redis_server.url)
+    try:
+        await through(a, 12)  # successes with its slots full: slow start grows the shared limit
+        grown = a.limit
+        assert grown > 4
+        await through(b, 1)  # b's first update finds a's state in Redis and builds on it
+        assert b.limit >= grown
+        # The shared limit holds in b's leases: it runs as many at once as a's calls earned.
+        assert await through(b, 16) >= grown
+        before = b.limit
+        await through(b, 1, refused())  # a refusal in b cuts the limit for both
+        assert b.limit < before
+        await through(a, 1)  # a's next update finds the cut
+        assert a.limit <= b.limit + 1
+        state = a.adaptive.state  # type: ignore[union-attr]
+        assert state.epoch == 1 and not state.slow_start
+    finally:
+        await a.aclose()
+        await b.aclose()
