@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from local_site import make_pdf
-from system_packages import present
 
 from mcp_summarizer.errors import UnsupportedContent
 from mcp_summarizer.web.convert import Document, convert
+from tests.support.local_site import make_pdf
+from tests.support.system_packages import present
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 PNG = (
