@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.summarize import tokens
 
 __all__ = ["STRATEGIES", "Chunk", "GrowingOffsets", "Stopped", "TokenOffsets", "chunk"]
@@ -221,10 +222,6 @@ def _boundaries(
     inner = byte_off < len(raw)
     valid[inner] = ~continuation[byte_off[inner]]
     return byte_off - before[byte_off], valid
-
-
-class Stopped(Exception):
-    """The reader of a `GrowingOffsets` asked it to stop (its request ended)."""
 
 
 class GrowingOffsets(TokenOffsets):
