@@ -57,8 +57,8 @@ _RANK_PARAGRAPH = 6
 _RANK_LINE = 7
 
 # Structure at the start of a line.  Matched as "newline, then structure" rather than with
-# a MULTILINE "^": a pattern that opens with a literal is searched for at C speed, about
-# three times faster over a megabyte page.  The first line has no newline before it and
+# a MULTILINE "^": a pattern that opens with a literal is searched for at C speed, where
+# "^" is tried at every position of a megabyte page.  The first line has no newline before it and
 # is matched with _FIRST_LINE.
 _STRUCTURE = r"""(?:
         (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
