@@ -8,8 +8,6 @@ The library surface for Python callers in the same process (the MCP server is th
 `tests/library/test_exported_members.py` pins this list: a name added here is public.
 """
 
-__version__ = "0.1.0"  # before the imports below: modules they load read it from here
-
 from mcp_summarizer.errors import (
     BlockedAddressError,
     BusyError,
@@ -30,6 +28,7 @@ from mcp_summarizer.errors import (
 from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
 from mcp_summarizer.summarization import SummarizationService, estimate_tokens, get_summarization_service
 from mcp_summarizer.summarize.engine import Kind, Outcome, Progress, Request
+from mcp_summarizer.version import __version__
 
 __all__ = [
     "BlockedAddressError",

@@ -36,7 +36,6 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_summarizer import __version__
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
 from mcp_summarizer.cache import open_cache
 from mcp_summarizer.clients import fit
@@ -52,6 +51,7 @@ from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.version import __version__
 
 __all__ = ["GOAL_ARGUMENT", "Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
 

@@ -32,10 +32,10 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 
-from mcp_summarizer import __version__
 from mcp_summarizer.errors import UpstreamError
 from mcp_summarizer.proxy.config import ServerSpec
 from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport
+from mcp_summarizer.version import __version__
 from shared.logs import clip
 
 __all__ = ["Upstream", "UpstreamError", "UpstreamProgress"]

@@ -3,6 +3,8 @@ to or dropped from `mcp_summarizer.__all__` is a change of the public API, made 
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from types import ModuleType
 
 import mcp_summarizer
@@ -64,3 +66,18 @@ def test_the_exports_are_the_modules_own_objects() -> None:
     assert mcp_summarizer.Request is engine.Request
     assert mcp_summarizer.Outcome is engine.Outcome
     assert mcp_summarizer.SummarizerError is errors.SummarizerError
+
+
+def test_no_module_of_the_package_imports_its_root() -> None:
+    """The root imports the library surface, so a module that imported the root would close a
+    cycle through it (the version is read from `mcp_summarizer.version`)."""
+    package = Path(mcp_summarizer.__file__).parent
+    importers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.name != "__init__.py" or path.parent != package
+        for node in ast.walk(ast.parse(path.read_text()))
+        if (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mcp_summarizer")
+        or (isinstance(node, ast.Import) and any(alias.name == "mcp_summarizer" for alias in node.names))
+    )
+    assert importers == []
