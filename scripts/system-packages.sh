@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests use (scripts/system-packages.txt), or name the ones
 # that cannot be had.  Idempotent: with everything present it asks apt nothing.  Never fails:
-# a test whose package is missing skips with its name (tests/system_packages.py).
+# a test whose package is missing skips with its name (tests/support/system_packages.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LIST=scripts/system-packages.txt

@@ -7,7 +7,7 @@
 - `FakeSummarizer`: an MCP test double of the summarizer with the `fetch_url` contract
   (header lines, a blank line, the content), switchable to failing or degraded answers.
 - The real summarizer: `mcp-summarizer` as a subprocess, its LLM the FakeLLM of
-  ../mcp_summarizer/tests/fake_llm.py (imported by path, not copied: one test LLM to maintain).
+  ../mcp_summarizer/tests/support/fake_llm.py (imported by path, not copied: one test LLM to maintain).
 
 Nothing but loopback may be contacted: `_loopback_only` fails any other connection.
 """
@@ -48,7 +48,7 @@ from world_lore_researcher.settings import Settings, load_settings
 sys.path.insert(0, str(Path(__file__).parent))  # tests/ is not a package: make helpers importable
 
 DOCS = Path("/usr/share/doc/python3.11/html/library")
-FAKE_LLM_PATH = Path(__file__).resolve().parents[2] / "mcp_summarizer" / "tests" / "fake_llm.py"
+FAKE_LLM_PATH = Path(__file__).resolve().parents[2] / "mcp_summarizer" / "tests" / "support" / "fake_llm.py"
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,7 +394,7 @@ def specs(
 
 
 def load_fake_llm() -> ModuleType:
-    """../mcp_summarizer/tests/fake_llm.py, imported by path (it needs mcp_summarizer installed)."""
+    """../mcp_summarizer/tests/support/fake_llm.py, imported by path (it needs mcp_summarizer installed)."""
     # The monorepo's scripts/setup.sh installs both packages: a missing one is a setup error.
     assert importlib.util.find_spec("mcp_summarizer") is not None, (
         "run scripts/setup.sh: mcp_summarizer missing"

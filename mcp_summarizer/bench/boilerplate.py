@@ -15,7 +15,7 @@ cleared before every timed run: summed over the crawled pages one call each; on 
 of crawled pages joined (what a research agent sends; it also shows what `repeated` adds
 when pages repeat their chrome); and on ~1M tokens of the main-content corpus (no chrome).
 
-    python mcp_summarizer/bench/boilerplate.py [--repeats N] [--examples a,b,c] [--top N]
+    cd mcp_summarizer && python -m bench.boilerplate [--repeats N] [--examples a,b,c] [--top N]
 
 Writes the per-page table to `data/boilerplate_pages.tsv` and prints markdown.
 """
@@ -31,8 +31,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import corpus
-
+from bench import corpus
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.boilerplate import RULES, _line_kind, find_boilerplate, strip_boilerplate
 
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if not crawled_dir.is_dir() or not pages_dir.is_dir():
         print(
             "error: build the data first:\n"
-            "    python mcp_summarizer/bench/build_corpus.py && python mcp_summarizer/bench/build_crawled.py",
+            "    cd mcp_summarizer && python -m bench.build_corpus && python -m bench.build_crawled",
             file=sys.stderr,
         )
         return 2

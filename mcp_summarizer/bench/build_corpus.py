@@ -6,7 +6,7 @@ is converted with `html-to-markdown` and written to `data/pages/<path>.md`; `dat
 is every page in sorted path order, each starting with its `# Title`, and `data/index.tsv`
 records each page's character span in corpus.md.  Same inputs give byte-identical outputs.
 
-    python mcp_summarizer/bench/build_corpus.py [--html DIR] [--out DIR]
+    cd mcp_summarizer && python -m bench.build_corpus [--html DIR] [--out DIR]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ boilerplate removal we need that chrome, so this script converts the WHOLE `<bod
 same pages (same page list, same `html-to-markdown` options) into `data/crawled/<path>.md`.
 Same inputs give byte-identical outputs.
 
-    python mcp_summarizer/bench/build_crawled.py [--html DIR] [--out DIR]
+    cd mcp_summarizer && python -m bench.build_crawled [--html DIR] [--out DIR]
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-import build_corpus
 import html_to_markdown
 
+from bench import build_corpus
 from mcp_summarizer.summarize import tokens
 
 BODY = re.compile(r"<body\b[^>]*>.*</body>", re.S | re.I)

@@ -5,7 +5,7 @@ real MCP client; the calls alternate between the two so that the machine's noise
 alike.  Reported: the median and p90 latency of each, and their ratio (issue 14's target:
 the bypass at most 1.2x the echo).  The content is the same text on both sides.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/bypass.py [--calls 300] [--chars 2000]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.bypass [--calls 300] [--chars 2000]
 """
 
 from __future__ import annotations
@@ -16,12 +16,9 @@ import statistics
 import sys
 import textwrap
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import start_server, stop_server
 from mcp import Client
+from tests.support.servers import start_server, stop_server
 
 from shared.testing import free_port, scrubbed_environ, start_service
 

@@ -7,7 +7,7 @@ back unchanged, no summary), the hit for a smaller one whose summary was made on
 median and p90 of each and their ratio, for the embedded SQLite cache and, when redis-server
 is installed, for Redis.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/cache.py [--calls 300] [--chars 2000]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.cache [--calls 300] [--chars 2000]
 """
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "cache"))
-
-from conftest import start_server, stop_server
 from mcp import Client
-from redis_server import REDIS, RedisServer
+from tests.support.redis_server import REDIS, RedisServer
+from tests.support.servers import start_server, stop_server
 
 from mcp_summarizer.summarize import tokens
 

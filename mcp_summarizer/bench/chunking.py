@@ -9,7 +9,7 @@ Chunker objects are built fresh for every repeat outside the timed region, so no
 benefits from a token-count cache warmed by the one before.  Chunk counts, chunks over the
 limit and our coverage check are computed outside the timed region.
 
-    python mcp_summarizer/bench/chunking.py [--sizes 10k,200k,1M] [--repeats N]
+    cd mcp_summarizer && python -m bench.chunking [--sizes 10k,200k,1M] [--repeats N]
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from datetime import date
 from typing import Any
 
 import chonkie
-import corpus
 import semchunk
-from corpus import human, table_row
 
+from bench import corpus
+from bench.corpus import human, table_row
 from mcp_summarizer.summarize import tokens
 
 CHUNK_SIZE = 8000

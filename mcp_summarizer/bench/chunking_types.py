@@ -7,7 +7,7 @@ per-repeat ratios.  Inputs (about 1M tokens unless named): the Python docs as ma
 corpus of build_corpus.py), generated prose in paragraphs, 50,000 tiny paragraphs, CJK text
 in paragraphs, and 300k tokens without a newline (words, and a base64-like blob).
 
-    cd mcp_summarizer && ../.venv/bin/python bench/chunking_types.py [--repeats 7]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.chunking_types [--repeats 7]
 """
 
 from __future__ import annotations
@@ -18,15 +18,10 @@ import gc
 import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import corpus
-
+from bench import corpus
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import GrowingOffsets, chunk
 

@@ -1,6 +1,6 @@
 """Adaptive against fixed LLM concurrency, on a stand-in with a capacity (run by hand).
 
-The stand-in (`tests/fake_llm.FakeLLM`) serves at most CAPACITY calls at once and answers
+The stand-in (`tests.support.fake_llm.FakeLLM`) serves at most CAPACITY calls at once and answers
 the rest 429 with `Retry-After: --retry-after` at once; a call admitted when n calls are
 served (itself included) takes `--latency * (1 + --load-slope * (n - 1) / CAPACITY)`.
 The real server (`python -m mcp_summarizer`, a fresh process per run so the adaptive limit
@@ -22,7 +22,7 @@ the same stand-in and text at each of `--langgraph-limits`, its client retrying 
 openai SDK's own retries honour Retry-After: `--attempts` - 1 of them); the best is its "best
 fixed setting" (`pip install -e 'mcp_summarizer[bench,langgraph]'`).
 
-    cd mcp_summarizer && ../.venv/bin/python bench/concurrency.py [--capacities 20,3]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.concurrency [--capacities 20,3]
         [--size 1M] [--pairs 2] [--latency 0.5] [--langgraph]
 """
 
@@ -36,18 +36,14 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm, conftest
-
-import corpus
-from conftest import start_server, stop_server
-from corpus import human, table_row
-from fake_llm import FakeLLM
 from mcp import Client
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import start_server, stop_server
 
+from bench import corpus
+from bench.corpus import human, table_row
 from mcp_summarizer.server import META_SUMMARY
 from mcp_summarizer.summarize import tokens
 
@@ -141,8 +137,7 @@ class PeakServed:
 
 
 async def run_langgraph(llm: FakeLLM, text: str, limit: int, args: argparse.Namespace) -> Run:
-    from langgraph_recipe import REDUCE_PROMPT, run_recipe
-
+    from bench.langgraph_recipe import REDUCE_PROMPT, run_recipe
     from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
 
     await llm.wait_idle_async(30)

@@ -1,26 +1,22 @@
 """A 16k-context model asked for a 5,000-token summary of 2M tokens (issue 10, item 13).
 
-The engine in-process with the real openai client against the stand-in LLM (tests/fake_llm,
+The engine in-process with the real openai client against the stand-in LLM (tests.support.fake_llm,
 answering at once): does the request complete, does every call fit the context, is the answer
 within the budget, and how many calls and levels does it take.  Before the budget ceiling was
 "half of what the prompts leave", 5,000 at 16k was refused.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/context16k.py [--tokens 2000000] [--budget 5000]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.context16k [--tokens 2000000] [--budget 5000]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm
+from tests.support.fake_llm import FakeLLM
 
-import corpus
-from fake_llm import FakeLLM
-
+from bench import corpus
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD

@@ -24,7 +24,7 @@ largest pages (the 3.9 MB changelog, the 2.5 MB contents page, a synthetic ~5 MB
 concatenated docs bodies) are timed separately, once per candidate.  A socket guard refuses
 and counts every connection attempt: nothing may touch the network.
 
-    python bench/convert.py [--pages N] [--html DIR] [--dump DIR] [--skip-large]
+    python -m bench.convert [--pages N] [--html DIR] [--dump DIR] [--skip-large]
 
 Writes per-page rows to `data/convert_pages.tsv` and prints markdown tables.
 """
@@ -47,15 +47,15 @@ from datetime import date
 from importlib.metadata import version
 from pathlib import Path
 
-import build_corpus
 import html_to_markdown
 import lxml.html
 import markdownify
 import readabilipy
 import readability
 import trafilatura
-from corpus import table_row
 
+from bench import build_corpus
+from bench.corpus import table_row
 from mcp_summarizer.web import convert as ours
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

@@ -29,7 +29,7 @@ def _corpus(data_dir: Path) -> tuple[str, tuple[tuple[int, int, int], ...]]:
     corpus, index = data_dir / "corpus.md", data_dir / "index.tsv"
     if not corpus.is_file() or not index.is_file():
         raise CorpusMissing(
-            f"no corpus in {data_dir}: run `python mcp_summarizer/bench/build_corpus.py` first"
+            f"no corpus in {data_dir}: run `cd mcp_summarizer && python -m bench.build_corpus` first"
         )
     rows = index.read_text(encoding="utf-8").splitlines()[1:]
     pages = tuple((int(s), int(e), int(t)) for _, s, e, t in (row.split("\t") for row in rows))

@@ -12,10 +12,10 @@ library docs (the markdown corpus of `build_corpus.py`) and git's manual pages (
    * Time: the pipeline's wall time (best of ``--repeats``) as a ratio to one
      `encode_ordinary` pass over all the documents' text (best of as many), and per 100k tokens.
 2. LLM path, end to end: the real server called with the real MCP client over HTTP, its LLM
-   the stand-in (`tests/fake_llm.FakeLLM`) answering the map with JSON and merges with cited
+   the stand-in (`tests.support.fake_llm.FakeLLM`) answering the map with JSON and merges with cited
    text after ``--latency`` s: LLM calls, billed prompt tokens per source token, wall time.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/documents.py [--pages 20] [--repeats 3]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.documents [--pages 20] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -24,20 +24,17 @@ import argparse
 import asyncio
 import json
 import re
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm, conftest
-
-import corpus
-from conftest import start_server, stop_server
-from fake_llm import FakeLLM, Recorded, Reply, ok
 from mcp import Client
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
+from tests.support.servers import start_server, stop_server
 
+from bench import corpus
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
@@ -53,7 +50,9 @@ CITED = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*#\d+)\]")
 
 def python_pages(n: int) -> list[DocumentIn]:
     if not DATA.is_dir():
-        raise SystemExit(f"no corpus in {DATA}: run `python mcp_summarizer/bench/build_corpus.py` first")
+        raise SystemExit(
+            f"no corpus in {DATA}: run `cd mcp_summarizer && python -m bench.build_corpus` first"
+        )
     pages = sorted(p for p in DATA.glob("*.md") if p.stat().st_size > 8000)
     step = max(len(pages) // n, 1)
     return [

@@ -1,9 +1,9 @@
 """summarize_documents: LLM calls and wall time by workload shape (few large documents, many
 small ones).
 
-End to end, as `engine.py` runs the engine: the real server (`tests/conftest.start_server`,
+End to end, as `engine.py` runs the engine: the real server (`tests.support.servers.start_server`,
 default settings but OPENROUTER_BASE_URL) called with the real MCP client over streamable
-HTTP, its LLM the stand-in `tests/fake_llm.FakeLLM` answering after ``--latency`` seconds
+HTTP, its LLM the stand-in `tests.support.fake_llm.FakeLLM` answering after ``--latency`` seconds
 (the single map prompt with one JSON object, the batched map prompt with one JSON array
 entry per excerpt, merges with cited text: `documents.stand_in`).  Workloads:
 
@@ -14,7 +14,7 @@ entry per excerpt, merges with cited text: `documents.stand_in`).  Workloads:
 For each: LLM calls by phase (map, cluster merges, master), billed prompt tokens per source
 token, the answer's tokens and the wall time of the tool call (client side).
 
-    cd mcp_summarizer && ../.venv/bin/python bench/documents_calls.py [--latency 0.2]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.documents_calls [--latency 0.2]
         [--workloads pages,small,lines] [--budget 5000]
 """
 
@@ -22,22 +22,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections import Counter
 from datetime import date
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm, conftest
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from conftest import start_server, stop_server
-from documents import mixed, stand_in
-from fake_llm import FakeLLM
 from mcp import Client
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import start_server, stop_server
 
+from bench.documents import mixed, stand_in
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.summarize import tokens
 

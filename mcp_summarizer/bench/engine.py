@@ -1,8 +1,8 @@
 """Engine benchmark: schedule efficiency, LLM billing and /health latency under load.
 
 End to end, as a user runs it: the real server (`python -m mcp_summarizer`, started
-by `tests/conftest.start_server`) is called with the real MCP client over streamable HTTP,
-and its LLM is `tests/fake_llm.FakeLLM`, which answers every call after a FIXED latency.
+by `tests.support.servers.start_server`) is called with the real MCP client over streamable HTTP,
+and its LLM is `tests.support.fake_llm.FakeLLM`, which answers every call after a FIXED latency.
 Settings are the defaults except OPENROUTER_BASE_URL (the FakeLLM) and
 MAX_CONCURRENT_LLM_CALLS (`--limit`, 5); every call asks for max_output_tokens=5000.
 
@@ -36,7 +36,7 @@ final reduce can read at that context).  A 20k-token warm-up call precedes the m
 `--fake-nodelay` turns Nagle off on the FakeLLM's socket (see `set_nodelay`); `--json PATH`
 keeps the raw timings.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/engine.py [--sizes 200k,1M] [--latency 0.2]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.engine [--sizes 200k,1M] [--latency 0.2]
         [--repeats N] [--fake-nodelay] [--no-health] [--json PATH] [--context 32768] [--langgraph]
 """
 
@@ -62,14 +62,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm, conftest
-
-import corpus
-from conftest import RunningServer, start_server, stop_server
-from corpus import human, table_row
-from fake_llm import FakeLLM, Recorded
 from mcp import Client
+from tests.support.fake_llm import FakeLLM, Recorded
+from tests.support.servers import RunningServer, start_server, stop_server
 
+from bench import corpus
+from bench.corpus import human, table_row
 from mcp_summarizer.summarize import tokens
 
 TARGET = 5000  # max_output_tokens of every call (also the service default)
@@ -609,8 +607,7 @@ async def bench(args: argparse.Namespace, texts: dict[int, str]) -> int:
 async def run_langgraph(llm: FakeLLM, job: Job, text: str, args: argparse.Namespace) -> dict[str, Any]:
     """The LangGraph recipe on ``text``, on the same stand-in, its map calls asking for what
     the engine's asked for; its calls, levels and billing as `analyse` gives the engine's."""
-    from langgraph_recipe import REDUCE_PROMPT, run_recipe
-
+    from bench.langgraph_recipe import REDUCE_PROMPT, run_recipe
     from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
 
     await llm.wait_idle_async()

@@ -11,7 +11,7 @@
    names; numbers), for kind="general", kind="extraction" and kind="extraction" with a
    schema hint naming the category, against truncation.
 
-    python mcp_summarizer/bench/extractive.py [--sizes 200k,1M] [--budgets 5000] [--repeats N]
+    cd mcp_summarizer && python -m bench.extractive [--sizes 200k,1M] [--budgets 5000] [--repeats N]
         [--compression 5] [--skip-speed] [--skip-fidelity] [--example tutorial/errors.md]
 """
 
@@ -29,9 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
-import corpus
-from corpus import human, parse_size, table_row
-
+from bench import corpus
+from bench.corpus import human, parse_size, table_row
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.extractive import summarize
 

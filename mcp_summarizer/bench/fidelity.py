@@ -19,7 +19,7 @@ receipt calls possibly invented, and the receipt's accuracy on the planted facts
 "kept" exactly when the planted sentence's fact is in the summary).  Also the receipt's cost
 as a ratio to one `encode_ordinary` pass over the source.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/fidelity.py [--tokens 60000] [--seed 7] [--seeds 8]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.fidelity [--tokens 60000] [--seed 7] [--seeds 8]
         [--llm-url http://localhost:8000/v1 --llm-model my-model --llm-key KEY] [--repair]
 """
 
@@ -42,10 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fake_llm
-
-import corpus
-
+from bench import corpus
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import SourceFacts, receipt, source_facts
@@ -585,7 +582,7 @@ def main() -> None:
     documents = {"python-docs": corpus.load(args.tokens), "git-manual": git_manual(args.tokens)}
     stand_in = None
     if args.llm_url == "stand-in":
-        from fake_llm import FakeLLM
+        from tests.support.fake_llm import FakeLLM
 
         stand_in = FakeLLM().__enter__()
         args.llm_url = stand_in.base_url

@@ -14,7 +14,7 @@ both alike; reported are the median and p90 of each and their ratios.  The proxy
 hop (a process boundary, or an HTTP round trip) to the upstream's own; the ratio says what
 that hop costs against a tool that itself does almost nothing, the worst case.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/proxy.py [--calls 300]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.proxy [--calls 300]
 """
 
 from __future__ import annotations
@@ -33,10 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import start_server, stop_server
 from mcp import Client, StdioServerParameters
+from tests.support.servers import start_server, stop_server
 
 from shared.testing import free_port, scrubbed_environ
 

@@ -10,7 +10,7 @@
 
 Needs redis-server (Debian package) for part 2. The stand-in LLM answers in --latency seconds.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/replicas.py [--latency 0.2] [--chunk 2000]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.replicas [--latency 0.2] [--chunk 2000]
 """
 
 from __future__ import annotations
@@ -19,18 +19,14 @@ import argparse
 import asyncio
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "cache"))
-
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM
 from mcp import Client
-from redis_server import REDIS, RedisServer
+from tests.support.fake_llm import FakeLLM
+from tests.support.redis_server import REDIS, RedisServer
+from tests.support.servers import RunningServer, start_server, stop_server
 
 from mcp_summarizer.summarize import tokens
 

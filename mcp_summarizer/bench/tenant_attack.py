@@ -15,7 +15,7 @@ even Alice's exact source id), tries to:
 
 Prints one line per attack with its figures.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/tenant_attack.py [--guesses 2000] [--cap 2]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.tenant_attack [--guesses 2000] [--cap 2]
 """
 
 from __future__ import annotations
@@ -24,20 +24,16 @@ import argparse
 import asyncio
 import hashlib
 import secrets
-import sys
 import time
 import urllib.error
 import urllib.request
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from conftest import RunningServer, start_server, stop_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from tests.support.servers import RunningServer, start_server, stop_server
 
 ALICE, BOB = "alice-" + secrets.token_hex(16), "bob-" + secrets.token_hex(16)
 URL = "https://intranet.example/payroll"

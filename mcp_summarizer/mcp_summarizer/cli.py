@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
-from mcp_summarizer import __version__
 from mcp_summarizer.allocator import limit_arenas
 from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import Settings, load_settings
@@ -27,6 +26,7 @@ from mcp_summarizer.serve import serve
 from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
 from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
 from mcp_summarizer.terminal import PhaseBars
+from mcp_summarizer.version import __version__
 from mcp_summarizer.web.convert import decode_text
 
 __all__ = ["build_parser", "main"]

@@ -7,18 +7,30 @@ surface is a bug: it is logged with its traceback.
     SummarizerError
     ├── ConfigError          an invalid setting (names the variable); stops start-up
     ├── InputError           a request that cannot be served as asked (names the limit)
+    │   ├── UnknownSource        an `expand` id never stored here
+    │   └── ExpiredSource        an `expand` id whose original was stored, then dropped
+    ├── StoreError           the content store cannot be read or written
+    │   └── RedisUnavailable     Redis did not answer (down, slow, or refusing)
     ├── BusyError            too much is being summarized at once; try again shortly
     ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
+    ├── UpstreamError        a proxied MCP server could not be reached, failed or timed out
     └── FetchError           a page that cannot be had (status: the HTTP status, if any)
         ├── BlockedAddressError   the SSRF guard refused the address, before connecting
         ├── HostUnreachable       the host could not be resolved or connected to
         ├── RobotsDisallowed      robots.txt forbids the URL, or could not be read
         └── UnsupportedContent    the body is not text (image, archive, binary)
+
+Two signals pass inside the service and never reach a caller; they stand outside the tree,
+so that the surface treats one that escapes as the bug it would be:
+
+    AttemptTimeout           one LLM attempt outran its deadline (retried like a timeout)
+    Stopped                  a request ended while its text was still being encoded
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AttemptTimeout",
     "BlockedAddressError",
     "BusyError",
     "ConfigError",
@@ -27,11 +39,14 @@ __all__ = [
     "HostUnreachable",
     "InputError",
     "LLMError",
+    "RedisUnavailable",
     "RobotsDisallowed",
+    "Stopped",
     "StoreError",
     "SummarizerError",
     "UnknownSource",
     "UnsupportedContent",
+    "UpstreamError",
 ]
 
 
@@ -60,6 +75,10 @@ class StoreError(SummarizerError):
     """The content store cannot be read or written (a disk full, a file locked too long)."""
 
 
+class RedisUnavailable(StoreError):
+    """Redis did not answer (down, slow, or refusing); the message says which and where."""
+
+
 class BusyError(SummarizerError):
     """The server is summarizing as much as MAX_INFLIGHT_INPUT_TOKENS allows and this request
     waited for room in vain; the message says so."""
@@ -71,6 +90,10 @@ class LLMError(SummarizerError):
     def __init__(self, message: str, *, attempts: int = 1) -> None:
         super().__init__(message)
         self.attempts = attempts
+
+
+class UpstreamError(SummarizerError):
+    """An upstream server could not be reached, failed or timed out; the message names it."""
 
 
 class FetchError(SummarizerError):
@@ -103,3 +126,12 @@ class RobotsDisallowed(FetchError):
 class UnsupportedContent(FetchError):
     """The body is not something we can turn into text (image, archive, binary...); the
     message names the type."""
+
+
+class AttemptTimeout(Exception):
+    """One attempt outran LLM_TIMEOUT_SECONDS.  The SDK's timeouts are per read: a server that
+    trickles its answer a byte at a time never trips them, so each attempt has a deadline too."""
+
+
+class Stopped(Exception):
+    """The reader of a `GrowingOffsets` asked it to stop (its request ended)."""

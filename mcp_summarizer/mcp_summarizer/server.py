@@ -29,7 +29,6 @@ from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
-from mcp_summarizer import __version__
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
 from mcp_summarizer.cache import ResultCache, open_cache, result_key
 from mcp_summarizer.clients import fit
@@ -47,6 +46,7 @@ from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.version import __version__
 from mcp_summarizer.web.pages import Answer, Pages, read
 from shared.logs import clip
 

@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 import redis.asyncio as redis_asyncio
 from redis.exceptions import RedisError
 
+from mcp_summarizer.errors import RedisUnavailable
+
 __all__ = ["RETRY_SECONDS", "TIMEOUT_SECONDS", "Outage", "RedisUnavailable"]
 
 logger = logging.getLogger("mcp_summarizer")
@@ -20,10 +22,6 @@ logger = logging.getLogger("mcp_summarizer")
 TIMEOUT_SECONDS = 0.25  # a cache slower than this is no use: the answer is made instead
 RETRY_SECONDS = 1.0  # after a failure, Redis is left alone this long
 _T = TypeVar("_T")
-
-
-class RedisUnavailable(Exception):
-    """Redis did not answer (down, slow, or refusing); the message says which and where."""
 
 
 class Outage:

@@ -9,7 +9,7 @@ import json
 from functools import cache
 from importlib import resources
 
-from mcp_summarizer import __version__
+from mcp_summarizer.version import __version__
 
 __all__ = ["prompt_version", "result_key"]
 

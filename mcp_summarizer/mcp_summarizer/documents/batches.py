@@ -28,8 +28,8 @@ from mcp_summarizer.summarize import tokens
 
 __all__ = [
     "ENTRY_OVERHEAD",
+    "ExcerptCost",
     "MapAnswer",
-    "Slot",
     "batch_content",
     "excerpt_block",
     "pack",
@@ -53,7 +53,7 @@ class MapAnswer(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
-class Slot:
+class ExcerptCost:
     """One excerpt's place in a map call: what it costs the call to read and to write."""
 
     excerpt: Excerpt
@@ -74,7 +74,7 @@ def excerpt_block(e: Excerpt, summary_tokens: int) -> str:
     return f"{_head(e, summary_tokens)}{body}\n</excerpt>"
 
 
-def slot(e: Excerpt, summary_tokens: int) -> Slot:
+def slot(e: Excerpt, summary_tokens: int) -> ExcerptCost:
     """An excerpt's costs, from its known size and its frame's (the text is not counted
     again: 300k tokens of pages would be another encode pass).  The margin covers the
     separator and a tag that `excerpt_block` escaped."""
@@ -83,15 +83,15 @@ def slot(e: Excerpt, summary_tokens: int) -> Slot:
     # newline, quote and backslash escaped): a quarter more covers code-heavy pages (measured:
     # up to 5% more on the Python and git manuals of bench/documents.py).
     write = summary_tokens + summary_tokens // 4 + ENTRY_OVERHEAD + tokens.count(e.source_id)
-    return Slot(e, summary_tokens, e.tokens + frame + 4, write)
+    return ExcerptCost(e, summary_tokens, e.tokens + frame + 4, write)
 
 
-def pack(slots: Sequence[Slot], read_limit: int, write_limit: int) -> list[list[Slot]]:
+def pack(slots: Sequence[ExcerptCost], read_limit: int, write_limit: int) -> list[list[ExcerptCost]]:
     """Map calls: each large slot alone; small ones (at most half of either limit) packed in
     order, a call closed when the next would pass ``read_limit`` or ``write_limit``.  Calls
     come in the order of their first excerpt."""
-    calls: list[tuple[int, list[Slot]]] = []
-    batch: list[Slot] = []
+    calls: list[tuple[int, list[ExcerptCost]]] = []
+    batch: list[ExcerptCost] = []
     first = read = write = 0
     for i, s in enumerate(slots):
         if s.read * 2 > read_limit or s.write * 2 > write_limit:
@@ -110,7 +110,7 @@ def pack(slots: Sequence[Slot], read_limit: int, write_limit: int) -> list[list[
     return [c for _, c in sorted(calls, key=lambda c: c[0])]
 
 
-def batch_content(batch: Sequence[Slot]) -> str:
+def batch_content(batch: Sequence[ExcerptCost]) -> str:
     return "\n\n".join(excerpt_block(s.excerpt, s.summary_tokens) for s in batch)
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents import batches, cite, render
-from mcp_summarizer.documents.batches import MapAnswer, Slot
+from mcp_summarizer.documents.batches import ExcerptCost, MapAnswer
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, Plan, group, plan
 from mcp_summarizer.documents.model import (
     Cluster,
@@ -277,7 +277,7 @@ class DocumentsPipeline:
                 parsed, error = batches.parse_one(answer)
             return await mapped(e, parsed, target, error)
 
-        async def map_batch(batch: list[Slot]) -> list[_Mapped]:
+        async def map_batch(batch: list[ExcerptCost]) -> list[_Mapped]:
             if len(batch) == 1:
                 return [await map_one(batch[0].excerpt)]
             system = fill(self._t["documents_map_batch"], focus_instructions=focus_text)
@@ -346,7 +346,7 @@ class DocumentsPipeline:
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
         return outcome
 
-    def _map_calls(self, cuts: _Cut, focus_text: str, target: int) -> list[list[Slot]]:
+    def _map_calls(self, cuts: _Cut, focus_text: str, target: int) -> list[list[ExcerptCost]]:
         """The map calls: excerpts packed so that a call reads at most a chunk's worth and
         writes at most the service's default answer (what a final merge already asks of the
         model), both within its context.  Each excerpt's summary may take half as many tokens

@@ -31,8 +31,8 @@ from mcp_summarizer.summarize.extractive import stemmed_words
 
 __all__ = ["SIMILARITY", "Label", "focus_terms", "label_excerpts", "relevance"]
 
-# Cosine of TF-IDF vectors, chosen on bench/documents.py (40 pages of two manuals): 0.1 merged
-# the most (28 clusters of 63 excerpts) with no cluster mixing the manuals; 0.05 mixed them.
+# Cosine of TF-IDF vectors: 0.1 merges the most excerpts of one subject while keeping apart
+# excerpts of different documents (a lower threshold mixes them; bench/documents.py).
 SIMILARITY = 0.1
 TERMS_KEPT = 40  # an excerpt's strongest terms: its subject, not its every word
 _MIN_WORD = 3  # shorter Latin words are mostly noise as labels ("id", "os")

@@ -36,7 +36,6 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_summarizer import __version__
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
 from mcp_summarizer.cache import open_cache
 from mcp_summarizer.clients import fit
@@ -46,12 +45,13 @@ from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.proxy.config import ProxyConfig
 from mcp_summarizer.proxy.names import Published, publish
 from mcp_summarizer.proxy.results import META_PROXY, shape
-from mcp_summarizer.proxy.upstream import Progress, Upstream, UpstreamError
+from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
 from mcp_summarizer.server import transport_security
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.version import __version__
 
 __all__ = ["GOAL_ARGUMENT", "Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
 
@@ -232,7 +232,7 @@ class Proxy:
         self,
         name: str,
         arguments: dict[str, Any],
-        progress: Progress | None,
+        progress: UpstreamProgress | None,
         tenant: Tenant,
         limits: Limits | None = None,
     ) -> types.CallToolResult:
@@ -257,7 +257,7 @@ class Proxy:
         )
 
     async def _call_summarized(
-        self, arguments: dict[str, Any], progress: Progress | None, tenant: Tenant, limits: Limits
+        self, arguments: dict[str, Any], progress: UpstreamProgress | None, tenant: Tenant, limits: Limits
     ) -> types.CallToolResult:
         _check_arguments("call_tool_summarized", arguments, _CALL_SCHEMA)
         server, tool = arguments.get("server"), arguments.get("tool")
@@ -290,7 +290,7 @@ class Proxy:
         arguments: dict[str, Any],
         goal: str,
         budget: int,
-        progress: Progress | None,
+        progress: UpstreamProgress | None,
         tenant: Tenant,
         limits: Limits,
     ) -> types.CallToolResult:
@@ -528,7 +528,7 @@ def _unknown_tool(name: str, known: list[str]) -> str:
     return f"unknown tool {name[:100]!r}{hint}; tools/list names the {len(known)} tools"
 
 
-def _engine_progress(progress: Progress | None) -> Any:
+def _engine_progress(progress: UpstreamProgress | None) -> Any:
     if progress is None:
         return None
 

@@ -32,27 +32,23 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 
-from mcp_summarizer import __version__
-from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.errors import UpstreamError
 from mcp_summarizer.proxy.config import ServerSpec
 from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport
+from mcp_summarizer.version import __version__
 from shared.logs import clip
 
-__all__ = ["Progress", "Upstream", "UpstreamError"]
+__all__ = ["Upstream", "UpstreamError", "UpstreamProgress"]
 
 logger = logging.getLogger("mcp_summarizer")
 
 # The SDK's progress callback: (progress, total, message).
-Progress = ProgressFnT
+UpstreamProgress = ProgressFnT
 
 _BACKOFF_MAX = 30.0
 _STDERR_LINES = 10_000  # logged per start of a server; a chatty one is cut off there
 _PAGES = 100  # tools/list pages read at most (a server that pages for ever is cut off)
 _BAD_LOGGED = 10  # bad lines logged per connection, then every thousandth
-
-
-class UpstreamError(SummarizerError):
-    """An upstream server could not be reached, failed or timed out; the message names it."""
 
 
 class Upstream:
@@ -134,7 +130,7 @@ class Upstream:
             return client
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], progress: Progress | None = None
+        self, tool: str, arguments: dict[str, Any], progress: UpstreamProgress | None = None
     ) -> types.CallToolResult:
         """The upstream's own result, or an UpstreamError naming the server and what failed.
         Cancelling this cancels the upstream call (the SDK sends notifications/cancelled)."""

@@ -12,8 +12,8 @@ How the context (``LLM_CONTEXT_TOKENS``) is shared out, and why:
 * ``OUTPUT_SHARE`` (1/2 of what is left after framing and the largest prompt): the largest
   answer a request may ask for.  The last merge call of the tree writes it; it can, as long
   as what it reads is at least as large, so the other half stays for its input.  (The
-  LangGraph map-reduce recipe makes the same bet; a quarter of the whole context was too
-  strict: 5,000 tokens at a 16k context were refused though they fit.)
+  LangGraph map-reduce recipe makes the same bet; a smaller share would refuse answers that
+  fit, such as 5,000 tokens at a 16k context.)
 * ``FETCH_CONTEXT_SHARE`` (1/16): `fetch_url`'s ``context``, checked before the download.
   It goes into the map and the reduce prompts beside their own wording, so it gets half
   of what a prompt may take.

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.summarize import tokens
 
 __all__ = ["STRATEGIES", "Chunk", "GrowingOffsets", "Stopped", "TokenOffsets", "chunk"]
@@ -56,8 +57,8 @@ _RANK_PARAGRAPH = 6
 _RANK_LINE = 7
 
 # Structure at the start of a line.  Matched as "newline, then structure" rather than with
-# a MULTILINE "^": a pattern that opens with a literal is searched for at C speed, about
-# three times faster over a megabyte page.  The first line has no newline before it and
+# a MULTILINE "^": a pattern that opens with a literal is searched for at C speed, where
+# "^" is tried at every position of a megabyte page.  The first line has no newline before it and
 # is matched with _FIRST_LINE.
 _STRUCTURE = r"""(?:
         (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
@@ -221,10 +222,6 @@ def _boundaries(
     inner = byte_off < len(raw)
     valid[inner] = ~continuation[byte_off[inner]]
     return byte_off - before[byte_off], valid
-
-
-class Stopped(Exception):
-    """The reader of a `GrowingOffsets` asked it to stop (its request ended)."""
 
 
 class GrowingOffsets(TokenOffsets):

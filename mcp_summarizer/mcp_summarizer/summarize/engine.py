@@ -47,6 +47,7 @@ from mcp_summarizer.summarize.budget import (
     plan_groups,
 )
 from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, Stopped, TokenOffsets, chunk
+from mcp_summarizer.summarize.extractive import Kind
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.limiters import build_limiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
@@ -72,7 +73,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
-Kind = Literal["general", "extraction"]
 Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
 Strategy = Literal["semantic", "token"]
 SEPARATOR = "\n\n---\n\n"

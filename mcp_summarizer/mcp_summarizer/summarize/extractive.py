@@ -74,9 +74,9 @@ How, and why this way:
 
 Speed (bench/extractive.py): one regex search per paragraph for its end, one scan for
 sentence ends, one for terms (words and named things in a single alternation; each distinct
-match is classified once and cached), Counter-based weights, a heap: 1M tokens summarized
-to 5,000 take about 2.2-2.6 times one tokenizer pass over the same text.  Large budgets cost
-more (every pick is re-scored lazily and tokenized): 50,000 from 1M about 3 passes.
+match is classified once and cached), Counter-based weights, a heap: a few tokenizer passes
+over the same text at any size.  Large budgets cost more, since every pick is re-scored lazily
+and tokenized (figures: bench/README.md).
 Linear on any input: no regex retries a run of characters from each of its positions
 (test_hostile_text.py times runs of every markup character against a tokenizer pass), and
 no single step holds the GIL long, so the service keeps answering while it works: C-level

@@ -39,7 +39,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_random_exponential
 
 from mcp_summarizer.config import Settings
-from mcp_summarizer.errors import LLMError
+from mcp_summarizer.errors import AttemptTimeout, LLMError
 
 __all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot"]
 
@@ -68,11 +68,6 @@ class Backend(Protocol):
     ) -> Completion: ...
 
     async def aclose(self) -> None: ...
-
-
-class AttemptTimeout(Exception):
-    """One attempt outran LLM_TIMEOUT_SECONDS.  The SDK's timeouts are per read: a server that
-    trickles its answer a byte at a time never trips them, so each attempt has a deadline too."""
 
 
 def is_transient(exc: BaseException) -> bool:

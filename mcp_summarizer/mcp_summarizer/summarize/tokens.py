@@ -6,8 +6,8 @@ Long text is encoded in `shared.tokens.pieces` (exact ids; see there): each tikt
 releases the GIL while it works, and here its ids come back as a numpy buffer, never as a
 Python int per token, so no step holds the GIL for long on a megabyte (the service must
 keep answering /health meanwhile).  Because the calls release the GIL, the pieces of one long
-text are encoded by two threads at once (1M tokens: 0.33 s against 0.55 s one after the
-other, 2 cores); a machine with one core encodes them in turn.
+text are encoded by two threads at once, in about half the time on two cores; a machine with
+one core encodes them in turn.
 """
 
 from __future__ import annotations

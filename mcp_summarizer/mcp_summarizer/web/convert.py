@@ -1,7 +1,7 @@
 """Turn a fetched body into markdown: the content half of the ``fetch_url`` tool.
 
 ``convert(body, content_type, charset, url)`` takes what :mod:`mcp_summarizer.web.fetch` returns
-and gives a :class:`Document`, or raises :class:`UnsupportedContent` for images, archives and
+and gives a :class:`ConvertedPage`, or raises :class:`UnsupportedContent` for images, archives and
 other binary bodies.  Pure and synchronous: no network, no state beyond module constants.
 
 * **Type.**  The declared media type decides, checked against the bytes: a binary body (NUL
@@ -48,11 +48,11 @@ import lxml.html
 
 from mcp_summarizer.errors import UnsupportedContent
 
-__all__ = ["Document", "convert", "decode_text"]
+__all__ = ["ConvertedPage", "convert", "decode_text"]
 
 
 @dataclass(frozen=True)
-class Document:
+class ConvertedPage:
     markdown: str  # the converted text
     # page title ("" if none): <title>/og:title/first h1 for HTML, PDF metadata title, "" otherwise
     title: str
@@ -583,7 +583,7 @@ def _html_to_document(html: str, url: str = "") -> tuple[str, str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _pdf(body: bytes) -> Document:
+def _pdf(body: bytes) -> ConvertedPage:
     import pypdf  # imported on first use: most fetches are not PDFs
 
     try:
@@ -605,7 +605,7 @@ def _pdf(body: bytes) -> Document:
             f"application/pdf could not be read ({type(exc).__name__}: {exc}); cannot be converted to text"
         ) from exc
     text = "\n\n".join(page for page in pages if page)
-    return Document(
+    return ConvertedPage(
         markdown=_normalise_newlines(text), title=WHITESPACE.sub(" ", str(title)).strip(), kind="pdf"
     )
 
@@ -621,16 +621,16 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
-def _json(text: str) -> Document:
+def _json(text: str) -> ConvertedPage:
     try:
         value = json.loads(text, object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError):  # invalid, duplicate keys (re-dumping would lose one), too deep
-        return Document(markdown=_normalise_newlines(text), title="", kind="text")
+        return ConvertedPage(markdown=_normalise_newlines(text), title="", kind="text")
     try:
         pretty = json.dumps(value, indent=2, ensure_ascii=False)
     except (ValueError, RecursionError):
-        return Document(markdown=_normalise_newlines(text), title="", kind="text")
-    return Document(markdown=pretty, title="", kind="json")
+        return ConvertedPage(markdown=_normalise_newlines(text), title="", kind="text")
+    return ConvertedPage(markdown=pretty, title="", kind="json")
 
 
 # --------------------------------------------------------------------------------------------
@@ -670,7 +670,7 @@ def _sniff_text(text: str) -> str:
     return "text"
 
 
-def convert(body: bytes, content_type: str, charset: str | None, url: str) -> Document:
+def convert(body: bytes, content_type: str, charset: str | None, url: str) -> ConvertedPage:
     """Convert a fetched body to markdown; raise :class:`UnsupportedContent` for binary content.
 
     ``content_type`` is the media type ("" when absent; parameters are ignored), ``charset`` the
@@ -682,7 +682,7 @@ def convert(body: bytes, content_type: str, charset: str | None, url: str) -> Do
         raise _refuse(media)
     declared = _declared_kind(media)
     if not body.strip():
-        return Document(markdown="", title="", kind=declared or "text")
+        return ConvertedPage(markdown="", title="", kind=declared or "text")
     # A PDF is read as one whatever it was served as; a declared text type needs the header at byte 0.
     if body.startswith(PDF_MAGIC) or (declared in (None, "pdf") and _is_pdf(body)):
         return _pdf(body)
@@ -700,7 +700,7 @@ def convert(body: bytes, content_type: str, charset: str | None, url: str) -> Do
     text = _decode(body, charset, html=kind == "html")
     if kind == "html":
         markdown, title = _html_to_document(text, url)
-        return Document(markdown=markdown, title=title, kind="html")
+        return ConvertedPage(markdown=markdown, title=title, kind="html")
     if kind == "json":
         return _json(text)
-    return Document(markdown=_normalise_newlines(text), title="", kind=kind)
+    return ConvertedPage(markdown=_normalise_newlines(text), title="", kind=kind)

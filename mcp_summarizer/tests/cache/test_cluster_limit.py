@@ -4,24 +4,19 @@ redis-server, the test LLM measuring how many calls are in flight at once."""
 from __future__ import annotations
 
 import asyncio
-import sys
-from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
-from fake_llm import FakeLLM
 from mcp import Client
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from conftest import RunningServer, start_server, stop_server
-from redis_server import RedisServer
-from system_packages import needs
 
 from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitParams
 from mcp_summarizer.summarize.leases import KEY, ClusterLimiter, Leases
+from tests.support.fake_llm import FakeLLM
+from tests.support.redis_server import RedisServer
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 pytestmark = needs("redis-server")
 

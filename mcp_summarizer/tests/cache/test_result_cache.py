@@ -6,28 +6,24 @@ answer changes the key; Redis killed mid-run never fails an answer, and hits com
 from __future__ import annotations
 
 import asyncio
-import sys
 import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_llm import FakeLLM
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from conftest import RunningServer, start_server, stop_server
-from local_site import Site
-from redis_server import RedisServer
-from system_packages import needs
 
 from mcp_summarizer.cache.key import prompt_version, result_key
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import LOCAL
+from tests.support.fake_llm import FakeLLM
+from tests.support.local_site import Site
+from tests.support.redis_server import RedisServer
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 PAGE = "\n\n".join(
     f"## Part {i}\n\n" + f"Marshal Dughan {i} guards Goldshire with {i} wolves. " * 30 for i in range(40)

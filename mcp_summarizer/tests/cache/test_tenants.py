@@ -18,13 +18,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM
-from local_site import Site
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from redis_server import REDIS, RedisServer
+
+from tests.support.fake_llm import FakeLLM
+from tests.support.local_site import Site
+from tests.support.redis_server import REDIS, RedisServer
+from tests.support.servers import RunningServer, start_server, stop_server
 
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-fedcba9876543210xyz"

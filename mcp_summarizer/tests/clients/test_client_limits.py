@@ -19,12 +19,12 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from doc_upstream import reference
-from fake_llm import FakeLLM, error
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
+from tests.clients.doc_upstream import reference
+from tests.support.fake_llm import FakeLLM, error
+from tests.support.servers import RunningServer, start_server, stop_server
 
 REFERENCE = reference(150)
 BUDGET = 30_000

@@ -1,5 +1,5 @@
 """The map's batches: packing within both limits, the answer checked per excerpt id, and an
-excerpt's text unable to speak for another.  (Over MCP: tests/test_documents.py.)"""
+excerpt's text unable to speak for another.  (Over MCP: test_documents.py.)"""
 
 from __future__ import annotations
 

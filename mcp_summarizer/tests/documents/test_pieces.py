@@ -1,5 +1,5 @@
 """The pure parts of summarize_documents: ids, excerpts, citations, topics, the index and its
-budget plan.  (The whole tool, over MCP, is in tests/test_documents.py.)"""
+budget plan.  (The whole tool, over MCP, is in test_documents.py.)"""
 
 from __future__ import annotations
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from conftest import RunningServer, start_server, stop_server
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.support.servers import RunningServer, start_server, stop_server
 
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-fedcba9876543210xyz"

@@ -19,13 +19,13 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM
 from mcp import Client, StdioServerParameters
-from system_packages import needs
 
 from mcp_summarizer.summarize import tokens
 from shared.testing import free_port, scrubbed_environ
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 pytestmark = needs("npm")  # npx starts the upstream servers
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from fake_llm import FakeLLM
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.proxy.results import META_PROXY, shape
@@ -16,6 +15,7 @@ from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
+from tests.support.fake_llm import FakeLLM
 
 
 def engine(llm: FakeLLM | None = None) -> Engine:
@@ -146,7 +146,7 @@ async def test_the_llm_summary_gets_the_tool_its_arguments_and_the_goal(
 async def test_an_llm_that_fails_still_gives_an_answer_within_the_budget(
     tmp_path: Path, fresh_llm: FakeLLM
 ) -> None:
-    from fake_llm import error as failing
+    from tests.support.fake_llm import error as failing
 
     fresh_llm.script(*[failing(500)] * 50)
     eng = Engine.from_settings(

@@ -17,10 +17,10 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from conftest import RunningServer, start_server, stop_server
 from mcp import Client
 
 from shared.testing import free_port
+from tests.support.servers import RunningServer, start_server, stop_server
 
 UNRULY = str(Path(__file__).parent / "unruly_upstream.py")
 TIMEOUT = 8.0  # UPSTREAM_TIMEOUT_SECONDS: a bad reply must fail long before it

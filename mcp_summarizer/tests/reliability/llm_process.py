@@ -1,7 +1,8 @@
-"""The test LLM (`fake_llm.FakeLLM`) in a process of its own, on a fixed port, so that a test can
-kill it with SIGKILL while the summarizer's calls are in flight and start another in its place.
+"""The test LLM (`tests.support.fake_llm`) in a process of its own, on a fixed port, so that a
+test can kill it with SIGKILL while the summarizer's calls are in flight and start another in its
+place.
 
-    python llm_process.py PORT MODE LATENCY      # MODE: ok (answers after LATENCY s) or hang
+    python -m tests.reliability.llm_process PORT MODE LATENCY   # MODE: ok (after LATENCY s) or hang
 
 Prints ``ready`` once it accepts connections; runs until stdin closes (or it is killed).
 """
@@ -9,11 +10,8 @@ Prints ``ready`` once it accepts connections; runs until stdin closes (or it is 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: fake_llm
-
-from fake_llm import FakeLLM, hang
+from tests.support.fake_llm import FakeLLM, hang
 
 
 def main() -> None:

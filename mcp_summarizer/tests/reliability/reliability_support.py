@@ -1,7 +1,7 @@
 """What the reliability suite's modules share: the figures report, /health and RSS probes, the
 "back to idle" (no leak) check, an MCP client session usable from sync tests, documents.
 
-The suite runs the real server as a subprocess (``tests/conftest.start_server``, or
+The suite runs the real server as a subprocess (``tests.support.servers.start_server``, or
 ``jailed_server.py`` for the bad-input corpus), the real MCP client over real HTTP or stdio,
 and the local test LLM (``fake_llm.FakeLLM``), everything on 127.0.0.1.
 
@@ -32,13 +32,13 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer
-from local_site import Site
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
 from mcp_summarizer.summarize import tokens
 from shared.testing import ServiceProcess, free_port, scrubbed_environ, start_service
+from tests.support.local_site import Site
+from tests.support.servers import RunningServer
 
 HERE = Path(__file__).resolve().parent
 GAUGES = ("requests_in_flight", "llm_calls_in_flight", "llm_calls_waiting", "input_tokens_in_flight")

@@ -29,10 +29,11 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import RunningServer, stop_server
 from mcp.client.stdio import stdio_client as stdio_transport
 from mcp.types import CallToolResult
-from reliability_support import (
+
+from mcp_summarizer.summarize import tokens
+from tests.reliability.reliability_support import (
     HERE,
     Baseline,
     HealthPoller,
@@ -47,8 +48,7 @@ from reliability_support import (
     start_jailed,
     text_of,
 )
-
-from mcp_summarizer.summarize import tokens
+from tests.support.servers import RunningServer, stop_server
 
 MAX_ERROR_CHARS = 4000  # an error names the problem; it does not echo a 10 MB argument back
 SECTION = "bad-input corpus"

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, Recorded, Reply, error, hang, ok, trickle
 from mcp import Client
-from reliability_support import (
+
+from shared.testing import free_port
+from tests.reliability.reliability_support import (
     HERE,
     Baseline,
     HealthPoller,
@@ -47,8 +47,8 @@ from reliability_support import (
     settle,
     steady_rss_mb,
 )
-
-from shared.testing import free_port
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, hang, ok, trickle
+from tests.support.servers import RunningServer, start_server, stop_server
 
 N = 12  # requests in each storm
 LIMIT = 4  # MAX_CONCURRENT_LLM_CALLS
@@ -399,7 +399,8 @@ class LLMProcess:
 
     def __init__(self, port: int, mode: str, latency: float = 0.05) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "llm_process.py"), str(port), mode, str(latency)],
+            [sys.executable, "-m", "tests.reliability.llm_process", str(port), mode, str(latency)],
+            cwd=HERE.parents[1],  # the project folder, where `tests` is a package
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -21,9 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM
-from reliability_support import (
+
+from tests.reliability.reliability_support import (
     Baseline,
     HealthPoller,
     LongPages,
@@ -36,6 +35,8 @@ from reliability_support import (
     record,
     rss_mb,
 )
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import RunningServer, start_server, stop_server
 
 CLIENTS = 50
 LIMIT = 8  # MAX_CONCURRENT_LLM_CALLS

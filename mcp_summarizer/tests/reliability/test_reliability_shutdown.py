@@ -2,7 +2,7 @@
 SHUTDOWN_GRACE_SECONDS and half stuck on an LLM that never answers.  Each ends with an answer
 within its budget or with the error that says the server shut down; clients that come after
 the signal are refused; the stuck requests' LLM calls are hung up on; the process exits 0.
-(tests/test_shutdown.py checks each of these with one request.)"""
+(tests/server/test_shutdown.py checks each of these with one request.)"""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ import time
 from collections import Counter
 from typing import Any
 
-from conftest import start_server
-from fake_llm import FakeLLM, Recorded, Reply, hang, ok
 from mcp import Client
-from reliability_support import (
+
+from tests.reliability.reliability_support import (
     answer_problem,
     document,
     figures,  # noqa: F401  (autouse: the end-of-run report)
     record,
     text_of,
 )
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, hang, ok
+from tests.support.servers import start_server
 
 FINISHING = 12  # requests of 3 LLM calls of 0.3 s each (two map calls and a merge)
 STUCK = 12  # requests of one LLM call that never answers

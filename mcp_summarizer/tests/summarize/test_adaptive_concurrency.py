@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-from conftest import start_server, stop_server
-from fake_llm import FakeLLM
 from mcp import Client
 from mcp.types import CallToolResult
 
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import start_server, stop_server
 
 CAPACITY = 8
 BUDGET = 300

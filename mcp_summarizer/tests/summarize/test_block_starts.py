@@ -9,9 +9,9 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from markdown_text import ANY_TEXT, markdown
 
 from mcp_summarizer.summarize.chunker import block_starts
+from tests.support.markdown_text import ANY_TEXT, markdown
 
 _STRUCTURE = r"""(?:
         (?P<h>\#{1,6})(?=[ \t]|$)

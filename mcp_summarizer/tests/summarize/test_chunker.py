@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 import shared.tokens
 from mcp_summarizer.summarize import chunker as chunker_module
@@ -25,6 +24,7 @@ from mcp_summarizer.summarize.chunker import (
     chunk,
     is_safe_boundary,
 )
+from tests.support.markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 
 def body(c: Chunk) -> str:

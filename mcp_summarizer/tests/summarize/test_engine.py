@@ -1,6 +1,6 @@
 """The map-reduce engine in process: the real `OpenAIBackend` (real openai client, real HTTP)
 against the local test LLM, with a small context so that every limit is reached with small
-inputs.  The subprocess tests in test_server.py cover the same engine through MCP; these
+inputs.  The subprocess tests in tests/server/test_server.py cover the same engine through MCP; these
 say exactly which call was made, with what, and what came back."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from contextlib import nullcontext
 from typing import Any
 
 import pytest
-from fake_llm import FakeLLM, Recorded, default_summary, error, hang, length, ok
 
 from mcp_summarizer.config import FailurePolicy, Settings, load_settings
 from mcp_summarizer.errors import InputError
@@ -23,6 +22,7 @@ from mcp_summarizer.summarize.boilerplate import strip_boilerplate
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request
 from mcp_summarizer.summarize.llm import Backend, Completion, Slot
+from tests.support.fake_llm import FakeLLM, Recorded, default_summary, error, hang, length, ok
 
 CONTEXT = 4096  # a small model: every share of its context is reached with small inputs
 LIMIT = 3  # MAX_CONCURRENT_LLM_CALLS

@@ -14,7 +14,6 @@ from collections.abc import Callable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.extractive import (
@@ -27,6 +26,7 @@ from mcp_summarizer.summarize.extractive import (
     _sentences,
     summarize,
 )
+from tests.support.markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 # -- generators ------------------------------------------------------------------------------
 

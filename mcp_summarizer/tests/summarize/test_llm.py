@@ -15,7 +15,6 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import openai
 import pytest
-from fake_llm import FakeLLM, error, hang, length, ok, trickle
 
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import LLMError
@@ -28,6 +27,7 @@ from mcp_summarizer.summarize.llm import (
     retry_after_seconds,
     sanitize,
 )
+from tests.support.fake_llm import FakeLLM, error, hang, length, ok, trickle
 
 SYSTEM = "You summarize documents. Keep names."
 USER = (

@@ -1,4 +1,4 @@
-"""Tests for mcp_summarizer.web.convert: fetched bytes -> markdown Document."""
+"""Tests for mcp_summarizer.web.convert: fetched bytes -> markdown (ConvertedPage)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from local_site import make_pdf
-from system_packages import present
 
 from mcp_summarizer.errors import UnsupportedContent
-from mcp_summarizer.web.convert import Document, convert
+from mcp_summarizer.web.convert import ConvertedPage, convert
+from tests.support.local_site import make_pdf
+from tests.support.system_packages import present
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 PNG = (
@@ -51,7 +51,7 @@ def json_page() -> bytes:
     return (DOCS / "library" / "json.html").read_bytes()
 
 
-def check_json_page(doc: Document) -> None:
+def check_json_page(doc: ConvertedPage) -> None:
     md = doc.markdown
     assert doc.kind == "html"
     # Headings as ATX, without Sphinx's "¶" permalinks.
@@ -129,7 +129,7 @@ PAGE_CHROME = (
 )
 
 
-def check_article(doc: Document) -> None:
+def check_article(doc: ConvertedPage) -> None:
     md = doc.markdown
     assert doc.kind == "html"
     assert doc.title == "Growing tomatoes | GardenSite"
@@ -244,13 +244,15 @@ def test_large_page_converts_in_reasonable_time() -> None:
 
 def test_plain_text_passes_through() -> None:
     doc = convert("line one\r\nline two\rline three\n  indented é".encode(), "text/plain", "utf-8", "")
-    assert doc == Document(markdown="line one\nline two\nline three\n  indented é", title="", kind="text")
+    assert doc == ConvertedPage(
+        markdown="line one\nline two\nline three\n  indented é", title="", kind="text"
+    )
 
 
 def test_markdown_passes_through() -> None:
     text = "# Title\n\n* item `code`\n\n```py\nx = 1\n```\n"
     doc = convert(text.encode(), "text/markdown", "utf-8", "")
-    assert doc == Document(markdown=text, title="", kind="markdown")
+    assert doc == ConvertedPage(markdown=text, title="", kind="markdown")
 
 
 def test_json_is_pretty_printed() -> None:
@@ -273,7 +275,7 @@ def test_json_suffix_types() -> None:
 )
 def test_invalid_json_comes_back_as_text(body: bytes) -> None:
     doc = convert(body, "application/json", "utf-8", "")
-    assert doc == Document(markdown=body.decode(), title="", kind="text")
+    assert doc == ConvertedPage(markdown=body.decode(), title="", kind="text")
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,7 +357,7 @@ def test_octet_stream_is_sniffed(content_type: str) -> None:
     data = convert(b' {"k": [1]}', content_type, None, "")
     assert data.kind == "json" and json.loads(data.markdown) == {"k": [1]}
     text = convert(b"just some words\nand lines", content_type, None, "")
-    assert text == Document(markdown="just some words\nand lines", title="", kind="text")
+    assert text == ConvertedPage(markdown="just some words\nand lines", title="", kind="text")
     with pytest.raises(UnsupportedContent, match=r"PNG image.*cannot be converted to text") as info:
         convert(PNG, content_type, None, "")
     assert (content_type or "without a Content-Type") in str(info.value)
@@ -441,7 +443,7 @@ def test_byte_order_mark(encoding: str) -> None:
 )
 @pytest.mark.parametrize("body", [b"", b"  \n\t "])
 def test_empty_body(body: bytes, content_type: str, kind: str) -> None:
-    assert convert(body, content_type, None, "") == Document(markdown="", title="", kind=kind)
+    assert convert(body, content_type, None, "") == ConvertedPage(markdown="", title="", kind=kind)
 
 
 def test_html_without_text() -> None:
@@ -451,7 +453,7 @@ def test_html_without_text() -> None:
         None,
         "",
     )
-    assert doc == Document(markdown="", title="Empty", kind="html")
+    assert doc == ConvertedPage(markdown="", title="Empty", kind="html")
 
 
 # --------------------------------------------------------------------------------------------

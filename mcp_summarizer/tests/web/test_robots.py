@@ -20,7 +20,6 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 
 import pytest
-from local_site import Site
 
 from mcp_summarizer.config import DEFAULT_USER_AGENT
 from mcp_summarizer.errors import BlockedAddressError, HostUnreachable, RobotsDisallowed
@@ -28,6 +27,7 @@ from mcp_summarizer.web import fetch as fetch_module
 from mcp_summarizer.web import robots as robots_module
 from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.robots import Robots, product_token
+from tests.support.local_site import Site
 
 UA = "lore-bot/2.0 (+https://example.invalid/bot)"
 LOCAL = FetchLimits(allow_private=True, user_agent=UA, timeout_seconds=5)

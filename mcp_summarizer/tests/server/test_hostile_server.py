@@ -33,8 +33,9 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
 from mcp import Client
+
+from tests.support.servers import RunningServer, start_server, stop_server
 
 # Seconds: a freeze, not speed.  The 100 ms target is printed here and kept by the benchmarks:
 # a loaded machine's scheduling alone has held single polls for hundreds of milliseconds,

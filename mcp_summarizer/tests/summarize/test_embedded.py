@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
 from mcp import Client
 
 from mcp_summarizer.summarize import tokens
+from tests.support.servers import RunningServer, start_server, stop_server
 
 BUDGET = 4000
 CREATURES = ["wolves", "kobolds", "murlocs", "gnolls", "bandits", "spiders"]

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, error
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_summarizer.metrics import fetch_outcome, llm_status
+from tests.support.fake_llm import FakeLLM, error
+from tests.support.servers import RunningServer, start_server, stop_server
 
 LONG = "\n\n".join(
     f"## Part {i}\n\n" + f"Marshal Dughan {i} guards Goldshire with {i} wolves. " * 30 for i in range(60)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mcp_summarizer.config import Settings, load_settings
 
-ENV_EXAMPLE = Path(__file__).resolve().parents[2] / ".env.example"
+ENV_EXAMPLE = Path(__file__).resolve().parents[3] / ".env.example"
 
 
 def _documented() -> dict[str, str]:

@@ -11,14 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from local_site import Site
 from mcp import Client
 
 import mcp_summarizer
 import shared
 from shared.testing import free_port, start_service
+from tests.support.local_site import Site
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))
 PYPROJECTS = [f"{p}/pyproject.toml" for p in ("shared", "mcp_summarizer", "a_world_lore_researcher")]
 

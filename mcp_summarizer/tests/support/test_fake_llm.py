@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import openai
 import pytest
-from fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok, trickle
 
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok, trickle
 
 TEXT = " ".join(
     f"Paragraph {i}: the quick brown fox jumps over the lazy dog near river {i}." for i in range(40)

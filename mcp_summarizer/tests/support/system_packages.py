@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-LIST = Path(__file__).resolve().parents[2] / "scripts" / "system-packages.txt"
+LIST = Path(__file__).resolve().parents[3] / "scripts" / "system-packages.txt"
 
 
 def _checks() -> dict[str, str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_llm import FakeLLM, error
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.summarization import (
@@ -17,6 +16,7 @@ from mcp_summarizer.summarization import (
 )
 from mcp_summarizer.summarize import tokens
 from shared.testing import free_port
+from tests.support.fake_llm import FakeLLM, error
 
 FAST = {"LLM_RETRY_BASE_SECONDS": "0", "LLM_MAX_ATTEMPTS": "2"}
 ROWS = [{"id": i, "job": f"job {i}", "status": "ok" if i % 9 else "failed: disk full"} for i in range(1500)]

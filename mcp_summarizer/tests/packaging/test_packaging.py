@@ -16,7 +16,7 @@ import pytest
 from mcp_summarizer import __version__
 from mcp_summarizer.config import Settings, load_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SERVER_JSON = json.loads((ROOT / "server.json").read_text(encoding="utf-8"))
 NAME = SERVER_JSON["name"]
 

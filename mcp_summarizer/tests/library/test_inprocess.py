@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from fake_llm import FakeLLM, error
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
+from tests.support.fake_llm import FakeLLM, error
 
 
 def _engine(llm: FakeLLM):  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
 """fetch_url end to end: the real server as a subprocess, the MCP client over HTTP and stdio,
-a local web site (tests/site.py: real python-docs pages plus crafted misbehaviour) and the
+a local web site (tests/support/local_site.py: real python-docs pages plus crafted misbehaviour) and the
 local test LLM behind the real openai client."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import urllib.parse
 from collections.abc import Iterator
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, error
-from fake_llm import ok as reply
-from local_site import Site
 from mcp import Client, StdioServerParameters
-from system_packages import needs
 
 from mcp_summarizer.summarize import tokens
 from shared.logs import MAX_FIELD_CHARS, MAX_LINE_CHARS
 from shared.testing import free_port
+from tests.support.fake_llm import FakeLLM, error
+from tests.support.fake_llm import ok as reply
+from tests.support.local_site import Site
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 CONTEXT = 16384
 BUDGET = 1024

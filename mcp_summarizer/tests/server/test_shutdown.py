@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from conftest import RunningServer, start_server
-from fake_llm import FakeLLM, hang, ok
 from mcp import Client
 from mcp.types import CallToolResult
 
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM, hang, ok
+from tests.support.servers import RunningServer, start_server
 
 PAGE = "\n\n".join(
     f"## Region {s}\n\n"

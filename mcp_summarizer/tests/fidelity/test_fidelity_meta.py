@@ -8,13 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, Recorded, Reply, error, ok
-from local_site import Site
 from mcp import Client
-from system_packages import needs
 
 from mcp_summarizer.fidelity.receipt import receipt
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
+from tests.support.local_site import Site
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 META = "io.github.mythline/summary"
 PAGE = "\n\n".join(

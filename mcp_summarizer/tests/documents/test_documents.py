@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, Recorded, Reply, error, ok
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.documents.model import DocumentsSummary
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
+from tests.support.servers import RunningServer, start_server, stop_server
 
 META = "io.github.mythline/summary"
 ID = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*(?:~[0-9a-f]+)?#\d+)\]")

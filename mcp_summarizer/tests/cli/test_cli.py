@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_llm import FakeLLM, error
 
 import mcp_summarizer
 import shared
@@ -21,6 +20,7 @@ from mcp_summarizer.cli import fidelity_line
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.gil import SWITCH_INTERVAL
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM, error
 
 # The subprocess imports the code under test from wherever this process found it.
 PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))

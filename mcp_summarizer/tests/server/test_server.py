@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, error, hang, length
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM, error, hang, length
+from tests.support.servers import RunningServer, start_server, stop_server
 
 CONTEXT = 12_000
 LIMIT = 3
