@@ -502,7 +502,14 @@ async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
             "summarize_for_extraction",
             {"content": document(sections=6), "schema_hint": "NPCs", "max_output_tokens": 200},
         )
-    assert names == {"summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand", "search"}
+    assert names == {
+        "summarize",
+        "summarize_for_extraction",
+        "fetch_url",
+        "summarize_documents",
+        "expand",
+        "search",
+    }
     assert text_of(small) == "tiny"
     assert not large.is_error and 0 < tokens.count(text_of(large)) <= 200
     assert fresh_llm.calls > 0
