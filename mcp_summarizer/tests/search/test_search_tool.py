@@ -196,3 +196,20 @@ async def test_search_over_stdio() -> None:
         result = await c.call_tool("search", {"handle": ids["ops"], "query": "node-017 port"})
         assert not result.is_error, text_of(result)
         assert ID.match(text_of(result).split("\n")[1]).group(2) == FACT  # type: ignore[union-attr]
+
+
+async def test_the_answer_fits_the_clients_bytes_and_lines() -> None:
+    running = start_server({"TOOL_OUTPUT_MAX_BYTES": "2048", "TOOL_OUTPUT_MAX_LINES": "16"})
+    try:
+        async with Client(running.url) as c:
+            ids = await summarized(c)
+            result = await c.call_tool("search", {"handle": ids["ops"], "query": "harbour guide setup step"})
+        text = text_of(result)
+        assert not result.is_error, text
+        assert len(text.encode()) <= 2048 and text.count("\n") + 1 <= 16, (
+            len(text.encode()),
+            text.count("\n"),
+        )
+        assert all(ID.match(line) for line in text.split("\n")[1:]), "whole passages, each with its id"
+    finally:
+        stop_server(running)
