@@ -257,7 +257,8 @@ async def test_claude_code_keeps_long_answers_inline(service: RunningServer) -> 
     assert (result.meta or {})[INLINE] == len(content)
     assert INLINE not in (small.meta or {})
     assert {t.name: (t.meta or {}).get(INLINE) for t in tools} == dict.fromkeys(
-        ["summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"], 500_000
+        ["summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand", "search"],
+        500_000,
     )
 
 
