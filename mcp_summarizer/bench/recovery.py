@@ -12,7 +12,8 @@ embedded extractive summarizer (no LLM): `summarize_documents` summarizes the ha
 agent policy reads the summary and makes at most two calls:
 
 1. `search(handle, question)` (max_tokens 2,000), handle the document id the summary cites;
-2. `expand` of the best passage's id (max_tokens 2,000): the excerpt around it.
+2. `expand` of the best passage's id from its offset (max_tokens 2,000): the excerpt on
+   from that passage.
 
 (A fact already in the summary needs no call.)
 
@@ -47,7 +48,7 @@ from mcp_summarizer.summarize import tokens
 
 FACTS = 50
 BUDGET = 2000
-_ID = re.compile(r"^\[([^\]\s]+#\d+)\] ", re.M)
+_ID = re.compile(r"^\[([^\]\s]+#\d+)\] \(offset (\d+)\) ", re.M)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ async def run_size(url: str, n_tokens: int, seed: int) -> dict[str, Any]:
             + "~"
             + result.structured_content["documents"][0]["version"]
         )
-        counts = {"summary-only": 0, "truncation": 0, "search alone": 0, "summary+search": 0}
+        counts = {"summary-only": 0, "truncation": 0, "search alone": 0, "in expand": 0, "summary+search": 0}
         calls, search_s, missed = 0, 0.0, []
         for f in facts:
             counts["summary-only"] += f.sentence in summary
@@ -142,9 +143,13 @@ async def run_size(url: str, n_tokens: int, seed: int) -> dict[str, Any]:
                 counts["search alone"] += f.sentence in read
                 best = _ID.search(text_of(found))
                 if best:
-                    opened = await c.call_tool("expand", {"source_id": best.group(1), "max_tokens": BUDGET})
+                    opened = await c.call_tool(
+                        "expand",
+                        {"source_id": best.group(1), "offset": int(best.group(2)), "max_tokens": BUDGET},
+                    )
                     calls += 1
                     read += "\n" + text_of(opened)
+                    counts["in expand"] += f.sentence in text_of(opened)
             if f.sentence in read:
                 counts["summary+search"] += 1
             else:
@@ -186,11 +191,12 @@ def main(argv: list[str] | None = None) -> int:
             "truncation",
             "summary+search",
             "of which by the 1st call (search)",
+            "2nd call (expand) page holds it",
             "calls",
             "summarize s",
             "search s (mean)",
         )
-        corpus.table_row(*["---"] * 9)
+        corpus.table_row(*["---"] * 10)
         for n in map(corpus.parse_size, args.sizes.split(",")):
             r = asyncio.run(run_size(server.url, n, args.seed))
             c = r["counts"]
@@ -201,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{c['truncation']}/{FACTS}",
                 f"{c['summary+search']}/{FACTS}",
                 f"{c['search alone']}/{FACTS}",
+                f"{c['in expand']}/{c['search alone']}",
                 r["calls"],
                 f"{r['summarize_s']:.1f}",
                 f"{r['search_s'] / max(r['searches'], 1):.2f}",

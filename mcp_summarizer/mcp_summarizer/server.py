@@ -379,8 +379,8 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         """Find the passages of a summarized source that best match some words (BM25).
 
         Use it when a summary leaves out a detail: the answer lists the best-matching exact
-        passages of the original, best first, each as [excerpt id] text; expand an id to read
-        its whole excerpt.
+        passages of the original, best first, each as "[excerpt id] (offset n) text"; expand
+        that id with that offset to read on from the passage.
         """
         return await service.run("search", _search(service, ctx, handle, query, max_tokens))
 

@@ -506,8 +506,8 @@ def _own_tools(default_budget: int, meta: dict[str, Any]) -> list[types.Tool]:
         types.Tool(
             name="search",
             description="Find the passages of a summarized result that best match some words (BM25): "
-            "the best-matching exact passages of the original, best first, each as [part id] text; "
-            "expand an id to read its whole part.",
+            "the best-matching exact passages of the original, best first, each as "
+            '"[part id] (offset n) text"; expand that id with that offset to read on from the passage.',
             input_schema=_SEARCH_SCHEMA,
             annotations=read_only,
             _meta=meta or None,

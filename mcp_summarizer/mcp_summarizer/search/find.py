@@ -10,8 +10,10 @@ source (an id names one content for good, so a kept index never goes stale, and 
 asked first every time, so an expired source is an error, not an old answer).
 
 The answer: a line saying what was searched and found, then the best passages, best first,
-each ``[<excerpt id>] <exact passage>``, as many as fit ``max_tokens`` and the client's
-limits (a passage is never cut).
+each ``[<excerpt id>] (offset <n>) <exact passage>``, n the character where the passage
+starts in its excerpt (`expand`'s ``offset``: an excerpt too long for one answer is read on
+from the passage, not from its start), as many as fit ``max_tokens`` and the client's limits
+(a passage is never cut).
 """
 
 from __future__ import annotations
@@ -165,7 +167,8 @@ def _render(
     def head(n: int) -> str:
         return (
             f'Search "{shown}" in {handle} ({where}): the {n} best of {len(best)} matching '
-            "passages, best first; expand an [id] to read its whole excerpt."
+            "passages, best first, each after its excerpt's [id] and where it starts there; "
+            "expand(id, offset=...) reads on from it."
         )
 
     lines: list[str] = []
@@ -173,7 +176,7 @@ def _render(
     for p, _ in best:
         passage = built.passages[p]
         excerpt = built.excerpts[passage.excerpt]
-        line = f"[{excerpt.source_id}] {excerpt.text[passage.start : passage.end]}"
+        line = f"[{excerpt.source_id}] (offset {passage.start}) {excerpt.text[passage.start : passage.end]}"
         cost = tokens.count(line) + 1
         if used + cost > budget or not fit.fits("\n".join([head(len(best)), *lines, line]), limits):
             continue  # a shorter passage further down may still fit

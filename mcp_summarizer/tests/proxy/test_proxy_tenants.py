@@ -83,7 +83,7 @@ async def test_proxy_handles_belong_to_their_tenant_and_no_document_replaces_one
         # search finds one line of the 3,000 by its words, through the proxy and the service.
         for server in (proxy, service):
             found = text_of(await call(server, ALICE, "search", {"handle": handle, "query": "gate 2718"}))
-            assert found.split("\n")[1].endswith("] line 2718: the gate 2718 of Stormwind opens at 6:00."), (
+            assert found.split("\n")[1].endswith(") line 2718: the gate 2718 of Stormwind opens at 6:00."), (
                 found[:300]
             )
         # Bob, with Alice's handle, through the proxy and through the service: never stored.

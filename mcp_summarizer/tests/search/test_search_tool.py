@@ -32,7 +32,7 @@ ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-fedcba9876543210xyz"
 FACT = "Server node-017 listens on port 20017 since 2019-08-17."
 OTHER_FACT = "The quintor cache is not 48 GB in size."
-ID = re.compile(r"^\[([A-Za-z0-9._-]+~[0-9a-f]{16}#\d+)\] (.*)$")
+ID = re.compile(r"^\[([A-Za-z0-9._-]+~[0-9a-f]{16}#\d+)\] \(offset (\d+)\) (.*)$")
 
 
 def filler(n: int, topic: str) -> str:
@@ -117,12 +117,17 @@ async def test_search_finds_a_left_out_fact_as_an_exact_passage_that_expand_open
         assert head.startswith(f'Search "which port does node-017 listen on" in {ids["ops"]} ('), head
         first = ID.match(passages[0])
         assert first, passages[0]
-        assert first.group(2) == FACT, "the best passage is the fact, exactly"
+        assert first.group(3) == FACT, "the best passage is the fact, exactly"
         opened = await c.call_tool("expand", {"source_id": first.group(1)})
         assert FACT in text_of(opened), "expand opens the excerpt the passage's id names"
+        # From the passage's offset, a short page starts with the fact.
+        page = await c.call_tool(
+            "expand", {"source_id": first.group(1), "offset": int(first.group(2)), "max_tokens": 60}
+        )
+        assert text_of(page).partition("\n\n")[2].startswith(FACT), text_of(page)[:400]
         # The same with an excerpt id as the handle (any #n names its document).
         again = await c.call_tool("search", {"handle": ids["ops"] + "#0", "query": "port 20017"})
-        assert ID.match(text_of(again).split("\n")[1]).group(2) == FACT  # type: ignore[union-attr]
+        assert ID.match(text_of(again).split("\n")[1]).group(3) == FACT  # type: ignore[union-attr]
 
 
 async def test_search_over_a_whole_set_finds_facts_in_each_document(server: RunningServer) -> None:
@@ -135,7 +140,7 @@ async def test_search_over_a_whole_set_finds_facts_in_each_document(server: Runn
         ):
             result = await c.call_tool("search", {"handle": whole, "query": query})
             best = ID.match(text_of(result).split("\n")[1])
-            assert best and best.group(2) == fact, text_of(result)[:400]
+            assert best and best.group(3) == fact, text_of(result)[:400]
             assert best.group(1).startswith(ids[doc] + "#")
 
 
@@ -195,7 +200,7 @@ async def test_search_over_stdio() -> None:
         ids = await summarized(c)
         result = await c.call_tool("search", {"handle": ids["ops"], "query": "node-017 port"})
         assert not result.is_error, text_of(result)
-        assert ID.match(text_of(result).split("\n")[1]).group(2) == FACT  # type: ignore[union-attr]
+        assert ID.match(text_of(result).split("\n")[1]).group(3) == FACT  # type: ignore[union-attr]
 
 
 async def test_the_answer_fits_the_clients_bytes_and_lines() -> None:
