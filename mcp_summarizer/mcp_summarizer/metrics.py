@@ -32,7 +32,7 @@ from mcp_summarizer.store.content import StoreStats
 __all__ = ["CONTENT_TYPE", "Metrics", "fetch_outcome", "llm_status"]
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
-TOOLS = ("summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand")
+TOOLS = ("summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand", "search")
 _HTTP = re.compile(r"\bHTTP (\d{3})\b")
 
 

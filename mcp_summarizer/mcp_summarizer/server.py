@@ -38,8 +38,10 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
-from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
+from mcp_summarizer.search.find import Indexes
+from mcp_summarizer.search.find import search as search_source
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize import tokens
@@ -88,6 +90,7 @@ class Service:
     store: ContentStore
     documents: DocumentsPipeline
     cache: ResultCache | None = None
+    indexes: Indexes = field(default_factory=Indexes)
     metrics: Metrics = field(default_factory=Metrics)
     counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -354,6 +357,32 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         for one answer comes a page at a time: Status gives the next offset.
         """
         return await service.run("expand", _expand(service, ctx, source_id, max_tokens, offset))
+
+    @tool(_EXPAND_ANNOTATIONS)
+    async def search(
+        handle: Annotated[
+            str,
+            Field(
+                description=(
+                    'A handle or document id from a summary, e.g. "guide~3fa2c1d9e0b1a2c3" or '
+                    '"r0123456789abcdef#0"; several, separated by commas, search a whole set.'
+                ),
+                max_length=8000,
+            ),
+        ],
+        query: Annotated[str, Field(description="The words to look for.", max_length=1000)],
+        ctx: Context,
+        max_tokens: Annotated[
+            int, _bounded(f"Largest answer in tokens (default 2000, at most {ceiling}).", ceiling)
+        ] = 2000,
+    ) -> CallToolResult:
+        """Find the passages of a summarized source that best match some words (BM25).
+
+        Use it when a summary leaves out a detail: the answer lists the best-matching exact
+        passages of the original, best first, each as "[excerpt id] (offset n) text"; expand
+        that id with that offset to read on from the passage.
+        """
+        return await service.run("search", _search(service, ctx, handle, query, max_tokens))
 
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -783,6 +812,25 @@ async def _expand(
         extra={"tool": "expand", "source_id": opened.source.source_id, "tokens": opened.tokens},
     )
     return _sent(CallToolResult(content=[TextContent(type="text", text=opened.text)]))
+
+
+async def _search(service: Service, ctx: Context, handle: str, query: str, max_tokens: int) -> CallToolResult:
+    limits = _limits(service.settings, ctx)
+    try:
+        ceiling = service.engine.budget.max_output
+        if max_tokens > ceiling:
+            raise InputError(f"max_tokens={max_tokens} is over this server's MAX_OUTPUT_TOKENS={ceiling}")
+        found = await search_source(
+            service.store, tenant_of(), handle, query, max_tokens, limits=limits, indexes=service.indexes
+        )
+    except SummarizerError as exc:
+        raise _rejected(service, "search", exc) from None
+    service.metrics.answered("search", "ok")
+    logger.info(
+        "search_complete",
+        extra={"tool": "search", "passages": found.passages, "matched": found.matched},
+    )
+    return _sent(CallToolResult(content=[TextContent(type="text", text=found.text)]))
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:

@@ -46,6 +46,7 @@ from mcp_summarizer.proxy.config import ProxyConfig
 from mcp_summarizer.proxy.names import Published, publish
 from mcp_summarizer.proxy.results import META_PROXY, shape
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
+from mcp_summarizer.search.find import Indexes, search
 from mcp_summarizer.server import transport_security
 from mcp_summarizer.store import ContentStore, open_store
 from mcp_summarizer.store.expand import expand
@@ -115,7 +116,25 @@ _EXPAND_SCHEMA: dict[str, Any] = {
     "required": ["source_id"],
     "additionalProperties": False,
 }
-_OWN = ("call_tool_summarized", "expand")
+_SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "handle": {
+            "type": "string",
+            "description": 'A handle from a summarized result, e.g. "r3fa2c1d9e0b1a2c3#0".',
+        },
+        "query": {"type": "string", "description": "The words to look for."},
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Largest answer in tokens.",
+            "default": 2000,
+        },
+    },
+    "required": ["handle", "query"],
+    "additionalProperties": False,
+}
+_OWN = ("call_tool_summarized", "expand", "search")
 
 
 class Proxy:
@@ -132,6 +151,7 @@ class Proxy:
         self.settings = settings
         self.engine = engine or Engine.from_settings(settings)
         self.store = store or open_store(settings)
+        self._indexes = Indexes()  # search: the last few handles' passages, indexed
         self.tokens = load_tokens(settings)
         # The result cache's map level: a large output summarized again (a log read twice, a
         # page changed in one place) costs LLM calls only for the chunks not seen before.
@@ -185,7 +205,9 @@ class Proxy:
         route = self.routes.get(name)
         if route is not None:
             return _with_goal(route[1].input_schema)
-        return {"call_tool_summarized": _CALL_SCHEMA, "expand": _EXPAND_SCHEMA}.get(name)
+        return {"call_tool_summarized": _CALL_SCHEMA, "expand": _EXPAND_SCHEMA, "search": _SEARCH_SCHEMA}.get(
+            name
+        )
 
     def _route(self) -> None:
         """Published names (see `proxy.names`): each reaches the server it names."""
@@ -243,6 +265,8 @@ class Proxy:
             return await self._call_summarized(arguments, progress, tenant, limits)
         if name == "expand":
             return await self._expand(arguments, tenant, limits)
+        if name == "search":
+            return await self._search(arguments, tenant, limits)
         route = self.routes.get(name)
         if route is None:
             raise InputError(_unknown_tool(name, [*_OWN, *self.routes]))
@@ -352,6 +376,21 @@ class Proxy:
                 raise InputError(f"{name} must be a whole number, got {value!r}")
         opened = await expand(self.store, tenant, source_id, max_tokens, offset=offset, limits=limits)
         return _inline(types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)]))
+
+    async def _search(
+        self, arguments: dict[str, Any], tenant: Tenant, limits: Limits
+    ) -> types.CallToolResult:
+        _check_arguments("search", arguments, _SEARCH_SCHEMA)
+        handle, query = arguments.get("handle"), arguments.get("query")
+        max_tokens = arguments.get("max_tokens", 2000)
+        if not isinstance(handle, str) or not isinstance(query, str):
+            raise InputError("handle and query must be strings: a handle from a summarized result, and words")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            raise InputError(f"max_tokens must be a whole number, got {max_tokens!r}")
+        found = await search(
+            self.store, tenant, handle, query, max_tokens, limits=limits, indexes=self._indexes
+        )
+        return _inline(types.CallToolResult(content=[types.TextContent(type="text", text=found.text)]))
 
     def health(self) -> dict[str, Any]:
         return {
@@ -463,6 +502,15 @@ def _own_tools(default_budget: int, meta: dict[str, Any]) -> list[types.Tool]:
             "keeping keys, ids, errors, counts and the first and last items; an error is kept "
             "from its start), and says so, with a handle that expand opens.",
             input_schema=_CALL_SCHEMA,
+        ),
+        types.Tool(
+            name="search",
+            description="Find the passages of a summarized result that best match some words (BM25): "
+            "the best-matching exact passages of the original, best first, each as "
+            '"[part id] (offset n) text"; expand that id with that offset to read on from the passage.',
+            input_schema=_SEARCH_SCHEMA,
+            annotations=read_only,
+            _meta=meta or None,
         ),
         types.Tool(
             name="expand",

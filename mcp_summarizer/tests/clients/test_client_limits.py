@@ -257,7 +257,8 @@ async def test_claude_code_keeps_long_answers_inline(service: RunningServer) -> 
     assert (result.meta or {})[INLINE] == len(content)
     assert INLINE not in (small.meta or {})
     assert {t.name: (t.meta or {}).get(INLINE) for t in tools} == dict.fromkeys(
-        ["summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"], 500_000
+        ["summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand", "search"],
+        500_000,
     )
 
 
@@ -348,5 +349,5 @@ async def test_the_proxy_tells_claude_code_to_keep_its_tools_answers_inline(prox
     async with named(proxy.url, "claude-code") as mcp:
         tools = (await mcp.list_tools()).tools
     assert {t.name: (t.meta or {}).get(INLINE) for t in tools} == dict.fromkeys(
-        ["call_tool_summarized", "expand", "read_reference"], 500_000
+        ["call_tool_summarized", "search", "expand", "read_reference"], 500_000
     )

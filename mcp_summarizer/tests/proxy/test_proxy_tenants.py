@@ -81,10 +81,18 @@ async def test_proxy_handles_belong_to_their_tenant_and_no_document_replaces_one
         handle = match.group(1)
         original = text_of(await call(proxy, ALICE, "expand", {"source_id": handle}))
         assert "line 0: the gate 0 of Stormwind" in original
+        # search finds one line of the 3,000 by its words, through the proxy and the service.
+        for server in (proxy, service):
+            found = text_of(await call(server, ALICE, "search", {"handle": handle, "query": "gate 2718"}))
+            assert found.split("\n")[1].endswith(") line 2718: the gate 2718 of Stormwind opens at 6:00."), (
+                found[:300]
+            )
         # Bob, with Alice's handle, through the proxy and through the service: never stored.
         for server in (proxy, service):
             read = await call(server, BOB, "expand", {"source_id": handle})
             assert read.is_error and "never stored" in text_of(read)
+            looked = await call(server, BOB, "search", {"handle": handle, "query": "gate 2718"})
+            assert looked.is_error and "never stored for you" in text_of(looked)
         # Bob gets his own handle for the same result: not Alice's.
         assert handle not in text_of(await call(proxy, BOB, "dump", {"lines": 3000}))
         # Alice (or anyone) sends a document named as the handle: it gets ids of its own.

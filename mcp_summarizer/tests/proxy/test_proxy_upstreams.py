@@ -144,7 +144,7 @@ async def test_every_upstream_tool_is_listed_colliding_names_prefixed(
         listed = {t.name: t for t in (await client.list_tools()).tools}
     async with Client(StdioServerParameters(command="npx", args=[*FS, str(data / "docs")])) as direct:
         upstream = {t.name: t for t in (await direct.list_tools()).tools}
-    assert {"call_tool_summarized", "expand"} <= set(listed)
+    assert {"call_tool_summarized", "expand", "search"} <= set(listed)
     # fs and fs2 are the same server: every tool collides, so both are prefixed.
     assert "read_text_file" not in listed and {"fs__read_text_file", "fs2__read_text_file"} <= set(listed)
     # everything (stdio) and remote (HTTP) likewise; fs and everything share no name.

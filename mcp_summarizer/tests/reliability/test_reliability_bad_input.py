@@ -577,7 +577,31 @@ EXPAND = [
     case("expand-id-not-a-string", X, {"source_id": 5}, not_a("string", "source_id")),
     case("expand-negative-max-tokens", X, {"source_id": "x#0", "max_tokens": -5}, err("max_tokens")),
 ]
-TOOL_CASES = SUMMARIZE + EXTRACTION + FETCH + DOCUMENTS + EXPAND + OTHER
+Q = "search"
+HANDLE = "x~0123456789abcdef"
+SEARCH = [
+    case(
+        "search-unknown-handle",
+        Q,
+        {"handle": "nothere~0123456789abcdef", "query": "port"},
+        err("never stored"),
+    ),
+    case("search-empty-query", Q, {"handle": HANDLE, "query": " \n\t"}, err("query is empty")),
+    case("search-query-without-words", Q, {"handle": HANDLE, "query": "?! --"}, err("holds no word")),
+    case("search-missing-query", Q, {"handle": HANDLE}, missing("query")),
+    case("search-query-not-a-string", Q, {"handle": HANDLE, "query": 5}, not_a("string", "query")),
+    case("search-10MB-query", Q, big(Q, handle=HANDLE)("query"), err("query"), timeout=60),
+    case("search-10MB-handle", Q, big(Q, query="port")("handle"), err("handle"), timeout=60),
+    case("search-empty-handle", Q, {"handle": "", "query": "port"}, err("handle is empty")),
+    case("search-control-characters", Q, {"handle": "a\x00~1", "query": "port"}, err("control characters")),
+    case(
+        "search-negative-max-tokens",
+        Q,
+        {"handle": HANDLE, "query": "port", "max_tokens": -5},
+        err("max_tokens"),
+    ),
+]
+TOOL_CASES = SUMMARIZE + EXTRACTION + FETCH + DOCUMENTS + EXPAND + SEARCH + OTHER
 
 
 # -- servers and clients ---------------------------------------------------------------------------------

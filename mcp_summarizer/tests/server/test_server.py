@@ -90,6 +90,7 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
         "fetch_url",
         "summarize_documents",
         "expand",
+        "search",
     }
     summarize = tools["summarize"]
     assert set(summarize.input_schema["properties"]) == {
@@ -123,6 +124,7 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
         "documents",
     }
     assert tools["expand"].input_schema["required"] == ["source_id"]
+    assert tools["search"].input_schema["required"] == ["handle", "query"]
     for tool in tools.values():
         # Written for a model: every argument explained, no operator jargon, no indentation.
         for name, schema in tool.input_schema["properties"].items():
@@ -500,7 +502,14 @@ async def test_stdio_round_trip(fresh_llm: FakeLLM) -> None:
             "summarize_for_extraction",
             {"content": document(sections=6), "schema_hint": "NPCs", "max_output_tokens": 200},
         )
-    assert names == {"summarize", "summarize_for_extraction", "fetch_url", "summarize_documents", "expand"}
+    assert names == {
+        "summarize",
+        "summarize_for_extraction",
+        "fetch_url",
+        "summarize_documents",
+        "expand",
+        "search",
+    }
     assert text_of(small) == "tiny"
     assert not large.is_error and 0 < tokens.count(text_of(large)) <= 200
     assert fresh_llm.calls > 0

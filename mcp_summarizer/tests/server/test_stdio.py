@@ -119,6 +119,7 @@ async def test_garbage_lines_get_json_rpc_errors_and_the_server_keeps_serving(st
             "fetch_url",
             "summarize_documents",
             "expand",
+            "search",
         }
 
     invalid = [

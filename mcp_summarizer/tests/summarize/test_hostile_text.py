@@ -23,6 +23,9 @@ import pytest
 
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import receipt
+from mcp_summarizer.search import passages
+from mcp_summarizer.search.find import build_index
+from mcp_summarizer.store.content import Source
 from mcp_summarizer.summarize import boilerplate, chunker, extractive, tokens
 from mcp_summarizer.web import convert
 
@@ -43,6 +46,12 @@ def _strip_boilerplate(text: str) -> boilerplate.Cleaned:
     # noise must not find its lines judged already.
     boilerplate._line_kind.cache_clear()
     return boilerplate.strip_boilerplate(text)
+
+
+def _search(text: str) -> object:
+    """`search` on one stored excerpt: passages cut, terms stemmed, indexed, queried."""
+    source = Source(source_id="doc~0123456789abcdef#0", doc_id="doc", index=0, chunk_count=1, text=text)
+    return build_index((source,)).index.best(passages.terms("Then X a 中"), 50)
 
 
 def _convert_cp1251(text: str) -> object:
@@ -70,6 +79,7 @@ ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "fidelity facts": lambda text: list(facts(text)),
     # the receipt reads the source and a summary of it (its first tenth), with a focus
     "fidelity receipt": lambda text: receipt(text, text[: len(text) // 10], "Then X"),
+    "search": _search,
 }
 CHARS = [*".!?…-*_#`~|>[]()<\\=", " ", "\t", "\n", "a", "中", "é", "。"]
 TAILS = ["", " Then X.", "\nThen X."]
@@ -183,6 +193,11 @@ SHAPES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
     # that a text of 100k characters has ~1,500)
     "block scan, fence lines": (lambda t: chunker.block_starts(t, 64), lambda n: "```\n" * (n // 4)),
     "block scan, header paragraphs": (lambda t: chunker.block_starts(t, 64), lambda n: "# h\n\n" * (n // 5)),
+    # search.passages: a line cut at sentence ends and spaces, each cut looking a bounded way
+    "search, one line of words": (_search, lambda n: "alpha beta. " * (n // 12)),
+    "search, one line of words without a sentence end": (_search, lambda n: "alpha beta " * (n // 11)),
+    "search, CJK sentences": (_search, lambda n: "東京の人口は多い。" * (n // 9)),
+    "search, marks without blanks": (_search, lambda n: ".!?" * (n // 3)),
     # fidelity.facts: each pattern's repeat, fed a run it could try from each of its positions
     **{
         f"fidelity, {name}": (ENTRY_POINTS["fidelity receipt"], texts)

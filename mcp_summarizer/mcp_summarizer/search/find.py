@@ -1,0 +1,194 @@
+"""What `search` answers: the passages of one stored source that best match a query.
+
+Shared by the service's `search` and the proxy's: both read the same content store.  The
+source is a handle (a proxy result's ``r<hex>``, a summary's handle, with or without
+``#<n>``), a document id of `summarize_documents` (``<doc>~<version>``), or several of them
+separated by commas or spaces (a whole set).  Every excerpt of each is read from the store
+(tenant-checked there, as `expand` is: another tenant's handle is as unknown as one never
+made), cut into passages and indexed once; an index is kept for the next query on the same
+source (an id names one content for good, so a kept index never goes stale, and the store is
+asked first every time, so an expired source is an error, not an old answer).
+
+The answer: a line saying what was searched and found, then the best passages, best first,
+each ``[<excerpt id>] (offset <n>) <exact passage>``, n the character where the passage
+starts in its excerpt (`expand`'s ``offset``: an excerpt too long for one answer is read on
+from the passage, not from its start), as many as fit ``max_tokens`` and the client's limits
+(a passage is never cut).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.errors import InputError, UnknownSource
+from mcp_summarizer.search import passages, rank
+from mcp_summarizer.store.content import ContentStore, Source, check_id, source_id
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.tenant import Tenant
+
+__all__ = ["Found", "Indexes", "build_index", "search"]
+
+MAX_QUERY = 1000  # characters: a question, not a document
+MAX_HANDLES = 200  # documents in one search (a set)
+_SPLIT = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    text: str
+    passages: int  # shown
+    matched: int  # passages holding any query word
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    excerpts: tuple[Source, ...]
+    passages: tuple[passages.Passage, ...]
+    index: rank.PassageIndex
+
+
+class Indexes:
+    """The last few sources' indexes, per tenant and source (a few MB each at 2M tokens)."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self._keep = keep
+        self._built: OrderedDict[str, _Built] = OrderedDict()
+
+    def get(self, key: str) -> _Built | None:
+        built = self._built.get(key)
+        if built is not None:
+            self._built.move_to_end(key)
+        return built
+
+    def put(self, key: str, built: _Built) -> None:
+        self._built[key] = built
+        self._built.move_to_end(key)
+        while len(self._built) > self._keep:
+            self._built.popitem(last=False)
+
+
+async def search(
+    store: ContentStore,
+    tenant: Tenant,
+    handle: str,
+    query: str,
+    max_tokens: int,
+    *,
+    limits: Limits | None = None,
+    indexes: Indexes | None = None,
+) -> Found:
+    """The answer for ``query`` in the source ``handle`` names; an empty query, a malformed,
+    unknown or expired handle, or a max_tokens too small for one passage is an InputError
+    naming it."""
+    limits = limits or Limits()
+    if max_tokens < 1:
+        raise InputError(f"max_tokens must be positive, got {max_tokens}")
+    query = query.strip()
+    if not query:
+        raise InputError('query is empty: give the words to look for, such as "port of node-017"')
+    if len(query) > MAX_QUERY:
+        raise InputError(f"query is {len(query)} characters, over {MAX_QUERY}: give the words to look for")
+    words = passages.terms(query)
+    if not words:
+        raise InputError(f"query {query!r} holds no word to look for (letters or digits)")
+    docs = _documents(handle)
+    excerpts = [s for doc in docs for s in await _excerpts(store, tenant, doc)]
+    key = tenant.key("\n".join(docs))
+    built = indexes.get(key) if indexes else None
+    if built is None:
+        built = await asyncio.to_thread(build_index, tuple(excerpts))
+        if indexes:
+            indexes.put(key, built)
+    best = await asyncio.to_thread(built.index.best, words, 1000)
+    return await asyncio.to_thread(_render, handle.strip(), query, built, best, max_tokens, limits)
+
+
+def _documents(handle: str) -> list[str]:
+    """The stored documents a handle names, each as the prefix of its excerpts' ids."""
+    names = [h for h in _SPLIT.split(handle.strip()) if h]
+    if not names:
+        raise InputError(
+            'handle is empty: give a handle or document id from a summary, such as "guide~3fa2c1d9e0b1a2c3"'
+        )
+    if len(names) > MAX_HANDLES:
+        raise InputError(f"handle names {len(names)} documents, over {MAX_HANDLES}: search fewer at once")
+    docs = []
+    for name in names:
+        doc = name.partition("#")[0]
+        check_id(source_id(doc, 0))
+        docs.append(doc)
+    return list(dict.fromkeys(docs))
+
+
+async def _excerpts(store: ContentStore, tenant: Tenant, doc: str) -> list[Source]:
+    try:
+        first = await store.get(tenant, source_id(doc, 0))
+    except UnknownSource:
+        raise UnknownSource(
+            f"no stored source {doc!r}: it was never stored for you (or was dropped over a week ago); "
+            'give a handle or document id from a summary, such as "guide~3fa2c1d9e0b1a2c3"'
+        ) from None
+    rest = [await store.get(tenant, source_id(doc, i)) for i in range(1, first.chunk_count)]
+    return [first, *rest]
+
+
+def build_index(excerpts: tuple[Source, ...]) -> _Built:
+    """Passages and their index: pure, linear in the text (the hostile-text suite)."""
+    texts = [s.text for s in excerpts]
+    cut = passages.passages(texts)
+    index = rank.build([passages.terms(texts[p.excerpt][p.start : p.end]) for p in cut])
+    return _Built(excerpts, tuple(cut), index)
+
+
+def _render(
+    handle: str,
+    query: str,
+    built: _Built,
+    best: list[tuple[int, float]],
+    max_tokens: int,
+    limits: Limits,
+) -> Found:
+    budget = limits.budget(max_tokens)
+    shown = " ".join(query.split())
+    where = f"{len(built.excerpts)} excerpt{'s' * (len(built.excerpts) != 1)}, {built.index.size} passages"
+    if not best:
+        return Found(
+            f'Search "{shown}" in {handle} ({where}): no passage holds any of these words. '
+            "The source may say it otherwise: try other words, or expand an excerpt to read it.",
+            0,
+            0,
+        )
+
+    def head(n: int) -> str:
+        return (
+            f'Search "{shown}" in {handle} ({where}): the {n} best of {len(best)} matching '
+            "passages, best first, each after its excerpt's [id] and where it starts there; "
+            "expand(id, offset=...) reads on from it."
+        )
+
+    lines: list[str] = []
+    used = tokens.count(head(len(best))) + 1
+    for p, _ in best:
+        passage = built.passages[p]
+        excerpt = built.excerpts[passage.excerpt]
+        line = f"[{excerpt.source_id}] (offset {passage.start}) {excerpt.text[passage.start : passage.end]}"
+        cost = tokens.count(line) + 1
+        if used + cost > budget or not fit.fits("\n".join([head(len(best)), *lines, line]), limits):
+            continue  # a shorter passage further down may still fit
+        lines.append(line)
+        used += cost
+    if not lines:
+        client = f" (this client's limit: {limits.describe()})" if limits.sized or limits.tokens else ""
+        raise InputError(
+            f"max_tokens={max_tokens}{client} holds no matching passage: give more room "
+            "(a passage is at most a few hundred tokens)"
+        )
+    # The sum of the lines' counts bounds the whole's; checked once, as cheap insurance.
+    while len(lines) > 1 and tokens.count("\n".join([head(len(lines)), *lines])) > budget:
+        lines.pop()
+    return Found("\n".join([head(len(lines)), *lines]), len(lines), len(best))
