@@ -30,7 +30,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
-from mcp_summarizer.cache import ResultCache, open_cache, result_key
+from mcp_summarizer.cache import ResultCache, open_cache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
 from mcp_summarizer.clients.profiles import Limits
@@ -489,17 +489,13 @@ async def _cache_key(service: Service, tool: str, request: Request) -> str | Non
         return None
 
     def key() -> str:
-        return result_key(
+        return service.engine.keys.result(
             tool,
             request.content,
-            backend=service.settings.backend,
-            model=service.engine.model,
             kind=request.kind,
             budget=request.max_output_tokens,
             focus=request.focus,
             strategy=request.strategy,
-            on_failure=service.settings.on_llm_failure,
-            repair=service.settings.fidelity_repair,
         )
 
     # Hashing a megabyte takes milliseconds: off the event loop then.
