@@ -30,7 +30,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
-from mcp_summarizer.cache import ResultCache, open_cache
+from mcp_summarizer.cache import ResultCache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
 from mcp_summarizer.clients.profiles import Limits
@@ -40,7 +40,7 @@ from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
-from mcp_summarizer.store import ContentStore, open_store
+from mcp_summarizer.store import ContentStore, open_storage
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
@@ -141,8 +141,7 @@ class Service:
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
     engine = Engine.from_settings(settings, backend)
-    store = open_store(settings)
-    cache = open_cache(settings)
+    store, cache = open_storage(settings)
     service = Service(
         settings,
         engine,
@@ -753,6 +752,7 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
+        "sources_stored": outcome.sources_stored,
     }
     return _sent(
         CallToolResult(

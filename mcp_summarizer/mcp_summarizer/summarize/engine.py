@@ -67,6 +67,7 @@ __all__ = [
     "Writer",
     "describe_failure",
     "offline_notice",
+    "store_notice",
     "truncated_with_notice",
 ]
 
@@ -837,6 +838,11 @@ def _log_reduce_pass(level: int, sizes: list[int], outputs: int, max_tokens: int
 def offline_notice(cause: str, budget: int, attempts: int | None = None) -> str:
     """The line that opens an answer the embedded summary gave because the LLM failed."""
     return _notice(f"summarized offline: {_why(cause, attempts)}", budget)
+
+
+def store_notice(words: str, budget: int) -> str:
+    """The line that opens an answer whose sources could not be kept for `expand`."""
+    return _notice(words, budget)
 
 
 def _why(cause: str, attempts: int | None) -> str:
