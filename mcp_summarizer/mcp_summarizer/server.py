@@ -30,6 +30,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
+from mcp_summarizer.bodylimit import BodyLimit
 from mcp_summarizer.cache import ResultCache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
@@ -792,11 +793,20 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
-    return server.streamable_http_app(
+    # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet: a
+    # body under this many bytes reaches the tool's check; one over it gets BodyLimit's answer.
+    limit = max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN)
+    app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
-        # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet.
-        max_request_body_size=max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN),
+        max_request_body_size=limit,
         transport_security=transport_security(settings),
         host=settings.mcp_summarizer_host,
     )
+    app.add_middleware(
+        BodyLimit,
+        limit=limit,
+        max_input_tokens=settings.max_input_tokens,
+        bytes_per_token=_BODY_BYTES_PER_TOKEN,
+    )
+    return app
