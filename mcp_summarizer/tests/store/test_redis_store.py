@@ -12,13 +12,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cache"))
 
-from redis_server import REDIS, RedisServer
+from redis_server import RedisServer
+from system_packages import needs
 
 from mcp_summarizer.errors import ExpiredSource, OverStoreCap, UnknownSource
 from mcp_summarizer.store.content import Source
 from mcp_summarizer.store.redis import RedisStore
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+pytestmark = needs("redis-server")
 
 
 @pytest.fixture

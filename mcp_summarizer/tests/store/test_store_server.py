@@ -20,7 +20,8 @@ from mcp.types import CallToolResult
 sys.path.insert(0, str(Path(__file__).parents[1] / "cache"))
 
 from conftest import RunningServer, start_server, stop_server
-from redis_server import REDIS, RedisServer
+from redis_server import RedisServer
+from system_packages import needs
 
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.summarize import tokens
@@ -78,7 +79,7 @@ async def test_sources_over_the_cap_are_not_stored_and_the_answer_says_so() -> N
         stop_server(server)
 
 
-@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+@needs("redis-server")
 async def test_the_redis_store_keeps_its_cap_over_many_requests() -> None:
     """Issue 21, item 5: with a 5 MB cap the Redis store held 15.2 MB, every document still
     expandable.  Here: a 20 kB cap, 40 documents of about 2 kB, one request each."""
