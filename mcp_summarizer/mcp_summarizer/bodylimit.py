@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
-from mcp_types.methods import serialize_server_result
+from mcp.types.methods import serialize_server_result
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send

@@ -56,6 +56,15 @@ async def summarize_documents(
     return result
 
 
+def first_id(result: CallToolResult, name: str) -> str:
+    """The id of document ``name``'s first excerpt (``<name>~<version>#0``), as the index lists it."""
+    assert result.structured_content is not None
+    ids = [sid for c in result.structured_content["index"]["clusters"] for sid in c["source_ids"]]
+    found = [sid for sid in ids if sid.startswith(name + "~") and sid.endswith("#0")]
+    assert len(found) == 1, ids
+    return found[0]
+
+
 def no_traceback(server: RunningServer) -> None:
     assert not any("Traceback" in line for line in server.lines), server.lines[-20:]
 
@@ -68,12 +77,12 @@ async def test_sources_over_the_cap_are_not_stored_and_the_answer_says_so() -> N
         assert result.meta is not None and result.meta[FACTS]["sources_stored"] is False
         assert text.startswith("[sources not stored (over SOURCE_STORE_MAX_MB)"), text[:200]
         assert tokens.count(text) <= 300, "the notice line is counted in the budget"
-        opened = await call(server, "expand", source_id="big#0")
+        opened = await call(server, "expand", source_id=first_id(result, "big"))
         assert opened.is_error and "never stored" in text_of(opened)
         small = await summarize_documents(server, doc("small", 1))
         assert small.meta is not None and small.meta[FACTS]["sources_stored"] is True
         assert not text_of(small).startswith("[sources not stored")
-        assert not (await call(server, "expand", source_id="small#0")).is_error
+        assert not (await call(server, "expand", source_id=first_id(small, "small"))).is_error
         no_traceback(server)
     finally:
         stop_server(server)
@@ -87,13 +96,15 @@ async def test_the_redis_store_keeps_its_cap_over_many_requests() -> None:
     server = start_server({**EMBEDDED, "REDIS_URL": redis.url, "SOURCE_STORE_MAX_MB": "0.02"})
     store = RedisStore(redis.url, ttl_seconds=3600, max_bytes=20_000)
     try:
+        ids = []
         for i in range(40):
             result = await summarize_documents(server, doc(f"page{i}", 20), budget=200)
             assert result.meta is not None and result.meta[FACTS].get("sources_stored") is not False
+            ids.append(first_id(result, f"page{i}"))
         stats = await store.stats()
         assert 0 < stats.bytes <= 20_000, stats
-        assert not (await call(server, "expand", source_id="page39#0")).is_error
-        first = await call(server, "expand", source_id="page0#0")
+        assert not (await call(server, "expand", source_id=ids[39])).is_error
+        first = await call(server, "expand", source_id=ids[0])
         assert first.is_error and "SOURCE_STORE_MAX_MB" in text_of(first)
     finally:
         await store.aclose()
@@ -105,8 +116,8 @@ async def test_cache_off_never_touches_cache_dir(tmp_path: Path) -> None:
     folder = tmp_path / "never"
     server = start_server({**EMBEDDED, "CACHE": "off", "CACHE_DIR": str(folder)})
     try:
-        await summarize_documents(server, doc("elwynn"))
-        opened = await call(server, "expand", source_id="elwynn#0")
+        result = await summarize_documents(server, doc("elwynn"))
+        opened = await call(server, "expand", source_id=first_id(result, "elwynn"))
         assert not opened.is_error, "sources are kept in memory"
         assert not folder.exists()
         no_traceback(server)
@@ -122,8 +133,8 @@ async def test_an_unusable_cache_dir_is_one_warning_not_a_traceback(tmp_path: Pa
     blocker.write_text("not a folder")
     server = start_server({**EMBEDDED, "CACHE": cache, "CACHE_DIR": str(blocker / "cache")})
     try:
-        await summarize_documents(server, doc("elwynn"))
-        assert not (await call(server, "expand", source_id="elwynn#0")).is_error
+        result = await summarize_documents(server, doc("elwynn"))
+        assert not (await call(server, "expand", source_id=first_id(result, "elwynn"))).is_error
         warnings = server.events("cache_dir_unusable")
         assert len(warnings) == (1 if cache == "on" else 0), server.lines
         if warnings:
@@ -138,21 +149,21 @@ async def test_a_store_file_deleted_under_the_service_is_made_again(tmp_path: Pa
     env = {**EMBEDDED, "CACHE": "on", "CACHE_DIR": str(folder)}
     server = start_server(env)
     try:
-        await summarize_documents(server, doc("before"))
+        before = first_id(await summarize_documents(server, doc("before")), "before")
         for name in os.listdir(folder):
             if name.startswith("content.sqlite3"):
                 os.remove(folder / name)
-        await summarize_documents(server, doc("after"))
+        after = first_id(await summarize_documents(server, doc("after")), "after")
         assert (folder / "content.sqlite3").exists()
         assert server.wait_for_event("store_file_recreated", 1)[0]["what"] == "content store"
-        opened = await call(server, "expand", source_id="before#0")
+        opened = await call(server, "expand", source_id=before)
         assert opened.is_error and "never stored" in text_of(opened)
     finally:
         stop_server(server)
     # Another process on the same folder reads what was stored after the deletion: it is on disk.
     again = start_server(env)
     try:
-        opened = await call(again, "expand", source_id="after#0")
+        opened = await call(again, "expand", source_id=after)
         assert not opened.is_error, text_of(opened)
     finally:
         stop_server(again)
@@ -188,12 +199,12 @@ async def test_a_full_disk_fails_no_read_and_the_summary_says_its_sources_are_no
     script = f'mount -t tmpfs -o size=1m tmpfs "{folder}" && exec "{sys.executable}" -m mcp_summarizer'
     server = start_service(["unshare", "-m", "sh", "-c", script], env, port)
     try:
-        await summarize_documents(server, doc("early"))
+        early = first_id(await summarize_documents(server, doc("early")), "early")
         filler = Path(f"/proc/{server.proc.pid}/root{folder}/filler")
         with pytest.raises(OSError, match="No space left"):
             fill(filler)
         for _ in range(3):  # each read's bookkeeping write meets the full disk
-            opened = await call(server, "expand", source_id="early#0")
+            opened = await call(server, "expand", source_id=early)
             assert not opened.is_error, text_of(opened)
             assert "early paragraph 0" in text_of(opened)
         result = await call(server, "summarize_documents", documents=[doc("late", 30)], max_output_tokens=300)
