@@ -7,9 +7,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.store.content import ContentStore, Source, StoreStats
+from mcp_summarizer.store.share import tenant_max_bytes
 from mcp_summarizer.store.sqlite import SQLiteStore, default_cache_dir
 
 if TYPE_CHECKING:
@@ -54,8 +56,12 @@ def cache_folder(settings: Settings) -> Path:
 
 
 def _limits(settings: Settings) -> dict[str, Any]:
+    max_bytes = int(settings.source_store_max_mb * 1_000_000)
     return {
         "ttl_seconds": settings.source_ttl_seconds,
-        "max_bytes": int(settings.source_store_max_mb * 1_000_000),
+        "max_bytes": max_bytes,
+        "tenant_max_bytes": tenant_max_bytes(
+            max_bytes, settings.source_store_tenant_max_mb, len(load_tokens(settings))
+        ),
         "secret": settings.source_id_secret.get_secret_value(),
     }

@@ -9,9 +9,10 @@ lock, so the event loop never waits on the disk.
 * Time to live: each record expires SOURCE_TTL_SECONDS after it was last put.  Expired
   records are found by an index, lazily on `get` and in small batches on `put`: never a scan
   of the whole table on a request.
-* Size cap: the stored text is kept under SOURCE_STORE_MAX_MB; past it, the least recently
-  used records go first (read or written), in batches.  A running total is kept in the file
-  itself, so every process sees the same one.
+* Size cap: the stored text is kept under SOURCE_STORE_MAX_MB, and each tenant's within its
+  share (`share`); past it, the tenant's own least recently used records go first (read or
+  written), in batches.  Running totals (all, each tenant's) are kept in the file itself, so
+  every process sees the same ones.
 * Reads never fail for a write: the bookkeeping a read does (when a record was last used)
   is skipped if it cannot be made (a full disk, a lock held too long).
 * A file deleted under the service is noticed at the next call and made again (`dbfile`).
@@ -32,10 +33,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from mcp_summarizer.errors import ConfigError, ExpiredSource, OverStoreCap, StoreError, UnknownSource
+from mcp_summarizer.errors import ConfigError, ExpiredSource, StoreError, UnknownSource
 from mcp_summarizer.store.content import Source, StoreStats, check_id
 from mcp_summarizer.store.dbfile import DBFile
 from mcp_summarizer.store.ids import new_secret
+from mcp_summarizer.store.share import check_put
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["SQLiteStore", "default_cache_dir"]
@@ -49,6 +51,8 @@ MAX_TOMBSTONES = 1_000_000
 _BATCH = 500  # rows dropped per statement when expiring or evicting
 _BUSY_MS = 10_000  # how long a writer waits for another process's write
 
+# A record's tenant: its key's prefix up to the "/" (Tenant.key), "" for none.
+_TENANT = "substr(source_id, 1, instr(source_id, '/'))"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
     source_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, idx INTEGER NOT NULL,
@@ -61,6 +65,10 @@ CREATE INDEX IF NOT EXISTS gone_at ON gone(at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta VALUES ('bytes', 0);
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sources_tenant_used ON sources(" + _TENANT + ", used);
+CREATE TABLE IF NOT EXISTS tenants (tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL);
+INSERT OR IGNORE INTO tenants
+    SELECT " + _TENANT + ", sum(bytes) FROM sources WHERE NOT EXISTS (SELECT 1 FROM tenants) GROUP BY 1;
 """
 
 
@@ -71,10 +79,19 @@ def default_cache_dir() -> Path:
 
 
 class SQLiteStore:
-    def __init__(self, folder: Path | None, *, ttl_seconds: float, max_bytes: int, secret: str = "") -> None:
+    def __init__(
+        self,
+        folder: Path | None,
+        *,
+        ttl_seconds: float,
+        max_bytes: int,
+        tenant_max_bytes: int | None = None,
+        secret: str = "",
+    ) -> None:
         """``folder`` None keeps the records in this process's memory (CACHE=off)."""
         self.ttl = ttl_seconds
         self.max_bytes = max_bytes
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
         self._secret = secret.encode() if secret else b""
         self.path = folder / FILE_NAME if folder is not None else None
         try:
@@ -94,11 +111,7 @@ class SQLiteStore:
         if not sources:
             return
         size = sum(len(s.text.encode("utf-8", "surrogatepass")) for s in sources)
-        if size > self.max_bytes:
-            raise OverStoreCap(
-                f"the text is {size / 1e6:.3g} MB, over the content store's cap "
-                f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}, so it was not stored"
-            )
+        check_put(size, max_bytes=self.max_bytes, tenant_max_bytes=self.tenant_max_bytes)
         await self._run(lambda: self._put(tenant, sources))
 
     async def get(self, tenant: Tenant, source_id: str) -> Source:
@@ -162,8 +175,12 @@ class SQLiteStore:
             added += size - (old[0] if old else 0)
         db.executemany("DELETE FROM gone WHERE source_id = ?", [(k,) for k in keys])
         db.execute("UPDATE meta SET value = value + ? WHERE key = 'bytes'", (added,))
+        db.execute(
+            "INSERT INTO tenants VALUES (?, ?) ON CONFLICT DO UPDATE SET bytes = bytes + excluded.bytes",
+            (tenant.key(""), added),
+        )
         self._expire(now)
-        self._evict(now)
+        self._evict(now, tenant.key(""))
         db.execute("COMMIT")
 
     def _get(self, tenant: Tenant, source_id: str) -> Source:
@@ -257,15 +274,28 @@ class SQLiteStore:
                 (excess,),
             )
 
-    def _evict(self, now: float) -> None:
-        """Drop the least recently used records until the text fits the cap: only as many
-        as that takes."""
-        db = self._db
-        while (
-            excess := db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0] - self.max_bytes
-        ) > 0:
-            rows = db.execute(
-                "SELECT source_id, bytes FROM sources ORDER BY used LIMIT ?", (_BATCH,)
+    def _evict(self, now: float, tenant: str) -> None:
+        """Drop ``tenant``'s own least recently used records until it is within its share,
+        then, while the total is over the cap (shares that add up to more), those of the
+        tenant holding the most: only as many as that takes (see `share`)."""
+        self._evict_from(tenant, lambda: self._held(tenant) - self.tenant_max_bytes, now)
+        while self._total() > self.max_bytes:
+            most = self._db.execute("SELECT tenant FROM tenants ORDER BY bytes DESC LIMIT 1").fetchone()
+            if most is None or not self._evict_from(most[0], lambda: self._total() - self.max_bytes, now):
+                break
+
+    def _held(self, tenant: str) -> int:
+        row = self._db.execute("SELECT bytes FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _evict_from(self, tenant: str, excess: Callable[[], int], now: float) -> bool:
+        """Drop ``tenant``'s least recently used records until ``excess`` is not positive;
+        True if any was dropped."""
+        dropped = False
+        while (over := excess()) > 0:
+            rows = self._db.execute(
+                f"SELECT source_id, bytes FROM sources WHERE {_TENANT} = ? ORDER BY used LIMIT ?",
+                (tenant, _BATCH),
             ).fetchall()
             if not rows:
                 break
@@ -273,10 +303,15 @@ class SQLiteStore:
             for sid, size in rows:
                 victims.append(sid)
                 freed += size
-                if freed >= excess:
+                if freed >= over:
                     break
             marks = ",".join("?" * len(victims))
             self._drop(f"source_id IN ({marks})", tuple(victims), now, "evicted")
+            dropped = True
+        return dropped
+
+    def _total(self) -> int:
+        return int(self._db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
 
     def _drop(self, where: str, args: tuple[object, ...], now: float, why: str) -> None:
         """Delete the records ``where`` matches (a fixed condition of this module's, never
@@ -287,6 +322,13 @@ class SQLiteStore:
         self._db.executemany("DELETE FROM sources WHERE source_id = ?", [(r[0],) for r in rows])
         self._db.executemany("INSERT OR REPLACE INTO gone VALUES (?, ?, ?)", [(r[0], now, why) for r in rows])
         self._db.execute("UPDATE meta SET value = value - ? WHERE key = 'bytes'", (sum(r[1] for r in rows),))
+        freed: dict[str, int] = {}
+        for sid, size in rows:
+            name = sid[: sid.find("/") + 1]
+            freed[name] = freed.get(name, 0) + size
+        self._db.executemany(
+            "UPDATE tenants SET bytes = bytes - ? WHERE tenant = ?", [(b, t) for t, b in freed.items()]
+        )
 
 
 def _roll_back(db: sqlite3.Connection) -> None:
