@@ -5,20 +5,15 @@ endpoints serving the same model name on one CACHE_DIR never share an answer."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
-from pathlib import Path
 
 import pytest
-from fake_llm import FakeLLM
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from conftest import start_server, stop_server
 from test_result_cache import summarize
 
 from mcp_summarizer.cache.key import CacheKeys, endpoint
 from mcp_summarizer.config import load_settings
+from tests.support.fake_llm import FakeLLM
+from tests.support.servers import start_server, stop_server
 
 BASE = {
     "OPENROUTER_BASE_URL": "http://127.0.0.1:9001/v1",

@@ -4,21 +4,16 @@ it was evicted, and a put larger than the whole cap is not stored."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "cache"))
-
-from redis_server import RedisServer
-from system_packages import needs
 
 from mcp_summarizer.errors import ExpiredSource, OverStoreCap, UnknownSource
 from mcp_summarizer.store.content import Source
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.tenant import LOCAL
+from tests.support.redis_server import RedisServer
+from tests.support.system_packages import needs
 
 pytestmark = needs("redis-server")
 

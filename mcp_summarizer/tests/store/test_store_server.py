@@ -17,15 +17,12 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "cache"))
-
-from conftest import RunningServer, start_server, stop_server
-from redis_server import RedisServer
-from system_packages import needs
-
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.summarize import tokens
 from shared.testing import free_port, scrubbed_environ, start_service
+from tests.support.redis_server import RedisServer
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 FACTS = "io.github.mythline/summary"
 EMBEDDED = {"SUMMARIZER_BACKEND": "extractive"}

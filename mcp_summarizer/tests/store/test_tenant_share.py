@@ -4,18 +4,11 @@ redis-server, through the stores and through the real server with two tokens ove
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "cache"))
-
-from conftest import start_server, stop_server
-from redis_server import REDIS, RedisServer
-from tenant_support import ALICE, BOB, TOKENS, call, source_ids, text_of
 
 from mcp_summarizer.errors import ExpiredSource, OverStoreCap
 from mcp_summarizer.store.content import ContentStore, Source
@@ -23,6 +16,9 @@ from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.store.share import tenant_max_bytes
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import Tenant
+from tests.support.redis_server import REDIS, RedisServer
+from tests.support.servers import start_server, stop_server
+from tests.support.tenants import ALICE, BOB, TOKENS, call, source_ids, text_of
 
 A, B = Tenant("alice"), Tenant("bob")
 

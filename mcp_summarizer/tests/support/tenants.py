@@ -9,10 +9,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from conftest import RunningServer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.support.servers import RunningServer
 
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-fedcba9876543210xyz"
