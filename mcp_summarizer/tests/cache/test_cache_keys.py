@@ -8,10 +8,10 @@ from __future__ import annotations
 import tempfile
 
 import pytest
-from test_result_cache import summarize
 
 from mcp_summarizer.cache.key import CacheKeys, endpoint
 from mcp_summarizer.config import load_settings
+from tests.cache.test_result_cache import summarize
 from tests.support.fake_llm import FakeLLM
 from tests.support.servers import start_server, stop_server
 
