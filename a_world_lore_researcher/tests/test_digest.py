@@ -9,6 +9,8 @@ import io
 import json
 import re
 import socket
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -190,3 +192,69 @@ def test_a_run_is_written_when_the_summarizer_is_gone_by_the_end(
     assert document["digest"]["available"] is False and document["digest"]["reason"]
     assert document["topics"]["overview"]["sources"]
     assert "digest: not written" in err
+
+
+TOKEN = "researcher-token-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealSummarizer]:
+    """The real summarizer with AUTH_TOKENS: /mcp answers 401 without the researcher's token."""
+    server = start_real_summarizer(
+        "http://127.0.0.1:9/v1",
+        SUMMARIZER_BACKEND="extractive",
+        OPENROUTER_API_KEY="",
+        CACHE_DIR=str(tmp_path_factory.mktemp("guarded")),
+        AUTH_TOKENS=f"researcher:{TOKEN}",
+    )
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("token", ["", TOKEN])
+def test_the_summarizer_token_is_sent_to_a_summarizer_with_auth_tokens(
+    clean_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    pages: PageServer,
+    search: SearchServer,
+    guarded: RealSummarizer,
+    token: str,
+) -> None:
+    """MCP_SUMMARIZER_AUTH_TOKEN reaches the summarizer as a bearer token, on the agent's
+    toolset (fetch_url) and on the digest's connection alike; without it, 401: the run goes on
+    without the summarizer and says why."""
+    for name, value in {
+        "RESEARCHER_LLM_API_KEY": "k",
+        "MCP_WEB_SEARCH_URL": search.url,
+        "MCP_SUMMARIZER_URL": guarded.url,
+        "MCP_SUMMARIZER_AUTH_TOKEN": token,
+        "RESEARCHER_SUMMARY_MAX_TOKENS": "500",
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert _status(guarded.url, None) == 401 and _status(guarded.url, TOKEN) == 200
+    code, out, err = run("research", "Elwynn Forest", "--topics", "overview", model=ScriptedResearcher())
+    assert code == 0, err
+    document = json.loads(Path(out.strip()).read_text(encoding="utf-8"))
+    d = document["digest"]
+    sources = [s for t in document["topics"].values() for s in t["sources"]]
+    if token:
+        assert d["available"] is True, d
+        assert sources and all(s["tool"] == "fetch_url" for s in sources), sources
+    else:
+        assert d["available"] is False and guarded.url in d["reason"], d
+        assert sources and not any(s["tool"] == "fetch_url" for s in sources), sources
+
+
+def _status(url: str, token: str | None) -> int:
+    """A bare tools/list POST: its HTTP status."""
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}'
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "application/json, text/event-stream")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code

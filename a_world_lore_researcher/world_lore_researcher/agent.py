@@ -31,7 +31,7 @@ from pydantic_ai.usage import UsageLimits
 
 from shared.prompt_loader import load_prompt, render
 from world_lore_researcher import tools
-from world_lore_researcher.mcp_config import MCPServerSpec, build_toolset, load_mcp_config
+from world_lore_researcher.mcp_config import MCPServerSpec, build_toolset, load_mcp_config, with_bearer
 from world_lore_researcher.settings import Settings
 
 __all__ = ["LoreResearcher", "MCPUnavailableError", "ResearchError", "ResearchResult", "build_model"]
@@ -137,7 +137,11 @@ class LoreResearcher:
         self.servers = (
             mcp_servers
             if mcp_servers is not None
-            else load_mcp_config(mcp_config_path or settings.researcher_mcp_config)
+            else with_bearer(
+                load_mcp_config(mcp_config_path or settings.researcher_mcp_config),
+                tools.SUMMARIZER_SERVER,
+                settings.mcp_summarizer_auth_token.get_secret_value(),
+            )
         )
         self.system_prompt = render(load_prompt(__file__, "system_prompt"), **tools.TOOL_NAMES)
 

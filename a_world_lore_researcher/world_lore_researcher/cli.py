@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from world_lore_researcher import __version__
+from world_lore_researcher import __version__, tools
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint, zone_key
 from world_lore_researcher.logs import setup_logging
-from world_lore_researcher.mcp_config import load_mcp_config
+from world_lore_researcher.mcp_config import load_mcp_config, with_bearer
 from world_lore_researcher.settings import ConfigError, Settings, load_settings
 from world_lore_researcher.topics import Topic, load_topics, select_topics
 
@@ -146,7 +146,11 @@ def run_cli(
         return fail(2, NO_KEY)
     try:
         selected = select_topics(topics, args.topics)
-        servers = load_mcp_config(settings.researcher_mcp_config)
+        servers = with_bearer(
+            load_mcp_config(settings.researcher_mcp_config),
+            tools.SUMMARIZER_SERVER,
+            settings.mcp_summarizer_auth_token.get_secret_value(),
+        )
     except ConfigError as exc:
         return fail(2, str(exc))
     zone = " ".join(args.zone.split())

@@ -77,7 +77,8 @@ async def digest(
     except TimeoutError:
         return _absent(f"the summarizer did not answer within RESEARCHER_SUMMARY_TIMEOUT_SECONDS={seconds:g}")
     except Exception as exc:  # down, refused, a broken stream: the research is still written
-        return _absent(f"the summarizer could not be reached at {spec.url}: {type(exc).__name__}: {exc}")
+        cause = _leaf(exc)
+        return _absent(f"the summarizer could not be reached at {spec.url}: {type(cause).__name__}: {cause}")
     text = "".join(getattr(c, "text", "") for c in result.content)
     if result.is_error:
         return _absent(f"the summarizer refused: {text[:500]}")
@@ -110,6 +111,13 @@ async def _call(spec: MCPServerSpec, args: dict[str, Any]) -> Any:
     transport = streamable_http_client(spec.url, http_client=http)
     async with Client(transport) as client:
         return await client.call_tool(SUMMARIZE_DOCUMENTS, args)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first error inside the client's task groups (a 401, a refused connection)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _absent(reason: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,14 @@ from world_lore_researcher.settings import ConfigError
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
 
-__all__ = ["DEFAULT_MCP_CONFIG", "MCPConfigError", "MCPServerSpec", "build_toolset", "load_mcp_config"]
+__all__ = [
+    "DEFAULT_MCP_CONFIG",
+    "MCPConfigError",
+    "MCPServerSpec",
+    "build_toolset",
+    "load_mcp_config",
+    "with_bearer",
+]
 
 DEFAULT_MCP_CONFIG = Path(__file__).parent / "config" / "mcp_config.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
@@ -119,6 +126,21 @@ def load_mcp_config(path: Path | None = None, env: Mapping[str, str] | None = No
             raise MCPConfigError(f"{path}: {where}.headers must be an object of strings")
         specs.append(MCPServerSpec(name, url.strip(), timeout, headers))
     return specs
+
+
+def with_bearer(specs: list[MCPServerSpec], server: str, token: str) -> list[MCPServerSpec]:
+    """``specs`` with ``server``'s requests carrying ``Authorization: Bearer <token>`` (a
+    summarizer started with AUTH_TOKENS answers 401 without it).  An empty token, or an
+    Authorization header the config file already gives, leaves them as they are."""
+    if not token:
+        return specs
+    out = []
+    for spec in specs:
+        headers = dict(spec.headers or {})
+        if spec.name == server and not any(k.lower() == "authorization" for k in headers):
+            spec = replace(spec, headers={**headers, "Authorization": f"Bearer {token}"})
+        out.append(spec)
+    return out
 
 
 def build_toolset(spec: MCPServerSpec, *, connect_timeout: float = 5.0, **options: Any) -> MCPToolset:

@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     # MCP servers (read by config/mcp_config.json; validated here when set)
     mcp_web_search_url: str | None = None
     mcp_summarizer_url: str | None = None
+    # The summarizer's bearer token, when it runs with AUTH_TOKENS (sent as Authorization).
+    mcp_summarizer_auth_token: SecretStr = SecretStr("")
     researcher_mcp_config: Path | None = None  # default: the mcp_config.json shipped in the package
     researcher_mcp_connect_timeout_seconds: float = Field(5.0, gt=0)
     researcher_topics_file: Path | None = None  # default: the research_topics.toml shipped in the package

@@ -34,6 +34,10 @@ class Tokens:
     def __bool__(self) -> bool:
         return bool(self._by_hash)
 
+    def __len__(self) -> int:
+        """How many tenants (one token each)."""
+        return len(self._by_hash)
+
     async def verify_token(self, token: str) -> AccessToken | None:
         name = self._by_hash.get(_hash(token))
         return None if name is None else AccessToken(token=token, client_id=name, scopes=[])

@@ -90,6 +90,8 @@ class Settings(BaseSettings):
     cache_dir: str = ""
     source_ttl_seconds: float = Field(86_400.0, gt=0)
     source_store_max_mb: float = Field(512.0, gt=0)
+    # One tenant's share of it (AUTH_TOKENS); 0: SOURCE_STORE_MAX_MB divided among the tenants.
+    source_store_tenant_max_mb: float = Field(0.0, ge=0)
 
     # The key source ids and proxy handles are digests with (ids a client cannot compute);
     # empty: one made once and kept in the content store (CACHE_DIR's file, or Redis).

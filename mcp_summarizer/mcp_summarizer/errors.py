@@ -10,7 +10,8 @@ surface is a bug: it is logged with its traceback.
     │   ├── UnknownSource        an `expand` id never stored here
     │   └── ExpiredSource        an `expand` id whose original was stored, then dropped
     ├── StoreError           the content store cannot be read or written
-    │   └── RedisUnavailable     Redis did not answer (down, slow, or refusing)
+    │   ├── RedisUnavailable     Redis did not answer (down, slow, or refusing)
+    │   └── OverStoreCap         a put larger than the store's cap (or a tenant's share): not stored
     ├── BusyError            too much is being summarized at once; try again shortly
     ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
     ├── UpstreamError        a proxied MCP server could not be reached, failed or timed out
@@ -39,6 +40,7 @@ __all__ = [
     "HostUnreachable",
     "InputError",
     "LLMError",
+    "OverStoreCap",
     "RedisUnavailable",
     "RobotsDisallowed",
     "Stopped",
@@ -77,6 +79,10 @@ class StoreError(SummarizerError):
 
 class RedisUnavailable(StoreError):
     """Redis did not answer (down, slow, or refusing); the message says which and where."""
+
+
+class OverStoreCap(StoreError):
+    """A put larger than the content store's whole cap (SOURCE_STORE_MAX_MB): not stored."""
 
 
 class BusyError(SummarizerError):

@@ -30,7 +30,8 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
-from mcp_summarizer.cache import ResultCache, open_cache, result_key
+from mcp_summarizer.bodylimit import BodyLimit
+from mcp_summarizer.cache import ResultCache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
 from mcp_summarizer.clients.profiles import Limits
@@ -42,7 +43,7 @@ from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.search.find import search as search_source
-from mcp_summarizer.store import ContentStore, open_store
+from mcp_summarizer.store import ContentStore, open_storage
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
@@ -144,8 +145,7 @@ class Service:
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools and /health.  ``backend`` defaults to the configured one."""
     engine = Engine.from_settings(settings, backend)
-    store = open_store(settings)
-    cache = open_cache(settings)
+    store, cache = open_storage(settings)
     service = Service(
         settings,
         engine,
@@ -518,17 +518,13 @@ async def _cache_key(service: Service, tool: str, request: Request) -> str | Non
         return None
 
     def key() -> str:
-        return result_key(
+        return service.engine.keys.result(
             tool,
             request.content,
-            backend=service.settings.backend,
-            model=service.engine.model,
             kind=request.kind,
             budget=request.max_output_tokens,
             focus=request.focus,
             strategy=request.strategy,
-            on_failure=service.settings.on_llm_failure,
-            repair=service.settings.fidelity_repair,
         )
 
     # Hashing a megabyte takes milliseconds: off the event loop then.
@@ -786,6 +782,7 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
+        "sources_stored": outcome.sources_stored,
     }
     return _sent(
         CallToolResult(
@@ -844,11 +841,20 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
-    return server.streamable_http_app(
+    # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet: a
+    # body under this many bytes reaches the tool's check; one over it gets BodyLimit's answer.
+    limit = max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN)
+    app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
-        # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet.
-        max_request_body_size=max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN),
+        max_request_body_size=limit,
         transport_security=transport_security(settings),
         host=settings.mcp_summarizer_host,
     )
+    app.add_middleware(
+        BodyLimit,
+        limit=limit,
+        max_input_tokens=settings.max_input_tokens,
+        bytes_per_token=_BODY_BYTES_PER_TOKEN,
+    )
+    return app

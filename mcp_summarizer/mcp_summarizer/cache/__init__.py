@@ -7,8 +7,6 @@ processes of one host).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from mcp_summarizer.cache.key import result_key
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
@@ -24,9 +22,10 @@ def open_cache(settings: Settings) -> ResultCache | None:
 
         return RedisResultCache(settings.redis_url, ttl_seconds=settings.cache_ttl_seconds)
     from mcp_summarizer.cache.sqlite import SQLiteResultCache
-    from mcp_summarizer.store.sqlite import default_cache_dir
+    from mcp_summarizer.store import cache_folder
 
-    folder = Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
     return SQLiteResultCache(
-        folder, ttl_seconds=settings.cache_ttl_seconds, max_bytes=int(settings.cache_max_mb * 1_000_000)
+        cache_folder(settings),
+        ttl_seconds=settings.cache_ttl_seconds,
+        max_bytes=int(settings.cache_max_mb * 1_000_000),
     )

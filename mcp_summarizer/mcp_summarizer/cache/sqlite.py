@@ -9,6 +9,7 @@ and the request goes on as a miss.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 
 from mcp_summarizer.cache.results import decode, encode
 from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.store.dbfile import DBFile
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["FILE_NAME", "SQLiteResultCache"]
@@ -44,16 +46,9 @@ class SQLiteResultCache:
     def __init__(self, folder: Path, *, ttl_seconds: float, max_bytes: int) -> None:
         self.ttl = ttl_seconds
         self.max_bytes = max_bytes
+        self.path = folder / FILE_NAME
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            self.path = folder / FILE_NAME
-            self._db = sqlite3.connect(
-                self.path, timeout=_BUSY_MS / 1000, check_same_thread=False, isolation_level=None
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            self._file = DBFile(self.path, _SCHEMA, busy_ms=_BUSY_MS, what="result cache")
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"CACHE_DIR={folder}: the result cache cannot be opened there ({exc}); "
@@ -76,8 +71,12 @@ class SQLiteResultCache:
     def failing(self) -> bool:
         return self._failing
 
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._file.db
+
     async def aclose(self) -> None:
-        await asyncio.to_thread(self._db.close)
+        await asyncio.to_thread(self._file.close)
 
     def entries(self) -> int:
         """Rows kept now (for tests and the operator)."""
@@ -88,10 +87,14 @@ class SQLiteResultCache:
         def locked() -> _T | None:
             with self._lock:
                 try:
+                    self._file.check()
                     done = fn()
-                except sqlite3.Error as exc:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
+                except (sqlite3.Error, OSError) as exc:
+                    try:
+                        if self._db.in_transaction:
+                            self._db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
                     if not self._failing:
                         logger.warning("cache_unavailable", extra={"cache": self.name, "cause": str(exc)})
                     self._failing = True
@@ -108,11 +111,14 @@ class SQLiteResultCache:
         row = self._db.execute("SELECT value, expires FROM results WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        if row[1] <= now:
-            self._db.execute("DELETE FROM results WHERE key = ?", (key,))
-            return None
-        self._db.execute("UPDATE results SET used = ? WHERE key = ?", (now, key))
-        return str(row[0])
+        # A read's own writes (purge, when last used) are skipped if they cannot be made (a
+        # full disk): the hit is still a hit.
+        with contextlib.suppress(sqlite3.Error):
+            if row[1] <= now:
+                self._db.execute("DELETE FROM results WHERE key = ?", (key,))
+            else:
+                self._db.execute("UPDATE results SET used = ? WHERE key = ?", (now, key))
+        return str(row[0]) if row[1] > now else None
 
     def _put(self, key: str, text: str) -> None:
         now = time.time()

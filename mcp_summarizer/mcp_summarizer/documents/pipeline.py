@@ -44,7 +44,7 @@ from mcp_summarizer.documents.model import (
 )
 from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
-from mcp_summarizer.errors import InputError, LLMError, StoreError
+from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
 from mcp_summarizer.fidelity.receipt import Receipt, receipt
 from mcp_summarizer.store.content import ContentStore, Source, doc_of
 from mcp_summarizer.store.ids import IdKey, new_secret
@@ -59,6 +59,7 @@ from mcp_summarizer.summarize.engine import (
     Writer,
     describe_failure,
     offline_notice,
+    store_notice,
 )
 from mcp_summarizer.tenant import Tenant
 from shared.prompt_loader import load_prompt
@@ -98,6 +99,7 @@ class DocumentsOutcome:
     json_retries: int = 0
     json_fallbacks: int = 0
     fidelity: Receipt | None = None
+    sources_stored: bool = True  # False: expand cannot open the ids (the text says so)
 
 
 @dataclass(slots=True)
@@ -181,11 +183,28 @@ class DocumentsPipeline:
         cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size, key, tenant)
         self.engine.budget.check_input(cuts.tokens)
         async with self.engine.admission.hold(cuts.tokens):
-            outcome = await self._summarize(cuts, focus, focus_text, budget, map_prompt, progress, tenant)
+            notice = await self._store(cuts, budget, tenant)
+            room = budget - (tokens.count(notice + _SECTION_GAP) if notice else 0)
+            outcome = await self._summarize(cuts, focus, focus_text, room, map_prompt, progress, tenant)
             if cuts.excerpts:
                 source = "\n\n".join(d.text for d in documents)
                 outcome.fidelity = await asyncio.to_thread(receipt, source, outcome.text, focus)
+            if notice:
+                outcome.sources_stored = False
+                outcome.text = notice + _SECTION_GAP + outcome.text
+                outcome.output_tokens = tokens.count(outcome.text)
             return outcome
+
+    async def _store(self, cuts: _Cut, budget: int, tenant: Tenant) -> str:
+        """Put the excerpts in the content store: "" when kept, else the answer's notice line.
+        The summary is made either way; only `expand` misses the ids it cites."""
+        try:
+            await self.store.put(tenant, [_source(e) for e in cuts.excerpts])
+        except StoreError as exc:
+            logger.warning("content_store_failed", extra={"reason": str(exc)})
+            why = "over SOURCE_STORE_MAX_MB" if isinstance(exc, OverStoreCap) else "the content store failed"
+            return store_notice(f"sources not stored ({why}): expand cannot open the ids cited here", budget)
+        return ""
 
     async def _summarize(
         self,
@@ -197,10 +216,6 @@ class DocumentsPipeline:
         progress: Progress | None,
         tenant: Tenant,
     ) -> DocumentsOutcome:
-        try:
-            await self.store.put(tenant, [_source(e) for e in cuts.excerpts])
-        except StoreError as exc:  # the summary can still be made; only expand will miss them
-            logger.warning("content_store_failed", extra={"reason": str(exc)})
         if progress is not None:
             await progress(
                 0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(cuts.documents)} documents"

@@ -37,7 +37,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
-from mcp_summarizer.cache import open_cache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
@@ -48,7 +47,7 @@ from mcp_summarizer.proxy.results import META_PROXY, shape
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
 from mcp_summarizer.search.find import Indexes, search
 from mcp_summarizer.server import transport_security
-from mcp_summarizer.store import ContentStore, open_store
+from mcp_summarizer.store import ContentStore, open_storage
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import Tenant
@@ -150,12 +149,12 @@ class Proxy:
     ) -> None:
         self.settings = settings
         self.engine = engine or Engine.from_settings(settings)
-        self.store = store or open_store(settings)
         self._indexes = Indexes()  # search: the last few handles' passages, indexed
         self.tokens = load_tokens(settings)
         # The result cache's map level: a large output summarized again (a log read twice, a
         # page changed in one place) costs LLM calls only for the chunks not seen before.
-        self.cache = open_cache(settings)
+        opened, self.cache = open_storage(settings)
+        self.store = store or opened
         if self.engine.cache is None:
             self.engine.cache = self.cache
         self.upstreams = {

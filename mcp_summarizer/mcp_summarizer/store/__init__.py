@@ -1,32 +1,67 @@
-"""Where originals are kept for `expand`: the interface (`content`) and its backends."""
+"""Where originals are kept for `expand`: the interface (`content`) and its backends, and
+`open_storage`, which opens the store and the result cache together from the settings."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import Settings
+from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.store.content import ContentStore, Source, StoreStats
+from mcp_summarizer.store.share import tenant_max_bytes
 from mcp_summarizer.store.sqlite import SQLiteStore, default_cache_dir
 
-__all__ = ["ContentStore", "Source", "StoreStats", "open_store"]
+if TYPE_CHECKING:
+    from mcp_summarizer.cache.results import ResultCache
+
+__all__ = ["ContentStore", "Source", "StoreStats", "open_storage", "open_store"]
+
+logger = logging.getLogger("mcp_summarizer")
 
 
 def open_store(settings: Settings) -> ContentStore:
     """The configured store: Redis when REDIS_URL is set (shared by replicas), else a SQLite
-    file under CACHE_DIR (default the user's cache folder)."""
+    file under CACHE_DIR (default the user's cache folder), or in this process's memory with
+    CACHE=off (which never touches CACHE_DIR).  ConfigError if CACHE_DIR cannot hold it."""
     if settings.redis_url:
         from mcp_summarizer.store.redis import RedisStore
 
-        return RedisStore(
-            settings.redis_url,
-            ttl_seconds=settings.source_ttl_seconds,
-            max_bytes=int(settings.source_store_max_mb * 1_000_000),
-            secret=settings.source_id_secret.get_secret_value(),
+        return RedisStore(settings.redis_url, **_limits(settings))
+    folder = None if settings.cache == "off" else cache_folder(settings)
+    return SQLiteStore(folder, **_limits(settings))
+
+
+def open_storage(settings: Settings) -> tuple[ContentStore, ResultCache | None]:
+    """The content store and the result cache (None: off).  A CACHE_DIR that cannot be used
+    (not a folder, not writable) is one warning: the service starts with the cache off and
+    the store in memory, rather than not at all."""
+    from mcp_summarizer.cache import open_cache
+
+    try:
+        store = open_store(settings)
+        return store, open_cache(settings)
+    except ConfigError as exc:
+        logger.warning(
+            "cache_dir_unusable",
+            extra={"reason": str(exc), "effect": "the result cache is off; sources are kept in memory"},
         )
-    folder = Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
-    return SQLiteStore(
-        folder,
-        ttl_seconds=settings.source_ttl_seconds,
-        max_bytes=int(settings.source_store_max_mb * 1_000_000),
-        secret=settings.source_id_secret.get_secret_value(),
-    )
+        return SQLiteStore(None, **_limits(settings)), None
+
+
+def cache_folder(settings: Settings) -> Path:
+    return Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
+
+
+def _limits(settings: Settings) -> dict[str, Any]:
+    max_bytes = int(settings.source_store_max_mb * 1_000_000)
+    return {
+        "ttl_seconds": settings.source_ttl_seconds,
+        "max_bytes": max_bytes,
+        "tenant_max_bytes": tenant_max_bytes(
+            max_bytes, settings.source_store_tenant_max_mb, len(load_tokens(settings))
+        ),
+        "secret": settings.source_id_secret.get_secret_value(),
+    }

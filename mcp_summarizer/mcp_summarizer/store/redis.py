@@ -1,49 +1,158 @@
 """The content store in Redis (REDIS_URL): the originals behind `expand` ids, shared by every
 replica, so an id cited by one replica opens on any other.  Each record expires after
-SOURCE_TTL_SECONDS (Redis drops it); a marker kept a week longer tells "expired" from "never
-stored".  Redis unreachable is a StoreError naming it (a summary whose originals cannot be
-kept says so; it is never served with ids that cannot open).
+SOURCE_TTL_SECONDS (Redis drops it); a marker kept a week longer tells "expired" or "evicted"
+from "never stored".  Redis unreachable is a StoreError naming it (a summary whose originals
+cannot be kept says so; it is never served with ids that cannot open).
+
+Size cap: the stored text is kept under SOURCE_STORE_MAX_MB, all replicas together, and each
+tenant within its share (`share`).  Each record's size is indexed (a hash), with when it
+expires (a sorted set), when it was last used (a sorted set per tenant), a running total and
+each tenant's; a put drops what has expired, then the putting tenant's least recently used
+records until it is within its share, then (only if the shares add up to more than the cap)
+those of the tenant holding the most.  A put is one Lua script, so replicas never race.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mcp_summarizer.cache.guard import Outage, RedisUnavailable
-from mcp_summarizer.errors import ExpiredSource, InputError, StoreError, UnknownSource
+from mcp_summarizer.errors import ExpiredSource, StoreError, UnknownSource
 from mcp_summarizer.store.content import Source, StoreStats, check_id
 from mcp_summarizer.store.ids import new_secret
+from mcp_summarizer.store.share import check_put
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisStore"]
 
-_SOURCE = "mcp-summarizer:source:"
-_SEEN = "mcp-summarizer:seen:"
-_SECRET = "mcp-summarizer:id-secret"
+_PREFIX = "mcp-summarizer:"
+_SOURCE = _PREFIX + "source:"
+_SEEN = _PREFIX + "seen:"
+_USED = _PREFIX + "used:"  # + a tenant's key prefix: its records by when last used (a zset)
+_SECRET = _PREFIX + "id-secret"
 _MARKER_SECONDS = 7 * 86_400
+_BATCH = 500  # expired records dropped at most per put
+
+# Every id below is tenant-keyed ("<tenant>/<source id>", Tenant.key): its tenant is the part
+# up to the "/".  KEYS: sizes (hash id -> bytes), expires (zset), total (string), held (hash
+# tenant -> bytes), the putting tenant's used (zset).  ARGV: now, ttl, marker ttl, cap,
+# tenant share, batch, tenant prefix, then (id, size, record) for each source.
+_PUT = (
+    """
+local sizes, expires, total, held, mine = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local now, ttl, mttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local cap, share, batch, tenant = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local function owner(id)
+  return string.match(id, '^[^/]*/') or ''
+end
+local function drop(id, why)
+  local size = tonumber(redis.call('HGET', sizes, id) or '0')
+  redis.call('HDEL', sizes, id)
+  redis.call('ZREM', expires, id)
+  redis.call('ZREM', '"""
+    + _USED
+    + """' .. owner(id), id)
+  redis.call('DECRBY', total, size)
+  redis.call('HINCRBY', held, owner(id), -size)
+  redis.call('DEL', '"""
+    + _SOURCE
+    + """' .. id)
+  redis.call('SET', '"""
+    + _SEEN
+    + """' .. id, why, 'EX', mttl)
+end
+local function evict_from(name, over)
+  local used = '"""
+    + _USED
+    + """' .. name
+  local dropped = 0
+  while over() > 0 do
+    local oldest = redis.call('ZRANGE', used, 0, 0)
+    if #oldest == 0 then break end
+    drop(oldest[1], 'evicted')
+    dropped = dropped + 1
+  end
+  return dropped
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', expires, '-inf', now, 'LIMIT', 0, batch)) do
+  drop(id, 'expired')
+end
+for i = 8, #ARGV, 3 do
+  local id, size = ARGV[i], tonumber(ARGV[i + 1])
+  local old = tonumber(redis.call('HGET', sizes, id) or '0')
+  redis.call('SET', '"""
+    + _SOURCE
+    + """' .. id, ARGV[i + 2], 'EX', ttl)
+  redis.call('SET', '"""
+    + _SEEN
+    + """' .. id, 'stored', 'EX', ttl + mttl)
+  redis.call('HSET', sizes, id, size)
+  redis.call('ZADD', mine, now, id)
+  redis.call('ZADD', expires, now + ttl, id)
+  redis.call('INCRBY', total, size - old)
+  redis.call('HINCRBY', held, tenant, size - old)
+end
+local function over_total()
+  return tonumber(redis.call('GET', total) or '0') - cap
+end
+local evicted = evict_from(tenant, function()
+  return tonumber(redis.call('HGET', held, tenant) or '0') - share
+end)
+while over_total() > 0 do
+  local most, most_bytes = nil, 0
+  local all = redis.call('HGETALL', held)
+  for i = 1, #all, 2 do
+    local bytes = tonumber(all[i + 1])
+    if bytes > most_bytes then most, most_bytes = all[i], bytes end
+  end
+  if most == nil then break end
+  local dropped = evict_from(most, over_total)
+  if dropped == 0 then break end
+  evicted = evicted + dropped
+end
+return evicted
+"""
+)
 
 
 class RedisStore:
-    def __init__(self, url: str, *, ttl_seconds: float, max_bytes: int, secret: str = "") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl_seconds: float,
+        max_bytes: int,
+        tenant_max_bytes: int | None = None,
+        secret: str = "",
+    ) -> None:
         self.ttl = max(1, int(ttl_seconds))
         self.max_bytes = max_bytes
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
         self._secret = secret.encode() if secret else b""
         self._outage = Outage("content store", url)
         self._redis = self._outage.client()
+        self._put_script = self._redis.register_script(_PUT)
+        self._index = [_PREFIX + name for name in ("sizes", "expires", "total", "held")]
 
     async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
         if not sources:
             return
-        size = sum(len(s.text.encode("utf-8", "surrogatepass")) for s in sources)
-        if size > self.max_bytes:
-            raise InputError(
-                f"the text is {size / 1e6:.1f} MB, over the content store's cap "
-                f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}: send less at once, or raise the cap"
-            )
-        pipe = self._redis.pipeline(transaction=False)
-        for s in sources:
+        sizes = [len(s.text.encode("utf-8", "surrogatepass")) for s in sources]
+        check_put(sum(sizes), max_bytes=self.max_bytes, tenant_max_bytes=self.tenant_max_bytes)
+        prefix = tenant.key("")
+        args: list[Any] = [
+            time.time(),
+            self.ttl,
+            _MARKER_SECONDS,
+            self.max_bytes,
+            self.tenant_max_bytes,
+            _BATCH,
+            prefix,
+        ]
+        for s, size in zip(sources, sizes, strict=True):
             record = {
                 "doc_id": s.doc_id,
                 "index": s.index,
@@ -52,17 +161,21 @@ class RedisStore:
                 "url": s.url,
                 "text": s.text,
             }
-            key = tenant.key(s.source_id)
-            pipe.set(_SOURCE + key, json.dumps(record, ensure_ascii=False), ex=self.ttl)
-            pipe.set(_SEEN + key, "1", ex=self.ttl + _MARKER_SECONDS)
-        await self._strict(pipe.execute)
+            args += [tenant.key(s.source_id), size, json.dumps(record, ensure_ascii=False)]
+        await self._strict(lambda: self._put_script(keys=[*self._index, _USED + prefix], args=args))
 
     async def get(self, tenant: Tenant, source_id: str) -> Source:
         check_id(source_id)
         key = tenant.key(source_id)
         raw = await self._strict(lambda: self._redis.get(_SOURCE + key))
         if raw is None:
-            if await self._strict(lambda: self._redis.exists(_SEEN + key)):
+            why = await self._strict(lambda: self._redis.get(_SEEN + key))
+            if why == b"evicted":
+                raise ExpiredSource(
+                    f"source {source_id!r} was dropped to keep the content store under "
+                    f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}: summarize the documents again"
+                )
+            if why is not None:
                 raise ExpiredSource(
                     f"source {source_id!r} expired (sources are kept SOURCE_TTL_SECONDS={self.ttl} s): "
                     "summarize it again"
@@ -71,6 +184,8 @@ class RedisStore:
                 f"no source {source_id!r}: it was never stored here (or was dropped over a week "
                 "ago); check the id against the summary"
             )
+        # Bookkeeping for the cap's order: best effort, the read never fails for it.
+        await self._outage.call(lambda: self._redis.zadd(_USED + tenant.key(""), {key: time.time()}, xx=True))
         record = json.loads(raw)
         return Source(source_id=source_id, **record)
 
@@ -84,11 +199,12 @@ class RedisStore:
         return self._secret
 
     async def stats(self) -> StoreStats:
-        entries, size = 0, 0
-        async for key in self._redis.scan_iter(match=_SOURCE + "*", count=1000):
-            entries += 1
-            size += int(await self._redis.strlen(key))
-        return StoreStats(entries, size)
+        async def read() -> tuple[int, int]:
+            entries = await self._redis.hlen(self._index[0])
+            size = await self._redis.get(self._index[2])
+            return int(entries), int(size or 0)
+
+        return StoreStats(*await self._strict(read))
 
     async def aclose(self) -> None:
         await self._redis.aclose()

@@ -1,4 +1,4 @@
-"""The embedded content store: one SQLite file under CACHE_DIR.
+"""The embedded content store: one SQLite file under CACHE_DIR (in memory with CACHE=off).
 
 Why SQLite: it is in the standard library, survives restarts, and several processes on one
 host (replicas, the CLI, a test run) can share one file safely: WAL mode lets readers work
@@ -9,9 +9,13 @@ lock, so the event loop never waits on the disk.
 * Time to live: each record expires SOURCE_TTL_SECONDS after it was last put.  Expired
   records are found by an index, lazily on `get` and in small batches on `put`: never a scan
   of the whole table on a request.
-* Size cap: the stored text is kept under SOURCE_STORE_MAX_MB; past it, the least recently
-  used records go first (read or written), in batches.  A running total is kept in the file
-  itself, so every process sees the same one.
+* Size cap: the stored text is kept under SOURCE_STORE_MAX_MB, and each tenant's within its
+  share (`share`); past it, the tenant's own least recently used records go first (read or
+  written), in batches.  Running totals (all, each tenant's) are kept in the file itself, so
+  every process sees the same ones.
+* Reads never fail for a write: the bookkeeping a read does (when a record was last used)
+  is skipped if it cannot be made (a full disk, a lock held too long).
+* A file deleted under the service is noticed at the next call and made again (`dbfile`).
 * Tombstones: a dropped record leaves its id, when and why for ``TOMBSTONE_SECONDS`` (at least a
   week, at most ``MAX_TOMBSTONES`` rows), so `expand` can say "expired" or "evicted" instead of
   "never stored".
@@ -20,6 +24,7 @@ lock, so the event loop never waits on the disk.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 import threading
@@ -28,12 +33,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from mcp_summarizer.errors import ConfigError, ExpiredSource, InputError, StoreError, UnknownSource
+from mcp_summarizer.errors import ConfigError, ExpiredSource, StoreError, UnknownSource
 from mcp_summarizer.store.content import Source, StoreStats, check_id
+from mcp_summarizer.store.dbfile import DBFile
 from mcp_summarizer.store.ids import new_secret
+from mcp_summarizer.store.share import check_put
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["SQLiteStore", "default_cache_dir"]
+
+logger = logging.getLogger("mcp_summarizer")
 
 _T = TypeVar("_T")
 FILE_NAME = "content.sqlite3"
@@ -42,6 +51,8 @@ MAX_TOMBSTONES = 1_000_000
 _BATCH = 500  # rows dropped per statement when expiring or evicting
 _BUSY_MS = 10_000  # how long a writer waits for another process's write
 
+# A record's tenant: its key's prefix up to the "/" (Tenant.key), "" for none.
+_TENANT = "substr(source_id, 1, instr(source_id, '/'))"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
     source_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, idx INTEGER NOT NULL,
@@ -54,6 +65,10 @@ CREATE INDEX IF NOT EXISTS gone_at ON gone(at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta VALUES ('bytes', 0);
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sources_tenant_used ON sources(" + _TENANT + ", used);
+CREATE TABLE IF NOT EXISTS tenants (tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL);
+INSERT OR IGNORE INTO tenants
+    SELECT " + _TENANT + ", sum(bytes) FROM sources WHERE NOT EXISTS (SELECT 1 FROM tenants) GROUP BY 1;
 """
 
 
@@ -64,20 +79,23 @@ def default_cache_dir() -> Path:
 
 
 class SQLiteStore:
-    def __init__(self, folder: Path, *, ttl_seconds: float, max_bytes: int, secret: str = "") -> None:
+    def __init__(
+        self,
+        folder: Path | None,
+        *,
+        ttl_seconds: float,
+        max_bytes: int,
+        tenant_max_bytes: int | None = None,
+        secret: str = "",
+    ) -> None:
+        """``folder`` None keeps the records in this process's memory (CACHE=off)."""
         self.ttl = ttl_seconds
         self.max_bytes = max_bytes
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
         self._secret = secret.encode() if secret else b""
+        self.path = folder / FILE_NAME if folder is not None else None
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            self.path = folder / FILE_NAME
-            self._db = sqlite3.connect(
-                self.path, timeout=_BUSY_MS / 1000, check_same_thread=False, isolation_level=None
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
-            self._db.executescript(_SCHEMA)
+            self._file = DBFile(self.path, _SCHEMA, busy_ms=_BUSY_MS, what="content store")
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"CACHE_DIR={folder}: the content store cannot be opened there ({exc}); "
@@ -85,15 +103,15 @@ class SQLiteStore:
             ) from None
         self._lock = threading.Lock()
 
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._file.db
+
     async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
         if not sources:
             return
         size = sum(len(s.text.encode("utf-8", "surrogatepass")) for s in sources)
-        if size > self.max_bytes:
-            raise InputError(
-                f"the documents' text is {size / 1e6:.1f} MB, over the content store's cap "
-                f"SOURCE_STORE_MAX_MB={self.max_bytes / 1e6:g}: send fewer at once, or raise the cap"
-            )
+        check_put(size, max_bytes=self.max_bytes, tenant_max_bytes=self.tenant_max_bytes)
         await self._run(lambda: self._put(tenant, sources))
 
     async def get(self, tenant: Tenant, source_id: str) -> Source:
@@ -109,7 +127,7 @@ class SQLiteStore:
         return await self._run(self._stats)
 
     async def aclose(self) -> None:
-        await self._run(self._db.close)
+        await self._run(self._file.close)
 
     # -- in the worker thread ----------------------------------------------------------------
 
@@ -117,10 +135,10 @@ class SQLiteStore:
         def locked() -> _T:
             with self._lock:
                 try:
+                    self._file.check()
                     return fn()
-                except sqlite3.Error as exc:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
+                except (sqlite3.Error, OSError) as exc:
+                    _roll_back(self._db)
                     raise StoreError(f"the content store ({self.path}) failed: {exc}") from None
 
         return await asyncio.to_thread(locked)
@@ -157,8 +175,12 @@ class SQLiteStore:
             added += size - (old[0] if old else 0)
         db.executemany("DELETE FROM gone WHERE source_id = ?", [(k,) for k in keys])
         db.execute("UPDATE meta SET value = value + ? WHERE key = 'bytes'", (added,))
+        db.execute(
+            "INSERT INTO tenants VALUES (?, ?) ON CONFLICT DO UPDATE SET bytes = bytes + excluded.bytes",
+            (tenant.key(""), added),
+        )
         self._expire(now)
-        self._evict(now)
+        self._evict(now, tenant.key(""))
         db.execute("COMMIT")
 
     def _get(self, tenant: Tenant, source_id: str) -> Source:
@@ -170,7 +192,9 @@ class SQLiteStore:
             (key,),
         ).fetchone()
         if row is not None and row[6] > now:
-            db.execute("UPDATE sources SET used = ? WHERE source_id = ?", (now, key))
+            self._bookkeeping(
+                lambda: db.execute("UPDATE sources SET used = ? WHERE source_id = ?", (now, key))
+            )
             return Source(
                 source_id=source_id,
                 doc_id=row[0],
@@ -181,9 +205,17 @@ class SQLiteStore:
                 text=row[5],
             )
         if row is not None:  # expired, not yet purged
-            db.execute("BEGIN IMMEDIATE")
-            self._drop("source_id = ?", (key,), now, "expired")
-            db.execute("COMMIT")
+
+            def purge() -> None:
+                db.execute("BEGIN IMMEDIATE")
+                self._drop("source_id = ?", (key,), now, "expired")
+                db.execute("COMMIT")
+
+            if not self._bookkeeping(purge):
+                raise ExpiredSource(
+                    f"source {source_id!r} expired (sources are kept SOURCE_TTL_SECONDS={self.ttl:g} s): "
+                    "summarize the documents again"
+                )
         gone = db.execute("SELECT at, why FROM gone WHERE source_id = ?", (key,)).fetchone()
         if gone is None:
             raise UnknownSource(
@@ -200,6 +232,23 @@ class SQLiteStore:
             f"source {source_id!r} expired {ago} ago (sources are kept SOURCE_TTL_SECONDS="
             f"{self.ttl:g} s): summarize the documents again"
         )
+
+    def _bookkeeping(self, write: Callable[[], object]) -> bool:
+        """A write a read makes (when a record was used, an expired one purged): tried without
+        waiting on another writer, and skipped if it cannot be made (a full disk, a lock), so
+        that a read never fails for it.  True if it was made."""
+        db = self._db
+        db.execute("PRAGMA busy_timeout=50")
+        try:
+            write()
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            logger.info("content_store_read_bookkeeping_skipped", extra={"cause": str(exc)})
+            return False
+        finally:
+            db.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+        return True
 
     def _stats(self) -> StoreStats:
         entries = self._db.execute("SELECT count(*) FROM sources").fetchone()[0]
@@ -225,15 +274,28 @@ class SQLiteStore:
                 (excess,),
             )
 
-    def _evict(self, now: float) -> None:
-        """Drop the least recently used records until the text fits the cap: only as many
-        as that takes."""
-        db = self._db
-        while (
-            excess := db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0] - self.max_bytes
-        ) > 0:
-            rows = db.execute(
-                "SELECT source_id, bytes FROM sources ORDER BY used LIMIT ?", (_BATCH,)
+    def _evict(self, now: float, tenant: str) -> None:
+        """Drop ``tenant``'s own least recently used records until it is within its share,
+        then, while the total is over the cap (shares that add up to more), those of the
+        tenant holding the most: only as many as that takes (see `share`)."""
+        self._evict_from(tenant, lambda: self._held(tenant) - self.tenant_max_bytes, now)
+        while self._total() > self.max_bytes:
+            most = self._db.execute("SELECT tenant FROM tenants ORDER BY bytes DESC LIMIT 1").fetchone()
+            if most is None or not self._evict_from(most[0], lambda: self._total() - self.max_bytes, now):
+                break
+
+    def _held(self, tenant: str) -> int:
+        row = self._db.execute("SELECT bytes FROM tenants WHERE tenant = ?", (tenant,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _evict_from(self, tenant: str, excess: Callable[[], int], now: float) -> bool:
+        """Drop ``tenant``'s least recently used records until ``excess`` is not positive;
+        True if any was dropped."""
+        dropped = False
+        while (over := excess()) > 0:
+            rows = self._db.execute(
+                f"SELECT source_id, bytes FROM sources WHERE {_TENANT} = ? ORDER BY used LIMIT ?",
+                (tenant, _BATCH),
             ).fetchall()
             if not rows:
                 break
@@ -241,10 +303,15 @@ class SQLiteStore:
             for sid, size in rows:
                 victims.append(sid)
                 freed += size
-                if freed >= excess:
+                if freed >= over:
                     break
             marks = ",".join("?" * len(victims))
             self._drop(f"source_id IN ({marks})", tuple(victims), now, "evicted")
+            dropped = True
+        return dropped
+
+    def _total(self) -> int:
+        return int(self._db.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
 
     def _drop(self, where: str, args: tuple[object, ...], now: float, why: str) -> None:
         """Delete the records ``where`` matches (a fixed condition of this module's, never
@@ -255,6 +322,21 @@ class SQLiteStore:
         self._db.executemany("DELETE FROM sources WHERE source_id = ?", [(r[0],) for r in rows])
         self._db.executemany("INSERT OR REPLACE INTO gone VALUES (?, ?, ?)", [(r[0], now, why) for r in rows])
         self._db.execute("UPDATE meta SET value = value - ? WHERE key = 'bytes'", (sum(r[1] for r in rows),))
+        freed: dict[str, int] = {}
+        for sid, size in rows:
+            name = sid[: sid.find("/") + 1]
+            freed[name] = freed.get(name, 0) + size
+        self._db.executemany(
+            "UPDATE tenants SET bytes = bytes - ? WHERE tenant = ?", [(b, t) for t, b in freed.items()]
+        )
+
+
+def _roll_back(db: sqlite3.Connection) -> None:
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+    except sqlite3.Error:  # closed, or the rollback itself failed: nothing more to undo
+        pass
 
 
 def _ago(seconds: float) -> str:

@@ -31,7 +31,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeVar
 
-from mcp_summarizer.cache.key import result_key
+from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.errors import InputError, LLMError
@@ -67,6 +67,7 @@ __all__ = [
     "Writer",
     "describe_failure",
     "offline_notice",
+    "store_notice",
     "truncated_with_notice",
 ]
 
@@ -211,6 +212,7 @@ class Engine:
         # Map summaries already made, by chunk (the server's result cache, if it has one): a
         # page changed in one section costs LLM calls for the changed chunks only.
         self.cache: ResultCache | None = None
+        self.keys = CacheKeys.from_settings(settings, model=self.model)
         self._templates = {
             name: load_prompt(__file__, name)
             for name in (
@@ -671,7 +673,7 @@ class Engine:
 
     async def _call(self, run: _Run, system: str, content: str, max_tokens: int, phase: str) -> str:
         assert self.backend is not None
-        key = self._map_key(system, content, max_tokens) if phase == "map" and self.cache else None
+        key = self.keys.map(system, content, max_tokens) if phase == "map" and self.cache else None
         if key is not None and (text := await self._cached_map(run, key)) is not None:
             return text
         user = render(self._templates["document"], content=content)
@@ -720,17 +722,6 @@ class Engine:
         if run.progress is not None:
             await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
         return text
-
-    def _map_key(self, system: str, content: str, max_tokens: int) -> str:
-        """Everything that decides one map call's answer (the prompts' hash is in every key)."""
-        return result_key(
-            "map",
-            system + "\0" + content,
-            backend="openai",
-            model=self.model,
-            max_tokens=max_tokens,
-            temperature=self.settings.llm_temperature,
-        )
 
     async def _cached_map(self, run: _Run, key: str) -> str | None:
         assert self.cache is not None
@@ -847,6 +838,11 @@ def _log_reduce_pass(level: int, sizes: list[int], outputs: int, max_tokens: int
 def offline_notice(cause: str, budget: int, attempts: int | None = None) -> str:
     """The line that opens an answer the embedded summary gave because the LLM failed."""
     return _notice(f"summarized offline: {_why(cause, attempts)}", budget)
+
+
+def store_notice(words: str, budget: int) -> str:
+    """The line that opens an answer whose sources could not be kept for `expand`."""
+    return _notice(words, budget)
 
 
 def _why(cause: str, attempts: int | None) -> str:

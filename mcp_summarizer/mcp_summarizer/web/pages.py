@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx
 
-from mcp_summarizer.cache.key import result_key
+from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError
@@ -162,7 +162,7 @@ class Pages:
 
 
 def _page_key(url: str) -> str:
-    return result_key("page", url, backend="-", model="-")
+    return CacheKeys.page(url)
 
 
 def window(page: Page, start: int, length: int) -> tuple[str, int, int]:
@@ -313,17 +313,8 @@ async def _summary(
 
 def _summary_key(engine: Engine, page: Page, context: str, budget: int) -> str:
     """Everything that decides a page's summary; the header lines (URL, title) included."""
-    return result_key(
-        "fetch_url",
-        page.markdown,
-        backend=engine.settings.backend,
-        model=engine.model,
-        url=page.url,
-        title=page.title,
-        budget=budget,
-        focus=context,
-        on_failure=engine.settings.on_llm_failure,
-        repair=engine.settings.fidelity_repair,
+    return engine.keys.result(
+        "fetch_url", page.markdown, url=page.url, title=page.title, budget=budget, focus=context
     )
 
 

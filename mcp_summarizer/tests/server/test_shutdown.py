@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
+import httpx
 from mcp import Client
 from mcp.types import CallToolResult
 
@@ -102,5 +103,23 @@ async def test_a_new_request_during_the_drain_is_refused(fresh_llm: FakeLLM) -> 
             late_refused = True
         result = await call
     assert late_refused, "a connection after SIGTERM is refused"
+    assert not result.is_error
+    assert await asyncio.to_thread(server.proc.wait, 30) == 0
+
+
+async def test_health_answers_draining_during_the_grace_period(fresh_llm: FakeLLM) -> None:
+    """Issue 21, item 11: after SIGTERM /health refused connections, so "draining" was never
+    seen.  Now the server keeps listening while a request is in flight."""
+    fresh_llm.latency = 0.5
+    server = start(fresh_llm, grace=30)
+    async with Client(server.url) as client, httpx.AsyncClient() as http:
+        call = await call_then_sigterm(client, server, fresh_llm)
+        await wait_until(lambda: bool(server.events("shutdown_draining")))
+        health = await http.get(server.base + "/health", timeout=5)
+        assert health.status_code == 200 and health.json()["status"] == "draining"
+        assert health.json()["requests_in_flight"] == 1
+        late = await client.call_tool("summarize", {"content": "short", "max_output_tokens": 10})
+        assert late.is_error and "shutting down" in late.content[0].text  # type: ignore[union-attr]
+        result = await call
     assert not result.is_error
     assert await asyncio.to_thread(server.proc.wait, 30) == 0

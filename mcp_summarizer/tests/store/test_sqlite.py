@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_summarizer.errors import ExpiredSource, InputError, UnknownSource
+from mcp_summarizer.errors import ExpiredSource, InputError, StoreError, UnknownSource
 from mcp_summarizer.store.content import Source
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import LOCAL
@@ -97,7 +97,7 @@ async def test_the_cap_evicts_the_least_recently_used_first(tmp_path: Path) -> N
 
 
 async def test_a_put_larger_than_the_cap_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="SOURCE_STORE_MAX_MB"):
+    with pytest.raises(StoreError, match=r"SOURCE_STORE_MAX_MB=0\.0001, so it was not stored"):
         await store(tmp_path, max_bytes=100).put(LOCAL, [src("d#0", "x" * 101)])
 
 

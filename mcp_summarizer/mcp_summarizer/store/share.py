@@ -1,0 +1,39 @@
+"""Each tenant's share of the content store's cap, so one tenant cannot flood another out.
+
+SOURCE_STORE_MAX_MB is the store's total; a tenant (a name of AUTH_TOKENS) may hold at most
+its share of it: SOURCE_STORE_TENANT_MAX_MB when set, else the total divided among the
+configured tenants.  A put past its share drops the tenant's own least recently used
+records; a put larger than the share is not stored.  When the shares add up to more than the
+total (SOURCE_STORE_TENANT_MAX_MB set high), the total is kept by dropping the least recently
+used records of the tenant holding the most: never of one within the total's fair part.
+Pure: the stores apply it.
+"""
+
+from __future__ import annotations
+
+from mcp_summarizer.errors import OverStoreCap
+
+__all__ = ["check_put", "tenant_max_bytes"]
+
+
+def tenant_max_bytes(max_bytes: int, tenant_max_mb: float, tenants: int) -> int:
+    """A tenant's share: SOURCE_STORE_TENANT_MAX_MB (at most the total), else the total
+    divided among ``tenants`` (one without AUTH_TOKENS: the whole)."""
+    if tenant_max_mb > 0:
+        return min(max_bytes, int(tenant_max_mb * 1_000_000))
+    return max_bytes // max(1, tenants)
+
+
+def check_put(size: int, *, max_bytes: int, tenant_max_bytes: int) -> None:
+    """OverStoreCap if a put of ``size`` bytes cannot be stored at all."""
+    if size > max_bytes:
+        raise OverStoreCap(
+            f"the text is {size / 1e6:.3g} MB, over the content store's cap "
+            f"SOURCE_STORE_MAX_MB={max_bytes / 1e6:g}, so it was not stored"
+        )
+    if size > tenant_max_bytes:
+        raise OverStoreCap(
+            f"the text is {size / 1e6:.3g} MB, over one tenant's share of the content store "
+            f"({tenant_max_bytes / 1e6:g} MB: SOURCE_STORE_TENANT_MAX_MB, else SOURCE_STORE_MAX_MB "
+            "divided among the AUTH_TOKENS tenants), so it was not stored"
+        )
