@@ -14,16 +14,16 @@ import inspect
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
@@ -38,11 +38,13 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
-from mcp_summarizer.errors import InputError, SummarizerError
+from mcp_summarizer.drill.answer import URI_TEMPLATE, Drill, finish, links, prepare
+from mcp_summarizer.errors import InputError, StoreError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.search.find import search as search_source
 from mcp_summarizer.store import ContentStore, open_store
+from mcp_summarizer.store.content import check_id
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
@@ -216,6 +218,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 'paragraphs; "token" uses fixed windows, for text with no structure.'
             ),
         ] = "semantic",
+        citations: Annotated[
+            bool,
+            Field(description="true: lines cite the source excerpts they come from, [id]; expand opens one."),
+        ] = True,
     ) -> CallToolResult:
         """Shorten a long text (a document, a page, a tool output) so it fits your context.
 
@@ -228,7 +234,15 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         return await service.run(
             "summarize",
             _summarize(
-                service, ctx, "summarize", content, max_output_tokens, "general", focus_areas, strategy
+                service,
+                ctx,
+                "summarize",
+                content,
+                max_output_tokens,
+                "general",
+                focus_areas,
+                strategy,
+                citations,
             ),
         )
 
@@ -244,6 +258,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         ],
         ctx: Context,
         max_output_tokens: Annotated[int, _bounded(budget_description, ceiling)] = 0,
+        citations: Annotated[
+            bool,
+            Field(description="true: lines cite the source excerpts they come from, [id]; expand opens one."),
+        ] = True,
     ) -> CallToolResult:
         """Condense a long text before you extract structured data from it.
 
@@ -261,6 +279,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 max_output_tokens,
                 "extraction",
                 schema_hint,
+                citations=citations,
             ),
         )
 
@@ -384,6 +403,17 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         """
         return await service.run("search", _search(service, ctx, handle, query, max_tokens))
 
+    @server.resource(
+        URI_TEMPLATE,
+        name="excerpt",
+        description="A stored excerpt's exact original text: the excerpt <handle>#<n> of a summary "
+        "(or of summarize_documents, or a proxy result).",
+        mime_type="text/markdown",
+    )
+    async def excerpt(handle: str, n: str) -> str:
+        """The same excerpt, for the same tenant only, as expand opens."""
+        return await _excerpt(service, f"{handle}#{n}")
+
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
     async def health(_: HTTPRequest) -> JSONResponse:
@@ -475,35 +505,56 @@ async def _summarize(
     kind: Kind,
     focus: str,
     strategy: Strategy = "semantic",
+    citations: bool = True,
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
     try:
         tenant = tenant_of()
         budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+        room = budget if fit.fits(content, limits) else fit.room(budget, limits)
+        # A summary keeps its source behind a handle; an answer that is the content unchanged
+        # needs none.
+        drill = (
+            None
+            if room == budget and await _surely_within(content, budget)
+            else await prepare(service.store, tenant, content, budget, citations)
+        )
         request = Request(
             content=content,
             # A summary made to fit the client's bytes and lines, not cut to them afterwards
-            # (content that fits them and the budget comes back unchanged).
-            max_output_tokens=budget if fit.fits(content, limits) else fit.room(budget, limits),
+            # (content that fits them and the budget comes back unchanged); room is left for
+            # the handle's line and the citations.
+            max_output_tokens=max(room - drill.reserve, 1) if drill else room,
             kind=kind,
             focus=focus,
             strategy=strategy,
             tenant=tenant,
         )
-        key = await _cache_key(service, tool, request)
+        # An answer citing ids the store could not keep is never cached, nor read from it.
+        key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
+        if drill is not None and not drill.kept.stored:
+            key = None
         if (
             key is not None
-            and (hit := await _cached(service, tool, tenant, key, started, limits)) is not None
+            and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
         ):
             return hit
         outcome = await service.engine.summarize(request, _progress(ctx))
         outcome = await summary_within(service.engine, request, outcome, limits, _progress(ctx))
+        facts: dict[str, object] = {}
+        if drill is not None and not outcome.bypassed:
+            outcome.text, facts = await finish(
+                drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
+            )
+            outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
+        else:
+            drill = None
     except SummarizerError as exc:
         raise _rejected(service, tool, exc) from None
     _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     _log_completion(service, tool, request, outcome, started)
-    result = _result(outcome.text, outcome, service.engine.model)
+    result = _result(outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text))
     if key is not None and service.cache is not None and not outcome.degraded and not outcome.bypassed:
         await service.cache.put(
             tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
@@ -535,8 +586,23 @@ async def _cache_key(service: Service, tool: str, request: Request) -> str | Non
     return key() if len(request.content) <= INLINE_CHARS else await asyncio.to_thread(key)
 
 
+async def _surely_within(content: str, budget: int) -> bool:
+    """Whether ``content`` is within ``budget`` tokens (so it comes back unchanged)."""
+    if len(content) > budget * 16:  # no text has more than 16 characters a token
+        return False
+    if len(content) <= INLINE_CHARS:
+        return tokens.count(content) <= budget
+    return await asyncio.to_thread(tokens.count, content) <= budget
+
+
 async def _cached(
-    service: Service, tool: str, tenant: Tenant, key: str, started: float, limits: Limits
+    service: Service,
+    tool: str,
+    tenant: Tenant,
+    key: str,
+    started: float,
+    limits: Limits,
+    drill: Drill | None = None,
 ) -> CallToolResult | None:
     assert service.cache is not None
     hit = await service.cache.get(tenant, key)
@@ -559,9 +625,8 @@ async def _cached(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return _sent(
-        CallToolResult(content=[TextContent(type="text", text=hit["text"])], _meta={META_SUMMARY: facts})
-    )
+    content: list[ContentBlock] = [TextContent(type="text", text=hit["text"]), *links(drill, hit["text"])]
+    return _sent(CallToolResult(content=content, _meta={META_SUMMARY: facts}))
 
 
 def _rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:
@@ -579,8 +644,15 @@ def _answered(service: Service, tool: str, degraded: bool, input_tokens: int, ou
     service.metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)
 
 
-def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
-    """The text a model reads, and the facts about it in `_meta` for the client."""
+def _result(
+    text: str,
+    outcome: Outcome | None,
+    model: str,
+    more: Mapping[str, object] | None = None,
+    extra: Sequence[ContentBlock] = (),
+) -> CallToolResult:
+    """The text a model reads (and ``extra`` blocks beside it, such as the links to its
+    source), and the facts about it (with ``more``) in `_meta` for the client."""
     facts: dict[str, object] = {"degraded": False, "cause": None, "backend": "none", "model": None}
     if outcome is not None:
         facts.update(
@@ -592,7 +664,9 @@ def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
             output_tokens=outcome.output_tokens,
         )
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
-    return _sent(CallToolResult(content=[TextContent(type="text", text=text)], _meta={META_SUMMARY: facts}))
+    facts.update(more or {})
+    content: list[ContentBlock] = [TextContent(type="text", text=text), *extra]
+    return _sent(CallToolResult(content=content, _meta={META_SUMMARY: facts}))
 
 
 def _sent(result: CallToolResult) -> CallToolResult:
@@ -831,6 +905,22 @@ async def _search(service: Service, ctx: Context, handle: str, query: str, max_t
         extra={"tool": "search", "passages": found.passages, "matched": found.matched},
     )
     return _sent(CallToolResult(content=[TextContent(type="text", text=found.text)]))
+
+
+async def _excerpt(service: Service, source_id: str) -> str:
+    """A resource read: the excerpt's exact text; an unknown, expired or another tenant's id is
+    the same error expand gives."""
+    try:
+        check_id(source_id)
+        source = await service.store.get(tenant_of(), source_id)
+    except SummarizerError as exc:
+        rejected = _rejected(service, "resources/read", exc)
+        # Not there (for this tenant) is invalid params; the store failing is the server's error.
+        raise (ResourceError if isinstance(exc, StoreError) else ResourceNotFoundError)(
+            str(rejected)
+        ) from None
+    logger.info("resource_read", extra={"source_id": source.source_id})
+    return source.text
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
