@@ -518,7 +518,7 @@ async def _summarize(
         drill = (
             None
             if room == budget and await _surely_within(content, budget)
-            else await prepare(service.store, tenant, content, budget, citations)
+            else await prepare(service.store, tenant, content, room, citations)
         )
         request = Request(
             content=content,
@@ -543,7 +543,8 @@ async def _summarize(
         outcome = await service.engine.summarize(request, _progress(ctx))
         outcome = await summary_within(service.engine, request, outcome, limits, _progress(ctx))
         facts: dict[str, object] = {}
-        if drill is not None and not outcome.bypassed:
+        # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
+        if drill is not None and not outcome.bypassed and outcome.policy != "original":
             outcome.text, facts = await finish(
                 drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
             )

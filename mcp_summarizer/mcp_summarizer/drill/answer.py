@@ -54,13 +54,14 @@ async def prepare(
     store: ContentStore,
     tenant: Tenant,
     content: str,
-    budget: int,
+    room: int,
     citations: bool,
     *,
     title: str = "",
     url: str = "",
 ) -> Drill:
-    """The source kept, and what its handle will take of ``budget``."""
+    """The source kept, and what its handle will take of ``room`` (the tokens the answer
+    has, within the budget and the client's limits)."""
     kept = await keep(store, tenant, content, title=title, url=url)
     n = len(kept.excerpts)
     if kept.stored:
@@ -68,10 +69,10 @@ async def prepare(
     else:
         line = f"Source: not kept ({kept.reason.splitlines()[0][:200]}): no ids to expand"
     size = tokens.count(line) + 2
-    if budget - size < 2 * fit.MIN_ROOM:  # too small for a summary and the line: meta only
+    if room - size < 2 * fit.MIN_ROOM:  # too small for a summary and the line: meta only
         return Drill(kept, "", False, 0)
     cites = citations and kept.stored
-    reserve = size + (budget // _CITATION_SHARE if cites else 0)
+    reserve = size + (room // _CITATION_SHARE if cites else 0)
     return Drill(kept, line, cites, reserve)
 
 
@@ -87,6 +88,8 @@ async def finish(
         return tokens.count(whole) <= budget and fit.fits(whole, limits)
 
     facts = drill.facts
+    if tail and not within(summary):  # the line over the client's lines or bytes: in _meta only
+        tail = ""
     if not drill.citations:
         facts.update(citations=0)
         return summary + tail, facts

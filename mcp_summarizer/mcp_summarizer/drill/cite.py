@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from mcp_summarizer.documents.cite import clean
 
-__all__ = ["Cited", "cite"]
+__all__ = ["Cited", "cite", "uncited"]
 
 _MARKER = re.compile(r"^\s{0,12}(?:[-*+>]|\d{1,4}[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s+$")
@@ -50,12 +50,18 @@ def cite(
     lines = summary.split("\n")
     ends = [*starts[1:], len(source)]
     words = [] if verbatim else [_words(source[s:e]) for s, e in zip(starts, ends, strict=True)]
-    # Units: a sentence of a line (the source's own words) or a whole line (a model's).
-    units = [
-        (i, end, got)
-        for i, line in enumerate(lines)
-        for end, got in (_sentences(line, source, starts) if verbatim else _line(line, words))
-    ]
+    # Units: a sentence of a line (the source's own words) or a whole line (a model's); never
+    # inside a code block, whose text must stay exact.
+    units: list[tuple[int, int, tuple[int, ...]]] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            units.append((i, 0, ()))  # a run of prose ends at a code block
+            continue
+        if not fenced:
+            found = _sentences(line, source, starts) if verbatim else _line(line, words)
+            units += [(i, end, got) for end, got in found]
     # A citation after the last unit of each run of units from the same excerpts.
     marks = [
         (i, end, got)
@@ -120,3 +126,14 @@ def _line(line: str, words: list[frozenset[str]]) -> list[tuple[int, tuple[int, 
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+_CITED = re.compile(
+    r" \[[A-Za-z0-9._-]{1,64}~[0-9a-f]{1,32}#\d{1,7}(?:, [A-Za-z0-9._-]{1,64}~[0-9a-f]{1,32}#\d{1,7}){0,50}\]"
+)
+_SOURCE_LINE = re.compile(r"\n\nSource: [^\n]*\Z")
+
+
+def uncited(answer: str) -> str:
+    """A summary's answer without its citations and its Source line: the summary's own text."""
+    return _CITED.sub("", _SOURCE_LINE.sub("", answer))
