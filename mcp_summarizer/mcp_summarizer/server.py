@@ -39,6 +39,7 @@ from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.drill.answer import URI_TEMPLATE, Drill, finish, links, prepare
+from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import InputError, StoreError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.search.find import Indexes
@@ -310,6 +311,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 f"With raw=true: the window in tokens. 0 = {fetch_default}; at most {ceiling}.", ceiling
             ),
         ] = 0,
+        citations: Annotated[
+            bool,
+            Field(description="true: a summary's lines cite the page's excerpts, [id]; expand opens one."),
+        ] = True,
     ) -> CallToolResult:
         """Fetch a web page (HTML, text, markdown, JSON or PDF) and read it as markdown.
 
@@ -321,7 +326,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         ever cut off.
         """
         return await service.run(
-            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length)
+            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length, citations)
         )
 
     @tool(_SUMMARIZE_ANNOTATIONS, structured=True)
@@ -710,7 +715,14 @@ def _log_completion(service: Service, tool: str, request: Request, outcome: Outc
 
 
 async def _fetch_url(
-    service: Service, ctx: Context, url: str, context: str, raw: bool, start_index: int, max_length: int
+    service: Service,
+    ctx: Context,
+    url: str,
+    context: str,
+    raw: bool,
+    start_index: int,
+    max_length: int,
+    citations: bool = True,
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
@@ -733,12 +745,35 @@ async def _fetch_url(
             max_tokens=room,
             progress=_progress(ctx),
             tenant=tenant,
+            reserve=drill_reserve(room, citations) if not raw else 0,
         )
 
+    drill: Drill | None = None
+    facts_more: dict[str, object] = {}
     try:
         answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
         if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
             answer.text = cut_with_notice(answer.text, limits, limits.tokens)
+        elif answer.summarized and answer.body and answer.body in answer.text:
+            # A summary keeps the page behind a handle, and cites it, in the room left for them.
+            page = answer.page
+            drill = await prepare(
+                service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+            )
+            head, _ = _header_body(answer)
+            if answer.facts is not None:  # from the result cache: cited already, its page kept again
+                facts_more = drill.facts
+            else:
+                answer.body, facts_more = await finish(
+                    drill,
+                    answer.body,
+                    page.markdown,
+                    wanted,
+                    limits,
+                    verbatim=answer.outcome is None or answer.outcome.backend != "llm",
+                    head=head,
+                )
+            answer.text = head + answer.body
     except SummarizerError as exc:
         service.counters["fetch_failed"] += 1
         service.metrics.answered("fetch_url", "error")
@@ -750,14 +785,13 @@ async def _fetch_url(
         service.counters["degraded"] += 1
         logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
     if cached is not None:  # the result cache had this page's summary: no LLM call
-        facts: dict[str, Any] = {**cached, "cached": True}
-        result = _sent(
-            CallToolResult(content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts})
-        )
+        facts: dict[str, Any] = {**cached, **facts_more, "cached": True}
+        blocks: list[ContentBlock] = [TextContent(type="text", text=answer.text), *links(drill, answer.text)]
+        result = _sent(CallToolResult(content=blocks, _meta={META_SUMMARY: facts}))
         tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
         llm_calls, model = 0, facts.get("model")
     else:
-        result = _result(answer.text, outcome, service.engine.model)
+        result = _result(answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text))
         tokens_in = outcome.input_tokens if outcome else answer.page.tokens
         tokens_out = outcome.output_tokens if outcome else None
         llm_calls = outcome.llm_calls if outcome else 0
@@ -786,7 +820,7 @@ async def _fetch_url(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    if answer.cache_key is not None and service.cache is not None:
+    if answer.cache_key is not None and service.cache is not None and facts_more.get("sources_stored", True):
         kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
         await service.cache.put(tenant, answer.cache_key, kept)
     return result

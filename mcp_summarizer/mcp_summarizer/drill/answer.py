@@ -22,11 +22,17 @@ from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["URI_TEMPLATE", "Drill", "finish", "links", "prepare", "uri"]
+__all__ = ["LINE_TOKENS", "URI_TEMPLATE", "Drill", "finish", "links", "prepare", "reserve", "uri"]
 
 URI_TEMPLATE = "summary://{handle}/{n}"
 _CITATION_SHARE = 5  # a fifth of the budget is held back for citations
 _MAX_LINKS = 20
+LINE_TOKENS = 40  # the handle's line, at most (an id is ~15 tokens)
+
+
+def reserve(room: int, citations: bool) -> int:
+    """What a summary of ``room`` tokens leaves for its handle's line and citations."""
+    return LINE_TOKENS + (room // _CITATION_SHARE if citations else 0)
 
 
 def uri(source_id: str) -> str:
@@ -72,19 +78,25 @@ async def prepare(
     if room - size < 2 * fit.MIN_ROOM:  # too small for a summary and the line: meta only
         return Drill(kept, "", False, 0)
     cites = citations and kept.stored
-    reserve = size + (room // _CITATION_SHARE if cites else 0)
-    return Drill(kept, line, cites, reserve)
+    return Drill(kept, line, cites, size - LINE_TOKENS + reserve(room, cites))
 
 
 async def finish(
-    drill: Drill, summary: str, source: str, budget: int, limits: Limits, *, verbatim: bool
+    drill: Drill,
+    summary: str,
+    source: str,
+    budget: int,
+    limits: Limits,
+    *,
+    verbatim: bool,
+    head: str = "",
 ) -> tuple[str, dict[str, object]]:
     """The answer (the summary, cited, and the handle's line) within ``budget`` and
-    ``limits``, and the facts about it for ``_meta``."""
+    ``limits`` (under ``head``, the lines above it), and the facts about it for ``_meta``."""
     tail = f"\n\n{drill.line}" if drill.line else ""
 
     def within(text: str) -> bool:
-        whole = text + tail
+        whole = head + text + tail
         return tokens.count(whole) <= budget and fit.fits(whole, limits)
 
     facts = drill.facts
