@@ -54,13 +54,14 @@ def cite(
     # inside a code block, whose text must stay exact.
     units: list[tuple[int, int, tuple[int, ...]]] = []
     fenced = False
+    after = [0]  # where the last sentence was found: the next is looked for there first
     for i, line in enumerate(lines):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             units.append((i, 0, ()))  # a run of prose ends at a code block
             continue
         if not fenced:
-            found = _sentences(line, source, starts) if verbatim else _line(line, words)
+            found = _sentences(line, source, starts, after) if verbatim else _line(line, words)
             units += [(i, end, got) for end, got in found]
     # A citation after the last unit of each run of units from the same excerpts.
     marks = [
@@ -94,9 +95,12 @@ def _body(line: str) -> tuple[int, str]:
     return at, body
 
 
-def _sentences(line: str, source: str, starts: Sequence[int]) -> list[tuple[int, tuple[int, ...]]]:
+def _sentences(
+    line: str, source: str, starts: Sequence[int], after: list[int]
+) -> list[tuple[int, tuple[int, ...]]]:
     """Each sentence of a line of the source's own words: where it ends in the line, and the
-    excerpt it was found in (none when it is too short to place, or not found)."""
+    excerpt it was found in (none when it is too short to place, or not found).  Sentences
+    come mostly in the source's order: each is looked for after the last one first."""
     at, body = _body(line)
     found: list[tuple[int, tuple[int, ...]]] = []
     pos = 0
@@ -105,7 +109,11 @@ def _sentences(line: str, source: str, starts: Sequence[int]) -> list[tuple[int,
         pos = m.end()
         if not fragment:
             continue
-        where = source.find(fragment[:200]) if len(fragment) >= _MIN_FRAGMENT else -1
+        where = -1
+        if len(fragment) >= _MIN_FRAGMENT:
+            where = source.find(fragment[:200], after[0])
+            where = where if where >= 0 else source.find(fragment[:200], 0, after[0] + 200)
+            after[0] = max(where, after[0])
         got = (bisect_right(starts, where) - 1,) if where >= 0 else ()
         found.append((at + m.start(), got))
     return found
