@@ -228,9 +228,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
 
         Returns a summary of at most max_output_tokens tokens that keeps the key facts, names,
         numbers and relationships, steered towards focus_areas if given. Text that already fits
-        comes back unchanged. To keep what a specific schema needs, use
-        summarize_for_extraction; to read a web page, use fetch_url (the page then never has to
-        pass through your own output).
+        comes back unchanged. A summary cites the source excerpts its lines come from as [id]
+        and ends with the source's handle: expand an id to read the original. To keep what a
+        specific schema needs, use summarize_for_extraction; to read a web page, use fetch_url
+        (the page then never has to pass through your own output).
         """
         return await service.run(
             "summarize",
@@ -374,7 +375,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             _bounded("Where in the excerpt to start, in characters: a previous answer's next offset."),
         ] = 0,
     ) -> CallToolResult:
-        """Open an excerpt that summarize_documents cited: its exact original text.
+        """Open an excerpt a summary cited, [<handle>#<n>]: its exact original text.
 
         The answer starts with Source:, Title:, URL:, and the ids of the excerpts before and
         after it (to read on), and Status:, then a blank line and the text. An excerpt too long
