@@ -537,10 +537,7 @@ async def _summarize(
             strategy=strategy,
             tenant=tenant,
         )
-        # An answer citing ids the store could not keep is never cached, nor read from it.
         key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
-        if drill is not None and not drill.kept.stored:
-            key = None
         if (
             key is not None
             and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
@@ -562,7 +559,15 @@ async def _summarize(
     _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     _log_completion(service, tool, request, outcome, started)
     result = _result(outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text))
-    if key is not None and service.cache is not None and not outcome.degraded and not outcome.bypassed:
+    # An answer whose source the store could not keep is not cached: it has no ids to cite.
+    kept = drill is None or drill.kept.stored
+    if (
+        key is not None
+        and service.cache is not None
+        and not outcome.degraded
+        and not outcome.bypassed
+        and kept
+    ):
         await service.cache.put(
             tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
         )

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.summarize import tokens
 from tests.support.fake_llm import FakeLLM, error, hang, length
 from tests.support.servers import RunningServer, start_server, stop_server
@@ -113,7 +114,14 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     assert set(extraction.input_schema["required"]) == {"content", "schema_hint"}
     assert summarize.output_schema is None, "str results are sent once, not also as structuredContent"
     fetch_url = tools["fetch_url"]
-    assert set(fetch_url.input_schema["properties"]) == {"url", "context", "raw", "start_index", "max_length"}
+    assert set(fetch_url.input_schema["properties"]) == {
+        "url",
+        "context",
+        "raw",
+        "start_index",
+        "max_length",
+        "citations",
+    }
     assert fetch_url.input_schema["required"] == ["url"]
     assert fetch_url.output_schema is None
     assert fetch_url.input_schema["properties"]["max_length"]["maximum"] == 5234
@@ -466,7 +474,10 @@ async def test_on_llm_failure_original_and_truncate(fresh_llm: FakeLLM) -> None:
             notice, body = text_of(result).split("\n\n", 1)
             assert not result.is_error and "the LLM failed: HTTP 503" in notice
             if policy == "truncate":
-                assert notice.startswith("[truncated to 120 of") and content.startswith(body)
+                # The start of the content, in what the budget leaves for its handle's line
+                # (the rest is behind the handle) and citations.
+                assert re.match(r"\[truncated to \d+ of ", notice) and content.startswith(uncited(body))
+                assert "\n\nSource: " in body
                 assert 0 < tokens.count(text_of(result)) <= 120
             else:
                 assert notice.startswith("[not summarized:") and body == content, (
