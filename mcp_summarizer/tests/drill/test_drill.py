@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer, start_server, stop_server
-from fake_llm import FakeLLM, Recorded, Reply, default_summary, ok
-from local_site import Site
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from system_packages import needs
 
 from mcp_summarizer.summarize import tokens
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, ok
+from tests.support.local_site import Site
+from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.system_packages import needs
 
 META = "io.github.mythline/summary"
 HANDLE = re.compile(r"^[A-Za-z0-9._-]+~[0-9a-f]{16}$")
