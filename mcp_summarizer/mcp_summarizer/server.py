@@ -14,16 +14,16 @@ import inspect
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
@@ -39,11 +39,14 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
-from mcp_summarizer.errors import InputError, SummarizerError
+from mcp_summarizer.drill.answer import URI_TEMPLATE, Drill, finish, links, prepare
+from mcp_summarizer.drill.answer import reserve as drill_reserve
+from mcp_summarizer.errors import InputError, StoreError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.search.find import search as search_source
 from mcp_summarizer.store import ContentStore, open_storage
+from mcp_summarizer.store.content import check_id
 from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome, Progress, Request, Strategy
@@ -216,19 +219,32 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 'paragraphs; "token" uses fixed windows, for text with no structure.'
             ),
         ] = "semantic",
+        citations: Annotated[
+            bool,
+            Field(description="true: lines cite the source excerpts they come from, [id]; expand opens one."),
+        ] = True,
     ) -> CallToolResult:
         """Shorten a long text (a document, a page, a tool output) so it fits your context.
 
         Returns a summary of at most max_output_tokens tokens that keeps the key facts, names,
         numbers and relationships, steered towards focus_areas if given. Text that already fits
-        comes back unchanged. To keep what a specific schema needs, use
-        summarize_for_extraction; to read a web page, use fetch_url (the page then never has to
-        pass through your own output).
+        comes back unchanged. A summary cites the source excerpts its lines come from as [id]
+        and ends with the source's handle: expand an id to read the original. To keep what a
+        specific schema needs, use summarize_for_extraction; to read a web page, use fetch_url
+        (the page then never has to pass through your own output).
         """
         return await service.run(
             "summarize",
             _summarize(
-                service, ctx, "summarize", content, max_output_tokens, "general", focus_areas, strategy
+                service,
+                ctx,
+                "summarize",
+                content,
+                max_output_tokens,
+                "general",
+                focus_areas,
+                strategy,
+                citations,
             ),
         )
 
@@ -244,6 +260,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         ],
         ctx: Context,
         max_output_tokens: Annotated[int, _bounded(budget_description, ceiling)] = 0,
+        citations: Annotated[
+            bool,
+            Field(description="true: lines cite the source excerpts they come from, [id]; expand opens one."),
+        ] = True,
     ) -> CallToolResult:
         """Condense a long text before you extract structured data from it.
 
@@ -261,6 +281,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 max_output_tokens,
                 "extraction",
                 schema_hint,
+                citations=citations,
             ),
         )
 
@@ -291,6 +312,10 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
                 f"With raw=true: the window in tokens. 0 = {fetch_default}; at most {ceiling}.", ceiling
             ),
         ] = 0,
+        citations: Annotated[
+            bool,
+            Field(description="true: a summary's lines cite the page's excerpts, [id]; expand opens one."),
+        ] = True,
     ) -> CallToolResult:
         """Fetch a web page (HTML, text, markdown, JSON or PDF) and read it as markdown.
 
@@ -302,7 +327,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         ever cut off.
         """
         return await service.run(
-            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length)
+            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length, citations)
         )
 
     @tool(_SUMMARIZE_ANNOTATIONS, structured=True)
@@ -350,7 +375,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
             _bounded("Where in the excerpt to start, in characters: a previous answer's next offset."),
         ] = 0,
     ) -> CallToolResult:
-        """Open an excerpt that summarize_documents cited: its exact original text.
+        """Open an excerpt a summary cited, [<handle>#<n>]: its exact original text.
 
         The answer starts with Source:, Title:, URL:, and the ids of the excerpts before and
         after it (to read on), and Status:, then a blank line and the text. An excerpt too long
@@ -383,6 +408,17 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         that id with that offset to read on from the passage.
         """
         return await service.run("search", _search(service, ctx, handle, query, max_tokens))
+
+    @server.resource(
+        URI_TEMPLATE,
+        name="excerpt",
+        description="A stored excerpt's exact original text: the excerpt <handle>#<n> of a summary "
+        "(or of summarize_documents, or a proxy result).",
+        mime_type="text/markdown",
+    )
+    async def excerpt(handle: str, n: str) -> str:
+        """The same excerpt, for the same tenant only, as expand opens."""
+        return await _excerpt(service, f"{handle}#{n}")
 
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
@@ -475,36 +511,63 @@ async def _summarize(
     kind: Kind,
     focus: str,
     strategy: Strategy = "semantic",
+    citations: bool = True,
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
     try:
         tenant = tenant_of()
         budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+        room = budget if fit.fits(content, limits) else fit.room(budget, limits)
+        # A summary keeps its source behind a handle; an answer that is the content unchanged
+        # needs none.
+        drill = (
+            None
+            if room == budget and await _surely_within(content, budget)
+            else await prepare(service.store, tenant, content, room, citations)
+        )
         request = Request(
             content=content,
             # A summary made to fit the client's bytes and lines, not cut to them afterwards
-            # (content that fits them and the budget comes back unchanged).
-            max_output_tokens=budget if fit.fits(content, limits) else fit.room(budget, limits),
+            # (content that fits them and the budget comes back unchanged); room is left for
+            # the handle's line and the citations.
+            max_output_tokens=max(room - drill.reserve, 1) if drill else room,
             kind=kind,
             focus=focus,
             strategy=strategy,
             tenant=tenant,
         )
-        key = await _cache_key(service, tool, request)
+        key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
         if (
             key is not None
-            and (hit := await _cached(service, tool, tenant, key, started, limits)) is not None
+            and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
         ):
             return hit
         outcome = await service.engine.summarize(request, _progress(ctx))
         outcome = await summary_within(service.engine, request, outcome, limits, _progress(ctx))
+        facts: dict[str, object] = {}
+        # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
+        if drill is not None and not outcome.bypassed and outcome.policy != "original":
+            outcome.text, facts = await finish(
+                drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
+            )
+            outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
+        else:
+            drill = None
     except SummarizerError as exc:
         raise _rejected(service, tool, exc) from None
     _answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     _log_completion(service, tool, request, outcome, started)
-    result = _result(outcome.text, outcome, service.engine.model)
-    if key is not None and service.cache is not None and not outcome.degraded and not outcome.bypassed:
+    result = _result(outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text))
+    # An answer whose source the store could not keep is not cached: it has no ids to cite.
+    kept = drill is None or drill.kept.stored
+    if (
+        key is not None
+        and service.cache is not None
+        and not outcome.degraded
+        and not outcome.bypassed
+        and kept
+    ):
         await service.cache.put(
             tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
         )
@@ -531,8 +594,23 @@ async def _cache_key(service: Service, tool: str, request: Request) -> str | Non
     return key() if len(request.content) <= INLINE_CHARS else await asyncio.to_thread(key)
 
 
+async def _surely_within(content: str, budget: int) -> bool:
+    """Whether ``content`` is within ``budget`` tokens (so it comes back unchanged)."""
+    if len(content) > budget * 16:  # no text has more than 16 characters a token
+        return False
+    if len(content) <= INLINE_CHARS:
+        return tokens.count(content) <= budget
+    return await asyncio.to_thread(tokens.count, content) <= budget
+
+
 async def _cached(
-    service: Service, tool: str, tenant: Tenant, key: str, started: float, limits: Limits
+    service: Service,
+    tool: str,
+    tenant: Tenant,
+    key: str,
+    started: float,
+    limits: Limits,
+    drill: Drill | None = None,
 ) -> CallToolResult | None:
     assert service.cache is not None
     hit = await service.cache.get(tenant, key)
@@ -555,9 +633,8 @@ async def _cached(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return _sent(
-        CallToolResult(content=[TextContent(type="text", text=hit["text"])], _meta={META_SUMMARY: facts})
-    )
+    content: list[ContentBlock] = [TextContent(type="text", text=hit["text"]), *links(drill, hit["text"])]
+    return _sent(CallToolResult(content=content, _meta={META_SUMMARY: facts}))
 
 
 def _rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:
@@ -575,8 +652,15 @@ def _answered(service: Service, tool: str, degraded: bool, input_tokens: int, ou
     service.metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)
 
 
-def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
-    """The text a model reads, and the facts about it in `_meta` for the client."""
+def _result(
+    text: str,
+    outcome: Outcome | None,
+    model: str,
+    more: Mapping[str, object] | None = None,
+    extra: Sequence[ContentBlock] = (),
+) -> CallToolResult:
+    """The text a model reads (and ``extra`` blocks beside it, such as the links to its
+    source), and the facts about it (with ``more``) in `_meta` for the client."""
     facts: dict[str, object] = {"degraded": False, "cause": None, "backend": "none", "model": None}
     if outcome is not None:
         facts.update(
@@ -588,7 +672,9 @@ def _result(text: str, outcome: Outcome | None, model: str) -> CallToolResult:
             output_tokens=outcome.output_tokens,
         )
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
-    return _sent(CallToolResult(content=[TextContent(type="text", text=text)], _meta={META_SUMMARY: facts}))
+    facts.update(more or {})
+    content: list[ContentBlock] = [TextContent(type="text", text=text), *extra]
+    return _sent(CallToolResult(content=content, _meta={META_SUMMARY: facts}))
 
 
 def _sent(result: CallToolResult) -> CallToolResult:
@@ -631,7 +717,14 @@ def _log_completion(service: Service, tool: str, request: Request, outcome: Outc
 
 
 async def _fetch_url(
-    service: Service, ctx: Context, url: str, context: str, raw: bool, start_index: int, max_length: int
+    service: Service,
+    ctx: Context,
+    url: str,
+    context: str,
+    raw: bool,
+    start_index: int,
+    max_length: int,
+    citations: bool = True,
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = _limits(service.settings, ctx)
@@ -654,12 +747,35 @@ async def _fetch_url(
             max_tokens=room,
             progress=_progress(ctx),
             tenant=tenant,
+            reserve=drill_reserve(room, citations) if not raw else 0,
         )
 
+    drill: Drill | None = None
+    facts_more: dict[str, object] = {}
     try:
         answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
         if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
             answer.text = cut_with_notice(answer.text, limits, limits.tokens)
+        elif answer.summarized and answer.body and answer.body in answer.text:
+            # A summary keeps the page behind a handle, and cites it, in the room left for them.
+            page = answer.page
+            drill = await prepare(
+                service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+            )
+            head, _ = _header_body(answer)
+            if answer.facts is not None:  # from the result cache: cited already, its page kept again
+                facts_more = drill.facts
+            else:
+                answer.body, facts_more = await finish(
+                    drill,
+                    answer.body,
+                    page.markdown,
+                    wanted,
+                    limits,
+                    verbatim=answer.outcome is None or answer.outcome.backend != "llm",
+                    head=head,
+                )
+            answer.text = head + answer.body
     except SummarizerError as exc:
         service.counters["fetch_failed"] += 1
         service.metrics.answered("fetch_url", "error")
@@ -671,14 +787,13 @@ async def _fetch_url(
         service.counters["degraded"] += 1
         logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
     if cached is not None:  # the result cache had this page's summary: no LLM call
-        facts: dict[str, Any] = {**cached, "cached": True}
-        result = _sent(
-            CallToolResult(content=[TextContent(type="text", text=answer.text)], _meta={META_SUMMARY: facts})
-        )
+        facts: dict[str, Any] = {**cached, **facts_more, "cached": True}
+        blocks: list[ContentBlock] = [TextContent(type="text", text=answer.text), *links(drill, answer.text)]
+        result = _sent(CallToolResult(content=blocks, _meta={META_SUMMARY: facts}))
         tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
         llm_calls, model = 0, facts.get("model")
     else:
-        result = _result(answer.text, outcome, service.engine.model)
+        result = _result(answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text))
         tokens_in = outcome.input_tokens if outcome else answer.page.tokens
         tokens_out = outcome.output_tokens if outcome else None
         llm_calls = outcome.llm_calls if outcome else 0
@@ -707,7 +822,7 @@ async def _fetch_url(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    if answer.cache_key is not None and service.cache is not None:
+    if answer.cache_key is not None and service.cache is not None and facts_more.get("sources_stored", True):
         kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
         await service.cache.put(tenant, answer.cache_key, kept)
     return result
@@ -828,6 +943,22 @@ async def _search(service: Service, ctx: Context, handle: str, query: str, max_t
         extra={"tool": "search", "passages": found.passages, "matched": found.matched},
     )
     return _sent(CallToolResult(content=[TextContent(type="text", text=found.text)]))
+
+
+async def _excerpt(service: Service, source_id: str) -> str:
+    """A resource read: the excerpt's exact text; an unknown, expired or another tenant's id is
+    the same error expand gives."""
+    try:
+        check_id(source_id)
+        source = await service.store.get(tenant_of(), source_id)
+    except SummarizerError as exc:
+        rejected = _rejected(service, "resources/read", exc)
+        # Not there (for this tenant) is invalid params; the store failing is the server's error.
+        raise (ResourceError if isinstance(exc, StoreError) else ResourceNotFoundError)(
+            str(rejected)
+        ) from None
+    logger.info("resource_read", extra={"source_id": source.source_id})
+    return source.text
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:

@@ -42,11 +42,11 @@ from mcp_summarizer.documents.model import (
     Index,
     MasterSummary,
 )
-from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain
+from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain, stored
 from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
 from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
 from mcp_summarizer.fidelity.receipt import Receipt, receipt
-from mcp_summarizer.store.content import ContentStore, Source, doc_of
+from mcp_summarizer.store.content import ContentStore, doc_of
 from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize import extractive, tokens
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, MESSAGE_OVERHEAD, map_output_tokens
@@ -199,7 +199,7 @@ class DocumentsPipeline:
         """Put the excerpts in the content store: "" when kept, else the answer's notice line.
         The summary is made either way; only `expand` misses the ids it cites."""
         try:
-            await self.store.put(tenant, [_source(e) for e in cuts.excerpts])
+            await self.store.put(tenant, [stored(e) for e in cuts.excerpts])
         except StoreError as exc:
             logger.warning("content_store_failed", extra={"reason": str(exc)})
             why = "over SOURCE_STORE_MAX_MB" if isinstance(exc, OverStoreCap) else "the content store failed"
@@ -544,18 +544,6 @@ def _cut_all(
         out.documents.append(document)
         out.excerpts.extend(excerpts)
     return out
-
-
-def _source(e: Excerpt) -> Source:
-    return Source(
-        source_id=e.source_id,
-        doc_id=e.doc_id,
-        index=e.index,
-        chunk_count=e.chunk_count,
-        text=e.text,
-        title=e.title,
-        url=e.url,
-    )
 
 
 def _titles(e: Excerpt) -> str:

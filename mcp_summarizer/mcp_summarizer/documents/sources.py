@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.store.content import source_id
+from mcp_summarizer.store.content import Source, source_id
 from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["Document", "Excerpt", "cut", "document_ids", "plain", "source_id"]
+__all__ = ["Document", "Excerpt", "cut", "document_ids", "plain", "source_id", "stored"]
 
 _HASH_CHARS = 8  # 32 bits: a collision among a run's documents is reported, never merged;
 # the version tag in every source id carries the 64 bits no client can compute
@@ -57,6 +57,19 @@ class Excerpt:
     @property
     def for_model(self) -> str:
         return self.context + self.text
+
+
+def stored(e: Excerpt) -> Source:
+    """The record the content store keeps for an excerpt."""
+    return Source(
+        source_id=e.source_id,
+        doc_id=e.doc_id,
+        index=e.index,
+        chunk_count=e.chunk_count,
+        text=e.text,
+        title=e.title,
+        url=e.url,
+    )
 
 
 def document_ids(documents: Sequence[DocumentIn], key: IdKey, tenant: Tenant) -> list[str]:

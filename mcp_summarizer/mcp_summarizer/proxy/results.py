@@ -43,6 +43,7 @@ logger = logging.getLogger("mcp_summarizer")
 
 # The result's `_meta` key for what the proxy did (vendor keys are namespaced, as the spec asks).
 META_PROXY = "io.github.mythline/proxy"
+META_SUMMARY = "io.github.mythline/summary"  # the service's own key (server.META_SUMMARY)
 # Text of at most budget / 4 characters is counted on the event loop (cheap); longer text
 # off it, so a megabyte result never stalls the other requests.
 _SURELY_WITHIN = 4
@@ -164,6 +165,13 @@ async def shape(
         "original": handle or None,
         "parts": len(parts),
         "structured_content_dropped": dropped,
+    }
+    # The handle where every summary carries it: <handle>#<n> are the parts expand opens.
+    meta[META_SUMMARY] = {
+        **dict(meta.get(META_SUMMARY) or {}),
+        "handle": doc_id if handle else None,
+        "sources_stored": not not_kept,
+        "excerpts": len(parts),
     }
     shaped = types.CallToolResult(
         content=[types.TextContent(type="text", text=text), *others],

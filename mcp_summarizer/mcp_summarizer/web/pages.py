@@ -216,8 +216,10 @@ async def read(
     max_tokens: int = 0,
     progress: Progress | None = None,
     tenant: Tenant,
+    reserve: int = 0,
 ) -> Answer:
     """Fetch ``url`` for ``tenant`` and answer as fetch_url does (see the module docstring).
+    A summary leaves ``reserve`` tokens of its budget free (for its handle and citations).
 
     ``max_tokens`` (0: none) caps the summary's budget and the raw window below FETCH_MAX_TOKENS
     and max_length: what the client's byte and line limits leave (`clients.fit`).
@@ -246,7 +248,7 @@ async def read(
     if raw:
         answer = _raw(page, start_index, window_tokens, summary_tokens)
     else:
-        answer = await _summary(engine, page, context.strip(), progress, summary_tokens, tenant)
+        answer = await _summary(engine, page, context.strip(), progress, summary_tokens, tenant, reserve)
     answer.cached = cached
     return answer
 
@@ -280,7 +282,13 @@ def _fitted_window(page: Page, start_index: int, budget: int, prefix: str) -> tu
 
 
 async def _summary(
-    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int, tenant: Tenant
+    engine: Engine,
+    page: Page,
+    context: str,
+    progress: Progress | None,
+    budget: int,
+    tenant: Tenant,
+    reserve: int = 0,
 ) -> Answer:
     n = page.tokens
     if n <= budget:
@@ -291,7 +299,7 @@ async def _summary(
     key = None
     if engine.cache is not None:
         # Hashing a page of megabytes takes milliseconds: off the event loop.
-        key = await asyncio.to_thread(_summary_key, engine, page, context, budget)
+        key = await asyncio.to_thread(_summary_key, engine, page, context, budget, reserve)
         hit = await engine.cache.get(tenant, key)
         if engine.observer is not None:
             engine.observer.cached("result", "hit" if hit else ("error" if engine.cache.failing else "miss"))
@@ -305,26 +313,37 @@ async def _summary(
                 body=body,
                 facts=dict(hit["facts"]),
             )
-    answer = await _summarize_page(engine, page, context, progress, budget, tenant)
+    answer = await _summarize_page(engine, page, context, progress, budget, tenant, reserve)
     if not answer.degraded:
         answer.cache_key = key
     return answer
 
 
-def _summary_key(engine: Engine, page: Page, context: str, budget: int) -> str:
+def _summary_key(engine: Engine, page: Page, context: str, budget: int, reserve: int) -> str:
     """Everything that decides a page's summary; the header lines (URL, title) included."""
     return engine.keys.result(
-        "fetch_url", page.markdown, url=page.url, title=page.title, budget=budget, focus=context
+        "fetch_url",
+        page.markdown,
+        url=page.url,
+        title=page.title,
+        budget=budget - reserve,  # a summary with room for citations is another answer
+        focus=context,
     )
 
 
 async def _summarize_page(
-    engine: Engine, page: Page, context: str, progress: Progress | None, budget: int, tenant: Tenant
+    engine: Engine,
+    page: Page,
+    context: str,
+    progress: Progress | None,
+    budget: int,
+    tenant: Tenant,
+    reserve: int = 0,
 ) -> Answer:
     n = page.tokens
     # The summary gets what the header lines leave (their Status line as long as it may be).
     likely = f"summarized from {n:,} to {budget:,} tokens ({engine.model}; FETCH_MAX_TOKENS {budget})"
-    room = max(budget - _header_tokens(page, likely), 1)
+    room = max(budget - _header_tokens(page, likely) - reserve, 1)
     request = Request(
         content=page.markdown,
         max_output_tokens=room,

@@ -198,6 +198,10 @@ async def test_a_large_result_fits_and_its_handle_expands_to_the_exact_original(
     assert fresh_llm.calls > 0  # the LLM path, through the real openai client
     assert any("who keeps gate 1999" in r.user + r.system for r in fresh_llm.requests)
     assert await original_behind(proxy.url, meta["original"]) == path.read_text()
+    # The handle where every summary carries it: the parts are <handle>#<n>.
+    summary = (result.meta or {})["io.github.mythline/summary"]
+    assert summary["handle"] == meta["original"].rpartition("#")[0] and summary["sources_stored"] is True
+    assert summary["excerpts"] == meta["parts"]
 
 
 async def test_an_upstream_error_is_kept(proxy: RunningServer, data: Path) -> None:

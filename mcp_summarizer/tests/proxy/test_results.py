@@ -182,3 +182,5 @@ async def test_an_original_over_the_stores_cap_still_gets_its_answer(tmp_path: P
     assert isinstance(answer, types.TextContent) and tokens.count(answer.text) <= 500
     assert "The original could not be kept (" in answer.text and "SOURCE_STORE_MAX_MB" in answer.text
     assert shaped.handle == "" and (shaped.result.meta or {})[META_PROXY]["original"] is None
+    assert (shaped.result.meta or {})["io.github.mythline/summary"]["sources_stored"] is False
+    assert (shaped.result.meta or {})["io.github.mythline/summary"]["handle"] is None

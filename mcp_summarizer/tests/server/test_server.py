@@ -15,6 +15,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
+from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.summarize import tokens
 from tests.support.fake_llm import FakeLLM, error, hang, length
 from tests.support.servers import RunningServer, start_server, stop_server
@@ -59,7 +60,9 @@ def server(llm: FakeLLM) -> Iterator[RunningServer]:
 
 
 def text_of(result) -> str:  # type: ignore[no-untyped-def]
-    assert len(result.content) == 1
+    """The one text block (a summary's resource links to its source follow it)."""
+    assert result.content[0].type == "text"
+    assert all(c.type == "resource_link" for c in result.content[1:])
     return result.content[0].text
 
 
@@ -98,6 +101,7 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
         "max_output_tokens",
         "focus_areas",
         "strategy",
+        "citations",
     }
     assert summarize.input_schema["required"] == ["content"]
     assert "unchanged" in summarize.description
@@ -110,7 +114,14 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
     assert set(extraction.input_schema["required"]) == {"content", "schema_hint"}
     assert summarize.output_schema is None, "str results are sent once, not also as structuredContent"
     fetch_url = tools["fetch_url"]
-    assert set(fetch_url.input_schema["properties"]) == {"url", "context", "raw", "start_index", "max_length"}
+    assert set(fetch_url.input_schema["properties"]) == {
+        "url",
+        "context",
+        "raw",
+        "start_index",
+        "max_length",
+        "citations",
+    }
     assert fetch_url.input_schema["required"] == ["url"]
     assert fetch_url.output_schema is None
     assert fetch_url.input_schema["properties"]["max_length"]["maximum"] == 5234
@@ -248,7 +259,9 @@ async def test_the_map_and_each_reduce_pass_are_logged(
     assert passes[0]["inputs"] == started["chunks"], "the first pass reads every chunk summary"
     for lower, upper in itertools.pairwise(passes):
         assert upper["inputs"] == lower["outputs"] < lower["inputs"], "each level merges the one below"
-    assert passes[-1]["final"] is True and passes[-1]["outputs"] == 1 and passes[-1]["max_tokens"] == 300
+    # The final pass writes the summary in what the budget leaves for its handle and citations.
+    assert passes[-1]["final"] is True and passes[-1]["outputs"] == 1
+    assert passes[-1]["max_tokens"] == done["max_output_tokens"] < 300
     assert not any(p["final"] for p in passes[:-1])
     # Every LLM call is one chunk's map or one group's merge.
     assert (
@@ -304,7 +317,7 @@ async def test_length_stops_and_overlong_answers_are_held_to_the_budget(
     summary = text_of(result)
     assert not result.is_error
     assert tokens.count(summary) <= 250
-    assert summary.endswith("on."), "trimmed at a sentence end"
+    assert summary.partition("\n\nSource: ")[0].endswith("on."), "trimmed at a sentence end"
 
 
 async def test_transient_errors_are_retried_honouring_retry_after(
@@ -461,7 +474,10 @@ async def test_on_llm_failure_original_and_truncate(fresh_llm: FakeLLM) -> None:
             notice, body = text_of(result).split("\n\n", 1)
             assert not result.is_error and "the LLM failed: HTTP 503" in notice
             if policy == "truncate":
-                assert notice.startswith("[truncated to 120 of") and content.startswith(body)
+                # The start of the content, in what the budget leaves for its handle's line
+                # (the rest is behind the handle) and citations.
+                assert re.match(r"\[truncated to \d+ of ", notice) and content.startswith(uncited(body))
+                assert "\n\nSource: " in body
                 assert 0 < tokens.count(text_of(result)) <= 120
             else:
                 assert notice.startswith("[not summarized:") and body == content, (

@@ -1,0 +1,1 @@
+"""Summaries an agent can drill into: the source kept behind a handle, and citations into it."""

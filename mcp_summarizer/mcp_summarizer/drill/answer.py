@@ -1,0 +1,130 @@
+"""A summary's handle and citations, fitted into its budget.
+
+`prepare` keeps the source (before the summary is made, so the summary can be asked for the
+room the handle's line and the citations will take); `finish` cites the summary and adds the
+line, the whole within the budget and the client's limits; `links` are the answer's
+``resource_link`` items, one per cited excerpt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from mcp.types import ResourceLink
+
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.documents.cite import cited
+from mcp_summarizer.drill.cite import cite
+from mcp_summarizer.drill.keep import Kept, keep
+from mcp_summarizer.store.content import ContentStore
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.tenant import Tenant
+
+__all__ = ["LINE_TOKENS", "URI_TEMPLATE", "Drill", "finish", "links", "prepare", "reserve", "uri"]
+
+URI_TEMPLATE = "summary://{handle}/{n}"
+_CITATION_SHARE = 5  # a fifth of the budget is held back for citations
+_MAX_LINKS = 20
+LINE_TOKENS = 40  # the handle's line, at most (an id is ~15 tokens)
+
+
+def reserve(room: int, citations: bool) -> int:
+    """What a summary of ``room`` tokens leaves for its handle's line and citations."""
+    return LINE_TOKENS + (room // _CITATION_SHARE if citations else 0)
+
+
+def uri(source_id: str) -> str:
+    handle, _, n = source_id.rpartition("#")
+    return f"summary://{handle}/{n}"
+
+
+@dataclass(frozen=True, slots=True)
+class Drill:
+    kept: Kept
+    line: str  # the answer's last line: the handle (or why there is none); "" if no room
+    citations: bool  # cite into the source
+    reserve: int  # tokens the summary leaves for the line and the citations
+
+    @property
+    def facts(self) -> dict[str, object]:
+        return {
+            "handle": self.kept.handle if self.kept.stored else None,
+            "sources_stored": self.kept.stored,
+            "excerpts": len(self.kept.excerpts),
+        }
+
+
+async def prepare(
+    store: ContentStore,
+    tenant: Tenant,
+    content: str,
+    room: int,
+    citations: bool,
+    *,
+    title: str = "",
+    url: str = "",
+) -> Drill:
+    """The source kept, and what its handle will take of ``room`` (the tokens the answer
+    has, within the budget and the client's limits)."""
+    kept = await keep(store, tenant, content, title=title, url=url)
+    n = len(kept.excerpts)
+    if kept.stored:
+        line = f"Source: {kept.handle} ({n} excerpt{'s' * (n != 1)}; expand or search by id)"
+    else:
+        line = f"Source: not kept ({kept.reason.splitlines()[0][:200]}): no ids to expand"
+    size = tokens.count(line) + 2
+    if room - size < 2 * fit.MIN_ROOM:  # too small for a summary and the line: meta only
+        return Drill(kept, "", False, 0)
+    cites = citations and kept.stored
+    return Drill(kept, line, cites, size - LINE_TOKENS + reserve(room, cites))
+
+
+async def finish(
+    drill: Drill,
+    summary: str,
+    source: str,
+    budget: int,
+    limits: Limits,
+    *,
+    verbatim: bool,
+    head: str = "",
+) -> tuple[str, dict[str, object]]:
+    """The answer (the summary, cited, and the handle's line) within ``budget`` and
+    ``limits`` (under ``head``, the lines above it), and the facts about it for ``_meta``."""
+    tail = f"\n\n{drill.line}" if drill.line else ""
+
+    def within(text: str) -> bool:
+        whole = head + text + tail
+        return tokens.count(whole) <= budget and fit.fits(whole, limits)
+
+    facts = drill.facts
+    if tail and not within(summary):  # the line over the client's lines or bytes: in _meta only
+        tail = ""
+    if not drill.citations:
+        facts.update(citations=0)
+        return summary + tail, facts
+    kept = drill.kept
+    ids = [e.source_id for e in kept.excerpts]
+    done = await asyncio.to_thread(cite, summary, source, ids, kept.starts, within, verbatim=verbatim)
+    facts.update(citations=done.citations, citations_removed=done.removed)
+    return done.text + tail, facts
+
+
+def links(drill: Drill | None, text: str) -> list[ResourceLink]:
+    """A ``resource_link`` for each excerpt the answer cites (the first when it cites none)."""
+    if drill is None or not drill.kept.stored or not drill.kept.excerpts:
+        return []
+    mine = {e.source_id: e for e in drill.kept.excerpts}
+    ids = [i for i in cited(text) if i in mine][:_MAX_LINKS] or [drill.kept.excerpts[0].source_id]
+    return [
+        ResourceLink(
+            type="resource_link",
+            uri=uri(i),
+            name=i,
+            description=f"excerpt {mine[i].index + 1} of {mine[i].chunk_count} of the summarized source",
+            mime_type="text/markdown",
+        )
+        for i in ids
+    ]

@@ -1,0 +1,147 @@
+"""Citations into a kept source: each line of a summary ends with the ids of the excerpts it
+came from, ``[<handle>#<n>]``.  Pure, no I/O.
+
+A line of an extractive summary is the source's own words: its sentences are found in the
+source, and the excerpts holding them are cited.  A line a model wrote is matched to the
+excerpt sharing most of its words (none when too few are shared: no citation beats a wrong
+one).  A run of lines from the same excerpts cites them once, on its last line.  Citations
+the text already holds are checked as `summarize_documents` checks them: any id that is not
+one of the source's is removed and counted.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from mcp_summarizer.documents.cite import clean
+
+__all__ = ["Cited", "cite", "uncited"]
+
+_MARKER = re.compile(r"^\s{0,12}(?:[-*+>]|\d{1,4}[.)])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s+$")
+_WORD = re.compile(r"[^\W_]{4,}")
+_MIN_FRAGMENT = 24  # characters: shorter pieces are found in too many places
+_MIN_SHARED = 3  # words a written line shares with its excerpt, at least
+_MIN_SHARE = 0.4  # and that share of its own words
+
+
+@dataclass(frozen=True, slots=True)
+class Cited:
+    text: str
+    citations: int  # kept in the text
+    removed: int  # ids the text cited that are not the source's
+
+
+def cite(
+    summary: str,
+    source: str,
+    ids: Sequence[str],
+    starts: Sequence[int],
+    fits: Callable[[str], bool],
+    *,
+    verbatim: bool,
+) -> Cited:
+    """``summary`` with citations into ``source``'s excerpts (``ids[i]`` starts at
+    ``starts[i]``), as many as ``fits`` allows (the last ones go first)."""
+    summary, removed = clean(summary, set(ids))
+    lines = summary.split("\n")
+    ends = [*starts[1:], len(source)]
+    words = [] if verbatim else [_words(source[s:e]) for s, e in zip(starts, ends, strict=True)]
+    # Units: a sentence of a line (the source's own words) or a whole line (a model's); never
+    # inside a code block, whose text must stay exact.
+    units: list[tuple[int, int, tuple[int, ...]]] = []
+    fenced = False
+    after = [0]  # where the last sentence was found: the next is looked for there first
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            units.append((i, 0, ()))  # a run of prose ends at a code block
+            continue
+        if not fenced:
+            found = _sentences(line, source, starts, after) if verbatim else _line(line, words)
+            units += [(i, end, got) for end, got in found]
+    # A citation after the last unit of each run of units from the same excerpts.
+    marks = [
+        (i, end, got)
+        for k, (i, end, got) in enumerate(units)
+        if got and (k + 1 == len(units) or units[k + 1][2] != got)
+    ]
+
+    def render(count: int) -> str:
+        out = list(lines)
+        for i, end, got in reversed(marks[:count]):
+            line = out[i]
+            out[i] = f"{line[:end].rstrip()} [{', '.join(ids[n] for n in got)}]{line[end:]}"
+        return "\n".join(out)
+
+    lo, hi = 0, len(marks)  # the most citations that fit; none always does (the caller's text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(render(mid)) else (lo, mid - 1)
+    return Cited(render(lo), lo, removed)
+
+
+def _body(line: str) -> tuple[int, str]:
+    """Where a line's words start (after a list marker), and the words; none for a heading,
+    a blank line or a notice."""
+    m = _MARKER.match(line)
+    at = m.end() if m else 0
+    body = line[at:].rstrip()
+    if not body.strip() or body.lstrip().startswith(("#", "[!", "*[", "|", "```")):
+        return at, ""
+    return at, body
+
+
+def _sentences(
+    line: str, source: str, starts: Sequence[int], after: list[int]
+) -> list[tuple[int, tuple[int, ...]]]:
+    """Each sentence of a line of the source's own words: where it ends in the line, and the
+    excerpt it was found in (none when it is too short to place, or not found).  Sentences
+    come mostly in the source's order: each is looked for after the last one first."""
+    at, body = _body(line)
+    found: list[tuple[int, tuple[int, ...]]] = []
+    pos = 0
+    for m in _SENTENCE_END.finditer(body + " "):
+        fragment = body[pos : m.start()].strip(" .…")
+        pos = m.end()
+        if not fragment:
+            continue
+        where = -1
+        if len(fragment) >= _MIN_FRAGMENT:
+            where = source.find(fragment[:200], after[0])
+            where = where if where >= 0 else source.find(fragment[:200], 0, after[0] + 200)
+            after[0] = max(where, after[0])
+        got = (bisect_right(starts, where) - 1,) if where >= 0 else ()
+        found.append((at + m.start(), got))
+    return found
+
+
+def _line(line: str, words: list[frozenset[str]]) -> list[tuple[int, tuple[int, ...]]]:
+    """A line a model wrote: the excerpt sharing most of its words, if enough."""
+    _, body = _body(line)
+    mine = _words(body)
+    if len(mine) < _MIN_SHARED or not words:
+        return []
+    shared = [len(mine & w) for w in words]
+    best = max(range(len(words)), key=shared.__getitem__)
+    if shared[best] < _MIN_SHARED or shared[best] < _MIN_SHARE * len(mine):
+        return [(len(line.rstrip()), ())]
+    return [(len(line.rstrip()), (best,))]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+_CITED = re.compile(
+    r" \[[A-Za-z0-9._-]{1,64}~[0-9a-f]{1,32}#\d{1,7}(?:, [A-Za-z0-9._-]{1,64}~[0-9a-f]{1,32}#\d{1,7}){0,50}\]"
+)
+_SOURCE_LINE = re.compile(r"\n\nSource: [^\n]*\Z")
+
+
+def uncited(answer: str) -> str:
+    """A summary's answer without its citations and its Source line: the summary's own text."""
+    return _CITED.sub("", _SOURCE_LINE.sub("", answer))
