@@ -2,12 +2,12 @@
 item 4), stage by stage, in one process: the MCP SDK's parse of the HTTP body (what
 `mcp.server.streamable_http` does with it: `pydantic_core.from_json`, then the JSON-RPC
 validation), and the engine from `Engine.summarize` to the first request reaching the
-stand-in LLM (`tests/fake_llm.FakeLLM`, real HTTP through the openai client), with the
+stand-in LLM (`tests.support.fake_llm.FakeLLM`, real HTTP through the openai client), with the
 engine's own steps timed apart (boilerplate removal, then the streamed chunker's first and
 ``map_share_settled``-th chunk).  The client's JSON encoding of the request is timed too:
 it is in the end-to-end "request in" of `engine.py`, not on the server.
 
-    cd mcp_summarizer && ../.venv/bin/python bench/first_call.py [--sizes 1M,2M] [--repeats 3]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.first_call [--sizes 1M,2M] [--repeats 3]
 
 Prints each stage's best and worst time over the repeats (the machine is shared: read the
 stages against each other, in one run).
@@ -19,20 +19,14 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pydantic_core
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import corpus
 from mcp_types import jsonrpc_message_adapter
-from tests.fake_llm import FakeLLM
+from tests.support.fake_llm import FakeLLM
 
+from bench import corpus
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.summarize.boilerplate import strip_boilerplate
 from mcp_summarizer.summarize.budget import map_share_settled

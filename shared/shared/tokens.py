@@ -19,8 +19,8 @@ character and a space or tab (no pre-token runs from a non-blank character into 
 and what follows the cut is tokenized from the cut on); so the ids are exactly the whole
 text's.  Where no such place is near (a base64 or hex blob), a piece ends where a letter
 meets a decimal digit, which no pre-token spans either: still the whole text's ids, and the
-blob is not one piece of hundreds of kilobytes (tiktoken slows down several times on a piece
-past ~20k characters with no blank, and one piece is one encoder thread's work).  A
+blob is not one piece of hundreds of kilobytes (one piece is one encoder thread's work, and
+the streaming chunker waits for all of it).  A
 whitespace run longer than `WHITESPACE_RUN_CHARS` has no place to cut at: it is cut every
 `WHITESPACE_RUN_CHARS` characters from its start, so its count can differ by a few
 tokens from an uncut encoding (which tiktoken cannot compute past a million blanks); the

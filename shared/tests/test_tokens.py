@@ -261,8 +261,7 @@ def test_the_next_cut_is_the_first_cut_position_at_or_after_pos(text: str, pos: 
 
 def test_a_blob_with_no_blank_is_encoded_in_pieces_cut_where_letters_meet_digits() -> None:
     """A base64 blob has no blank to cut at: it is cut where a letter meets a digit (exact),
-    so it is not one piece of hundreds of kilobytes (tiktoken slows down past ~20k characters
-    with no blank, and a single piece keeps one encoder thread busy)."""
+    so it is not one piece of hundreds of kilobytes (one encoder thread's work)."""
     blob = base64.b64encode(random.Random(5).randbytes(300_000)).decode()
     text = "A blob: " + blob + " and after."
     parts = list(tokens.pieces(text))
