@@ -17,8 +17,12 @@ megabyte builds a list of a million ints while holding the GIL.  A piece of abou
 surrounds the cut: after a newline and before a non-blank character, or between a non-blank
 character and a space or tab (no pre-token runs from a non-blank character into a space,
 and what follows the cut is tokenized from the cut on); so the ids are exactly the whole
-text's.  A whitespace run longer than `WHITESPACE_RUN_CHARS` has no such place: it is cut
-every `WHITESPACE_RUN_CHARS` characters from its start, so its count can differ by a few
+text's.  Where no such place is near (a base64 or hex blob), a piece ends where a letter
+meets a decimal digit, which no pre-token spans either: still the whole text's ids, and the
+blob is not one piece of hundreds of kilobytes (one piece is one encoder thread's work, and
+the streaming chunker waits for all of it).  A
+whitespace run longer than `WHITESPACE_RUN_CHARS` has no place to cut at: it is cut every
+`WHITESPACE_RUN_CHARS` characters from its start, so its count can differ by a few
 tokens from an uncut encoding (which tiktoken cannot compute past a million blanks); the
 cuts depend only on the run, so counts stay the same whatever text surrounds it.  A lone
 surrogate (possible in a str, impossible in UTF-8) is encoded as U+FFFD, one character for
@@ -135,13 +139,20 @@ _CUT = re.compile(f"[\n \t](?:(?<=\n)(?=[^{_WS}])|(?<=[^{_WS}][ \t]))")
 _LONG_RUN = re.compile(f"[{_WS}](?<![{_WS}].)[{_WS}]{{{WHITESPACE_RUN_CHARS}}}")
 _RUN_REST = re.compile(f"[{_WS}]*+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_DIGITS = re.compile(r"\d+")  # \d: Unicode decimal digits, what str.isdecimal accepts
 
 
 def pieces(text: str) -> Iterator[str]:
     """``text`` in consecutive pieces whose encodings, joined, are its encoding."""
     start, size = 0, len(text)
     while size - start > PIECE_CHARS:
-        end = _next_cut(text, start + PIECE_CHARS)
+        target = start + PIECE_CHARS
+        near = target + PIECE_CHARS // 32 + 1
+        end = _next_cut(text, target, near)
+        if end < 0:  # no blank near: a blob (base64, hex) is cut where a letter meets a digit
+            end = _meeting_cut(text, start + max(PIECE_CHARS // 2, 1), near)
+        if end < 0:
+            end = _next_cut(text, target)
         if end - start > WHITESPACE_RUN_CHARS:  # no cut for long: maybe a huge whitespace run
             yield from _cut_long_runs(text, start, end)
         else:
@@ -151,21 +162,40 @@ def pieces(text: str) -> Iterator[str]:
         yield text[start:] if start else text
 
 
-def _next_cut(text: str, pos: int) -> int:
-    """The first cut at or after ``pos`` (the text's end if none), one bounded search at a time."""
+def _next_cut(text: str, pos: int, limit: int | None = None) -> int:
+    """The first cut at or after ``pos`` (the text's end if none), one bounded search at a time;
+    with a ``limit``, the first before it (-1 if none)."""
     size = len(text)
+    reach = size if limit is None else min(limit, size)
     start = max(pos - 1, 0)  # a newline just before pos makes a cut at pos
-    while start < size:
+    while start < reach:
         # One character past the window, so a newline at its end is judged with the next one.
-        stop = min(start + _SEARCH_CHARS + 1, size)
+        stop = min(start + _SEARCH_CHARS + 1, size, reach + 1)
         found = _CUT.search(text, start, stop)
         while found:
             cut = found.end() if text[found.start()] == "\n" else found.start()
             if cut >= pos:
-                return cut
+                return cut if limit is None or cut < limit else -1
             found = _CUT.search(text, found.end(), stop)
         start += _SEARCH_CHARS
-    return size
+    return size if limit is None else -1
+
+
+def _meeting_cut(text: str, pos: int, end: int) -> int:
+    """The first place at or after ``pos`` and before ``end`` where a letter meets a decimal
+    digit (either way round), else -1.  No cl100k pre-token holds both a letter and a
+    digit, and none reaches past a letter or digit run's end, so the cut is exact."""
+    start = max(pos - 1, 0)  # a run starting at pos meets the character before it
+    while start < end:
+        stop = min(start + _SEARCH_CHARS, end)
+        for m in _DIGITS.finditer(text, start, stop):
+            for cut in (m.start(), m.end()):
+                if pos <= cut < end and 0 < cut < len(text):
+                    before, after = text[cut - 1], text[cut]
+                    if (before.isalpha() and after.isdecimal()) or (before.isdecimal() and after.isalpha()):
+                        return cut
+        start = stop
+    return -1
 
 
 def _cut_long_runs(text: str, start: int, end: int) -> Iterator[str]:

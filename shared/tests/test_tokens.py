@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import importlib.util
+import itertools
+import random
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -254,3 +257,21 @@ def test_the_next_cut_is_the_first_cut_position_at_or_after_pos(text: str, pos: 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tokens, "_SEARCH_CHARS", window)
         assert tokens._next_cut(text, pos) == expected
+
+
+def test_a_blob_with_no_blank_is_encoded_in_pieces_cut_where_letters_meet_digits() -> None:
+    """A base64 blob has no blank to cut at: it is cut where a letter meets a digit (exact),
+    so it is not one piece of hundreds of kilobytes (one encoder thread's work)."""
+    blob = base64.b64encode(random.Random(5).randbytes(300_000)).decode()
+    text = "A blob: " + blob + " and after."
+    parts = list(tokens.pieces(text))
+    assert "".join(parts) == text
+    assert max(map(len, parts)) <= tokens.PIECE_CHARS
+    for a, b in itertools.pairwise(parts):
+        assert (a[-1].isalpha() and b[0].isdecimal()) or (a[-1].isdecimal() and b[0].isalpha()) or b[0] == " "
+    assert tokens.encode(text) == tokens.cl100k().encode_ordinary(text)
+
+
+def test_a_blob_of_letters_alone_stays_one_piece() -> None:
+    text = "x" * (3 * tokens.PIECE_CHARS)  # no blank, no digit: no exact cut
+    assert list(tokens.pieces(text)) == [text]

@@ -96,6 +96,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -403,6 +404,20 @@ _BADGE_LINE = re.compile(rf"^[ \t]{{0,3}}{_BADGE}(?:[ \t]*+{_BADGE})*+[ \t\r]*+$
 _BADGE_SERVICE = re.compile(r"shields\.io|badgen\.net|badge|/workflows/[^/\s]+/badge", re.IGNORECASE)
 
 
+def _lines_matching(text: str, marker: str, line: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """The matches of the one-line pattern ``line`` (MULTILINE, ``^...$``) in ``text``, in
+    order, tried only on the lines that hold ``marker`` (which every match holds): a few lines
+    of a page, where a MULTILINE ``^`` is tried at every line start of the whole text."""
+    at = text.find(marker)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if m := line.match(text, start, end):
+            yield m
+        at = text.find(marker, end)
+
+
 class _Page:
     """One text: the lines that a rule may concern, and the decisions about them.
 
@@ -469,12 +484,11 @@ class _Page:
     def _markup_lines(self) -> None:
         """HTML comment lines and badge lines, outside code blocks and tables."""
         text = self.text
-        if "<!--" in text:
-            for m in _HTML_COMMENT_LINE.finditer(text):
-                if not self.is_protected(m.start()):
-                    self.removed.setdefault(m.start(), (m.end(), "html_comment"))
+        for m in _lines_matching(text, "<!--", _HTML_COMMENT_LINE):
+            if not self.is_protected(m.start()):
+                self.removed.setdefault(m.start(), (m.end(), "html_comment"))
         if "![" in text:
-            for m in _BADGE_LINE.finditer(text):
+            for m in _lines_matching(text, "![", _BADGE_LINE):
                 line = m.group()
                 # Linked images are badges by their shape; a bare image only from a badge service.
                 if (line.lstrip().startswith("[") or _BADGE_SERVICE.search(line)) and not self.is_protected(

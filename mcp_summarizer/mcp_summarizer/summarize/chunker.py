@@ -77,6 +77,7 @@ _NOT_SPACE = re.compile(r"\S")
 # space) costs no Python loop.
 _STRONG_HINT = re.compile(r"(?<=\n)(?=\S)|(?= )")
 _WEAK_HINT = re.compile(r"(?<=\D)(?=\d)|(?<=\d)(?=\D)")
+_DIGIT = re.compile(r"\d")
 # A full chunk ends at the most major boundary (an H1 beats an H2 beats a paragraph) among
 # those that leave it at least 3/4 full.  With 1/2, sections stayed together more often, but
 # the python docs (a "# Title" every page) made chunks 82% full on average: 153 map calls at
@@ -379,6 +380,9 @@ class _Splitter:
         self.chunks: list[Chunk] = []
         self._on_chunk = on_chunk
         self._context_cache: dict[tuple[str, ...], tuple[str, int]] = {}
+        # A text with no line break, no space and no decimal digit (CJK written without
+        # spaces) has no hinted place to cut anywhere: its windows are not searched for one.
+        self._hints = "\n" in text or " " in text or _DIGIT.search(text) is not None
 
     # -- output ---------------------------------------------------------------------------
 
@@ -528,14 +532,14 @@ class _Splitter:
         """Latest token boundary in (lo, t] that is a safe cut, looking back ``search`` tokens;
         a word break or line start if there is one, else where a letter meets a digit."""
         first = max(lo + 1, t - search + 1)
-        if first > t:
+        if first > t or not self._hints:
             return None
         return self._latest(_STRONG_HINT, 2, first, t) or self._latest(_WEAK_HINT, 1, first, t)
 
     def _safe_after(self, k0: int, limit: int) -> int | None:
         """First token boundary in [k0, limit] that is a safe cut (a word break or line start
         if there is one)."""
-        if k0 > limit:
+        if k0 > limit or not self._hints:
             return None
         return self._first(_STRONG_HINT, 2, k0, limit) or self._first(_WEAK_HINT, 1, k0, limit)
 
