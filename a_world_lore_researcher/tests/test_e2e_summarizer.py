@@ -5,6 +5,7 @@ research LLM is scripted (a pydantic-ai FunctionModel)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,7 @@ from conftest import (
 from scripted_model import ScriptedResearcher, research
 
 from shared import tokens
-from world_lore_researcher import tools
+from world_lore_researcher import pipeline, tools
 from world_lore_researcher.checkpoint import ResearchCheckpoint
 from world_lore_researcher.topics import load_topics
 
@@ -80,12 +81,16 @@ async def summarizer(running: dict[str, RealSummarizer], llm: Any) -> RealSummar
     return server
 
 
+CITATION = re.compile(r" ?\[[0-9a-f]{8}~[0-9a-f]{16}#\d+\]")
+HANDLE_LINE = re.compile(r"\n\nSource: [0-9a-f]{8}~[0-9a-f]{16} \(\d+ excerpts; [^\n]*\)$")
+
+
 def fetch_returns(model: ScriptedResearcher) -> dict[str, str]:
     """What fetch_url returned to the model, by the URL the model asked for."""
     asked = {}
     for url_part in model.returns:
         if url_part.tool_name == tools.FETCH_URL and url_part.outcome == "success":
-            text = str(url_part.content)
+            text = pipeline._as_text(url_part.content)  # text and resource links: its text
             asked[tools.parse_fetch_result(text).url] = text
     return asked
 
@@ -119,7 +124,9 @@ async def test_pages_are_summarized_at_the_source(
     assert (large.status, large.summarized) == ("summarized", True)
     assert large.original_tokens > 20_000
     assert 0 < large.tokens <= FETCH_MAX_TOKENS
-    assert produced and large.content == produced[-1]
+    # ... with the citations into its source and the handle line the summarizer adds.
+    assert produced and CITATION.sub("", HANDLE_LINE.sub("", large.content)) == produced[-1]
+    assert HANDLE_LINE.search(large.content) and CITATION.search(large.content)
     # The topic's schema hint reached the summarizer's LLM as the extraction context.
     hint = TOPICS["overview"].schema_hint
     assert any(hint in r.system or hint in r.user for r in llm.requests)

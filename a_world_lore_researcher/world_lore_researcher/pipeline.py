@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -72,9 +73,19 @@ class _Pending:
     partial: bool = False  # the tool itself returned only part of the page
 
 
+_LINK = re.compile(r"[a-z][a-z0-9+.-]*://\S+")
+
+
 def _as_text(content: object) -> str:
+    """A tool return as text.  A result with `resource_link` items next to its text (the
+    summarizer links each cited excerpt) arrives as a list: its text, without the bare links
+    (the text names the same ids)."""
     if isinstance(content, str):
         return content
+    if isinstance(content, list) and content and all(isinstance(item, str) for item in content):
+        texts = [item for item in content if not _LINK.fullmatch(item)]
+        if texts:
+            return "\n\n".join(texts)
     try:
         return json.dumps(content, ensure_ascii=False)
     except (TypeError, ValueError):
