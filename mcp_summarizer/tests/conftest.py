@@ -1,4 +1,5 @@
-"""Shared fixtures: the local test LLM (the server launcher is in support/servers.py)."""
+"""Shared fixtures: the local test LLM and a redis-server (the server launcher is in
+support/servers.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.fake_llm import FakeLLM
+from tests.support.redis_server import REDIS, RedisServer
 
 
 @pytest.fixture(scope="module")
@@ -22,3 +24,15 @@ def fresh_llm(llm: FakeLLM) -> FakeLLM:
     llm.responder = None
     llm.latency = 0.0
     return llm
+
+
+@pytest.fixture(scope="module")
+def redis() -> Iterator[RedisServer | None]:
+    """A real redis-server on a free loopback port for the module, or None where the Debian
+    package is missing (the tests that need it skip, naming it)."""
+    if REDIS is None:
+        yield None
+        return
+    server = RedisServer().start()
+    yield server
+    server.stop()

@@ -20,7 +20,7 @@ import pytest
 
 from tests.support.fake_llm import FakeLLM
 from tests.support.local_site import Site
-from tests.support.redis_server import REDIS, RedisServer
+from tests.support.redis_server import RedisServer
 from tests.support.servers import RunningServer, start_server, stop_server
 from tests.support.tenants import ALICE, BOB, TOKENS, call, post_mcp, source_ids, text_of
 
@@ -48,16 +48,6 @@ def get(server: RunningServer, path: str, token: str | None = None) -> tuple[int
             return response.status, dict(response.headers), response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read().decode()
-
-
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer | None]:
-    if REDIS is None:
-        yield None
-        return
-    server = RedisServer().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module", params=["sqlite", "redis"])

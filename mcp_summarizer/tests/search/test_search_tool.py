@@ -11,22 +11,18 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp_summarizer.summarize import tokens
 from shared.testing import scrubbed_environ
-from tests.support.redis_server import REDIS, RedisServer
+from tests.support.redis_server import RedisServer
 from tests.support.servers import RunningServer, start_server, stop_server
+from tests.support.tenants import ALICE, BOB, TOKENS, client, text_of
 
-ALICE = "alice-token-0123456789abcdef"
-BOB = "bob-token-fedcba9876543210xyz"
 FACT = "Server node-017 listens on port 20017 since 2019-08-17."
 OTHER_FACT = "The quintor cache is not 48 GB in size."
 ID = re.compile(r"^\[([A-Za-z0-9._-]+~[0-9a-f]{16}#\d+)\] \(offset (\d+)\) (.*)$")
@@ -52,17 +48,6 @@ def documents() -> list[dict[str, str]]:
     ]
 
 
-@asynccontextmanager
-async def http(server: RunningServer, token: str) -> Any:
-    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as h:
-        async with Client(streamable_http_client(server.url, http_client=h)) as c:
-            yield c
-
-
-def text_of(result: Any) -> str:
-    return "".join(c.text for c in result.content if c.type == "text")
-
-
 def doc_ids(structured: Any) -> dict[str, str]:
     """Each document's ``<doc>~<version>``, read off the source ids the index lists."""
     ids = [sid for c in structured["index"]["clusters"] for sid in c["source_ids"]]
@@ -78,16 +63,6 @@ async def summarized(c: Client) -> dict[str, str]:
     return ids
 
 
-@pytest.fixture(scope="module")
-def redis() -> Iterator[RedisServer | None]:
-    if REDIS is None:
-        yield None
-        return
-    server = RedisServer().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(scope="module", params=["sqlite", "redis"])
 def server(request: pytest.FixtureRequest, redis: RedisServer | None) -> Iterator[RunningServer]:
     """The service on its embedded summarizer (no LLM), two tenants, either store."""
@@ -96,7 +71,7 @@ def server(request: pytest.FixtureRequest, redis: RedisServer | None) -> Iterato
         if redis is None:
             pytest.skip("needs redis-server (Debian package redis-server)")
         extra = {"REDIS_URL": redis.url}
-    running = start_server({"AUTH_TOKENS": f"alice:{ALICE}, bob:{BOB}", **extra})
+    running = start_server({"AUTH_TOKENS": TOKENS, **extra})
     yield running
     stop_server(running)
 
@@ -104,7 +79,7 @@ def server(request: pytest.FixtureRequest, redis: RedisServer | None) -> Iterato
 async def test_search_finds_a_left_out_fact_as_an_exact_passage_that_expand_opens(
     server: RunningServer,
 ) -> None:
-    async with http(server, ALICE) as c:
+    async with client(server, ALICE) as c:
         ids = await summarized(c)
         result = await c.call_tool(
             "search", {"handle": ids["ops"], "query": "which port does node-017 listen on"}
@@ -128,7 +103,7 @@ async def test_search_finds_a_left_out_fact_as_an_exact_passage_that_expand_open
 
 
 async def test_search_over_a_whole_set_finds_facts_in_each_document(server: RunningServer) -> None:
-    async with http(server, ALICE) as c:
+    async with client(server, ALICE) as c:
         ids = await summarized(c)
         whole = f"{ids['ops']}, {ids['cache']}"
         for query, fact, doc in (
@@ -142,7 +117,7 @@ async def test_search_over_a_whole_set_finds_facts_in_each_document(server: Runn
 
 
 async def test_the_answer_stays_within_max_tokens(server: RunningServer) -> None:
-    async with http(server, ALICE) as c:
+    async with client(server, ALICE) as c:
         ids = await summarized(c)
         for budget in (150, 300, 2000):
             result = await c.call_tool(
@@ -155,10 +130,10 @@ async def test_the_answer_stays_within_max_tokens(server: RunningServer) -> None
 
 
 async def test_another_tenants_handle_is_as_unknown_as_a_made_up_one(server: RunningServer) -> None:
-    async with http(server, ALICE) as alice:
+    async with client(server, ALICE) as alice:
         ids = await summarized(alice)
     made_up = "ops~" + "0" * 16
-    async with http(server, BOB) as bob:
+    async with client(server, BOB) as bob:
         theirs = await bob.call_tool("search", {"handle": ids["ops"], "query": "port"})
         unknown = await bob.call_tool("search", {"handle": made_up, "query": "port"})
     assert theirs.is_error and unknown.is_error
@@ -168,7 +143,7 @@ async def test_another_tenants_handle_is_as_unknown_as_a_made_up_one(server: Run
 
 
 async def test_bad_input_is_an_error_naming_the_problem(server: RunningServer) -> None:
-    async with http(server, ALICE) as c:
+    async with client(server, ALICE) as c:
         ids = await summarized(c)
         cases = {
             "query is empty": {"handle": ids["ops"], "query": "   "},
