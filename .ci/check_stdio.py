@@ -46,6 +46,7 @@ async def main(command: list[str]) -> None:
         assert tools == [
             "expand",
             "fetch_url",
+            "search",
             "summarize",
             "summarize_documents",
             "summarize_for_extraction",
