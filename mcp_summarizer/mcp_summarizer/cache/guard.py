@@ -52,10 +52,14 @@ class Outage:
             if strict:
                 raise RedisUnavailable(f"Redis ({self.where()}) is unreachable; retrying shortly")
             return None
+        task = asyncio.current_task()
+        cancels = task.cancelling() if task is not None else 0
+        deadline = asyncio.timeout(TIMEOUT_SECONDS * 2)
         try:
-            async with asyncio.timeout(TIMEOUT_SECONDS * 2):
+            async with deadline:
                 result = await fn()
         except (RedisError, OSError, TimeoutError) as exc:
+            _honour_cancellation(task, cancels, deadline)
             self.failures += 1
             if not self.failing:
                 logger.warning(
@@ -69,7 +73,26 @@ class Outage:
                     f"Redis ({self.where()}) did not answer: {type(exc).__name__}"
                 ) from None
             return None
+        _honour_cancellation(task, cancels, deadline)
         if self.failing:
             logger.info("redis_recovered", extra={"what": self.what, "redis": self.where()})
             self.failing = False
         return result
+
+
+def _honour_cancellation(task: asyncio.Task[Any] | None, cancels: int, deadline: asyncio.Timeout) -> None:
+    """Raise CancelledError if the task was cancelled during the call but the call returned.
+
+    redis-py can swallow a cancellation that lands in the middle of a command (the command then
+    completes).  A caller polling Redis in a loop, as `Leases.acquire` does, would then never
+    stop: the request that was cancelled (a client gone, a `wait_for` run out) keeps its slot
+    and polls forever.  Only a cancel of our own deadline, swallowed the same way, is ours to
+    forget."""
+    if task is None:
+        return
+    pending = task.cancelling() - cancels
+    if pending > 0 and deadline.expired():
+        task.uncancel()
+        pending -= 1
+    if pending > 0:
+        raise asyncio.CancelledError
