@@ -88,10 +88,11 @@ class ServiceProcess:
 
 
 def start_service(
-    command: Sequence[str], env: Mapping[str, str], port: int, *, timeout: float = 20.0
+    command: Sequence[str], env: Mapping[str, str], port: int, *, timeout: float = 60.0
 ) -> ServiceProcess:
     """Run ``command`` with exactly ``env`` and wait until ``GET /health`` on ``port`` answers
-    200; raise with the last log lines if it exits or does not become healthy in time."""
+    200; raise with the last log lines if it exits or does not become healthy in time (a
+    liveness bound: a Python service starting on a loaded 2-core machine took 12-23 s)."""
     proc = subprocess.Popen(
         list(command),
         env={"PYTHONUNBUFFERED": "1", **env},
