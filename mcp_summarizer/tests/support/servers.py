@@ -8,6 +8,11 @@ import tempfile
 
 from shared.testing import ServiceProcess, free_port, scrubbed_environ, start_service
 
+# Seconds /health may take to answer while a request runs: a freeze, not speed (bench/ has
+# the latency targets).  At a load average of 8 on 2 cores one GIL-holding step stretched a
+# poll to 2.3 s; the freezes these checks exist for held /health for minutes.
+FREEZE_SECONDS = 5.0
+
 RunningServer = ServiceProcess
 
 
