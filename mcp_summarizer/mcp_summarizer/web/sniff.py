@@ -132,6 +132,7 @@ SUPPORTED = "HTML, plain text, markdown, JSON and PDF"
 
 
 def media_type(content_type: str) -> str:
+    """The media type of a Content-Type value, lowercased, without parameters ("" when absent)."""
     return content_type.split(";", 1)[0].strip().lower()
 
 
@@ -150,6 +151,7 @@ def _magic(body: bytes) -> str | None:
 
 
 def is_pdf(body: bytes) -> bool:
+    """Whether the PDF header is near the start (readers accept junk before it)."""
     return PDF_MAGIC in body[:PDF_MAGIC_WITHIN]
 
 
@@ -174,6 +176,7 @@ def binary_reason(body: bytes, charset: str | None) -> str | None:
 
 
 def refuse(media: str, detail: str = "") -> UnsupportedContent:
+    """The error for a body of type ``media`` that cannot become text, naming what is supported."""
     what = media or "a body without a Content-Type"
     extra = f" ({detail})" if detail else ""
     return UnsupportedContent(f"{what}{extra} cannot be converted to text; supported: {SUPPORTED}")
@@ -195,6 +198,7 @@ def declared_kind(media: str) -> str | None:
 
 
 def refused_type(media: str) -> bool:
+    """Whether ``media`` is binary by its name alone (images, audio, video, fonts, archives...)."""
     return (
         media.partition("/")[0] in REFUSED_TOP_LEVEL
         or media in BINARY_APPLICATION_TYPES
@@ -203,6 +207,7 @@ def refused_type(media: str) -> bool:
 
 
 def sniff_text(text: str) -> str:
+    """The kind of an undeclared text body from its start: "html", "json" or "text"."""
     head = text.lstrip("\ufeff \t\r\n")[:2048]
     if head.startswith("<") and HTML_SNIFF.search(head):
         return "html"
