@@ -2,7 +2,7 @@
 
 ``fetch(url, limits)`` downloads one http(s) URL with:
 
-* the SSRF guard of :mod:`mcp_summarizer.web.guard` on every hop (URL checks, and connections
+* the SSRF guard of :mod:`mcp_summarizer.web.ssrf` on every hop (URL checks, and connections
   only to resolved addresses that :mod:`mcp_summarizer.web.addresses` allows);
 * manual redirect handling, each hop re-validated, capped by ``max_redirects``;
 * a streamed body cap on *decoded* bytes (:mod:`mcp_summarizer.web.body`);
@@ -23,8 +23,8 @@ import httpx
 
 from mcp_summarizer.errors import FetchError
 from mcp_summarizer.web.body import ACCEPT_ENCODING, read_body
-from mcp_summarizer.web.guard import ALLOWED_SCHEMES, guarded_transport, validate_url
 from mcp_summarizer.web.quoting import detail, shown
+from mcp_summarizer.web.ssrf import ALLOWED_SCHEMES, guarded_transport, validate_url
 from shared.logs import clip, redact_credentials
 
 __all__ = ["FetchLimits", "Fetched", "fetch"]

@@ -46,8 +46,8 @@ from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.web.convert import convert
 from mcp_summarizer.web.fetch import FetchLimits, fetch
-from mcp_summarizer.web.guard import validate_url
 from mcp_summarizer.web.robots import Robots
+from mcp_summarizer.web.ssrf import validate_url
 
 __all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpcore
 import pytest
 
-from mcp_summarizer.web import guard
+from mcp_summarizer.web import ssrf
 from tests.support.raw_http import Server
 
 
@@ -38,4 +38,4 @@ def no_dns(monkeypatch):
     async def forbidden(host, port):
         raise AssertionError(f"unexpected DNS lookup of {host!r}")
 
-    monkeypatch.setattr(guard, "_resolve", forbidden)
+    monkeypatch.setattr(ssrf, "_resolve", forbidden)

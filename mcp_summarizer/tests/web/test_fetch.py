@@ -9,7 +9,7 @@ import time
 import pytest
 
 from mcp_summarizer.errors import BlockedAddressError, FetchError, HostUnreachable
-from mcp_summarizer.web import addresses, guard
+from mcp_summarizer.web import addresses, ssrf
 from mcp_summarizer.web.fetch import FetchLimits, fetch
 from tests.support.raw_http import Server
 
@@ -76,7 +76,7 @@ async def test_redirect_to_metadata_refused_with_allow_private(server, connects)
 
 async def test_redirect_to_metadata_refused_at_connect_time(server, connects, monkeypatch):
     """With the URL-level pre-check disabled, the network backend alone still refuses."""
-    monkeypatch.setattr(guard, "_precheck_literal", lambda host, limits: None)
+    monkeypatch.setattr(ssrf, "_precheck_literal", lambda host, limits: None)
     with pytest.raises(BlockedAddressError, match=r"169\.254\.169\.254 is metadata"):
         await fetch(f"{server.base}/to-metadata", LOCAL)
     assert [host for host, _ in connects] == ["127.0.0.1"]
@@ -145,7 +145,7 @@ def dns_fails(monkeypatch):
     async def unknown(host, port):
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    monkeypatch.setattr(guard, "_resolve", unknown)
+    monkeypatch.setattr(ssrf, "_resolve", unknown)
 
 
 def readable(error: FetchError) -> str:
@@ -254,7 +254,7 @@ async def test_an_unexpected_failure_still_becomes_a_fetch_error(monkeypatch, ca
     async def broken(host, port):
         raise RuntimeError("resolver bug")
 
-    monkeypatch.setattr(guard, "_resolve", broken)
+    monkeypatch.setattr(ssrf, "_resolve", broken)
     with pytest.raises(FetchError) as info:
         await fetch("http://bob:hunter2@somewhere.example/", FetchLimits())
     message = readable(info.value)

@@ -1,4 +1,4 @@
-"""Tests for mcp_summarizer.web.guard: URL checks and connections only to checked addresses,
+"""Tests for mcp_summarizer.web.ssrf: URL checks and connections only to checked addresses,
 through fetch() against a raw server on loopback."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_summarizer.errors import BlockedAddressError, FetchError
-from mcp_summarizer.web import guard
+from mcp_summarizer.web import ssrf
 from mcp_summarizer.web.fetch import FetchLimits, fetch
 
 LOCAL = FetchLimits(allow_private=True, timeout_seconds=5.0)
@@ -56,7 +56,7 @@ async def test_hostname_resolving_to_private_is_refused(monkeypatch, connects):
         lookups.append(host)
         return ["10.0.0.5"]
 
-    monkeypatch.setattr(guard, "_resolve", fake_resolve)
+    monkeypatch.setattr(ssrf, "_resolve", fake_resolve)
     with pytest.raises(BlockedAddressError, match=r"10\.0\.0\.5 is private"):
         await fetch("http://intranet.invalid/", FetchLimits())
     assert lookups == ["intranet.invalid"]
@@ -67,7 +67,7 @@ async def test_hostname_with_any_blocked_address_is_refused(monkeypatch, connect
     async def fake_resolve(host, port):
         return ["93.184.216.34", "169.254.169.254"]
 
-    monkeypatch.setattr(guard, "_resolve", fake_resolve)
+    monkeypatch.setattr(ssrf, "_resolve", fake_resolve)
     with pytest.raises(BlockedAddressError, match="metadata"):
         await fetch("https://mixed.invalid/", LOCAL)
     assert connects == []
@@ -82,7 +82,7 @@ async def test_connects_to_checked_address_and_keeps_hostname(server, monkeypatc
         lookups.append(host)
         return next(answers)
 
-    monkeypatch.setattr(guard, "_resolve", fake_resolve)
+    monkeypatch.setattr(ssrf, "_resolve", fake_resolve)
     result = await fetch(f"http://rebind.invalid:{server.port}/host", LOCAL)
     assert result.body == f"rebind.invalid:{server.port}".encode()
     assert lookups == ["rebind.invalid"]
