@@ -57,6 +57,7 @@ import trafilatura
 from bench import build_corpus
 from bench.corpus import table_row
 from mcp_summarizer.web import convert as ours
+from mcp_summarizer.web import htmldoc
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 BASE_URL = "https://docs.python.org/3.11/"
@@ -150,7 +151,7 @@ def ours_convert(html: str) -> str:
 
 
 PREPARE_CALLS = [0]
-_real_prepare = ours._prepare
+_real_prepare = htmldoc._prepare
 
 
 def _counting_prepare(html: str, url: str) -> object:
@@ -158,7 +159,7 @@ def _counting_prepare(html: str, url: str) -> object:
     return _real_prepare(html, url)
 
 
-ours._prepare = _counting_prepare  # instrumentation only: the bench reports how often the fallback runs
+htmldoc._prepare = _counting_prepare  # instrumentation only: the bench reports how often the fallback runs
 OURS = "ours: convert() (lxml + html-to-markdown)"
 TRAFILATURA_FALLBACK = f"trafilatura markdown + fallback (< {FALLBACK_SHARE:.0%} of page words)"
 

@@ -27,7 +27,7 @@ from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, lo
 from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
 from mcp_summarizer.terminal import PhaseBars
 from mcp_summarizer.version import __version__
-from mcp_summarizer.web.convert import decode_text
+from mcp_summarizer.web.charset import decode_text
 
 __all__ = ["build_parser", "main"]
 

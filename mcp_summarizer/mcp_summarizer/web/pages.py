@@ -45,8 +45,9 @@ from mcp_summarizer.summarize.chunker import TokenOffsets
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.web.convert import convert
-from mcp_summarizer.web.fetch import FetchLimits, fetch, validate_url
+from mcp_summarizer.web.fetch import FetchLimits, fetch
 from mcp_summarizer.web.robots import Robots
+from mcp_summarizer.web.ssrf import validate_url
 
 __all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
 
@@ -113,7 +114,7 @@ class Pages:
         if hit is not None and hit[0] > time.monotonic():
             self._cache.move_to_end(mine)
             return hit[1], True
-        validate_url(url, self.limits)  # a clear error for a bad URL before robots.txt is asked
+        validate_url(url, self.limits.allow_private)  # a clear error for a bad URL before robots.txt is asked
         if (page := await self._shared_page(url, tenant)) is not None:
             return page, True
         if self.robots is not None:

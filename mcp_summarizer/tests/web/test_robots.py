@@ -23,8 +23,8 @@ import pytest
 
 from mcp_summarizer.config import DEFAULT_USER_AGENT
 from mcp_summarizer.errors import BlockedAddressError, HostUnreachable, RobotsDisallowed
-from mcp_summarizer.web import fetch as fetch_module
 from mcp_summarizer.web import robots as robots_module
+from mcp_summarizer.web import ssrf
 from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.robots import Robots, product_token
 from tests.support.local_site import Site
@@ -322,7 +322,7 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             return [names[host]]
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    monkeypatch.setattr(fetch_module, "_resolve", resolve)
+    monkeypatch.setattr(ssrf, "_resolve", resolve)
     return names
 
 
