@@ -36,6 +36,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within, summary_within
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
+from mcp_summarizer.documents.fit import fit_structure
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
@@ -885,10 +886,10 @@ async def _summarize_documents(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return _documents_result(outcome, service.engine.model)
+    return _documents_result(outcome, service.engine.model, limits)
 
 
-def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
+def _documents_result(outcome: DocumentsOutcome, model: str, limits: Limits) -> CallToolResult:
     facts = {
         "degraded": outcome.degraded,
         "cause": outcome.cause or None,
@@ -902,7 +903,8 @@ def _documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
     return _sent(
         CallToolResult(
             content=[TextContent(type="text", text=outcome.text)],
-            structured_content=outcome.structured.model_dump(mode="json"),
+            # Codex and OpenCode read this copy instead of the text: it fits the client too.
+            structured_content=fit_structure(outcome.structured, limits).model_dump(mode="json"),
             _meta={META_SUMMARY: facts},
         )
     )

@@ -26,6 +26,16 @@ __all__ = [
 DOC_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 
+def _left_out(
+    description: str = "Ids left out of source_ids (the first ones are kept) to fit this client's "
+    "size limit; absent when none were.",
+) -> int | None:
+    """An optional count of what was left out of a list to fit the client's size limit
+    (`documents.fit`); absent from the JSON when nothing was, so answers that fit are as they
+    were."""
+    return Field(None, ge=1, exclude_if=lambda v: v is None, description=description)  # type: ignore[no-any-return]
+
+
 class DocumentIn(BaseModel):
     """One document to summarize."""
 
@@ -61,6 +71,7 @@ class Cluster(BaseModel):
     subtopic: str
     relevance_score: float = Field(ge=0, le=1, description="The highest of its excerpts' scores.")
     source_ids: list[str]
+    source_ids_left_out: int | None = _left_out()
     doc_ids: list[str]
     excerpt_count: int
     summarized: bool = Field(description="false: dropped from the summaries (see dropped_because).")
@@ -94,12 +105,14 @@ class ClusterSummary(BaseModel):
     relevance_score: float
     summary: str
     source_ids: list[str] = Field(description="The excerpts this summary rests on.")
+    source_ids_left_out: int | None = _left_out()
     doc_ids: list[str]
 
 
 class MasterSummary(BaseModel):
     summary: str = Field(description="Cites excerpts inline as [doc#chunk].")
     source_ids: list[str]
+    source_ids_left_out: int | None = _left_out()
     cluster_ids: list[str]
     doc_ids: list[str]
 
@@ -109,3 +122,7 @@ class DocumentsSummary(BaseModel):
     cluster_summaries: list[ClusterSummary] = Field(description="Most relevant first.")
     master_summary: MasterSummary
     documents: list[DocumentInfo]
+    documents_left_out: int | None = _left_out(
+        "Documents left out of documents to fit this client's size limit (those no summary "
+        "covers first, then from the end); absent when none were.  index.coverage counts them all."
+    )
