@@ -9,9 +9,10 @@ shrunk instead, the least useful parts first, until its compact JSON fits the by
 2. the index's ``source_ids`` beyond the first few, then all of them (clusters not summarized
    first, the least relevant first): each id left out is counted in ``source_ids_left_out``;
 3. the cluster summaries' ``source_ids`` beyond the first few (their text cites them inline);
-   then the entries of the documents no summary covers (their ids stay in the index);
+   then the entries of the documents no summary's text cites (their ids stay in the index);
 4. the cluster summaries' text, cut at sentence ends with a notice, least relevant first: to
-   their first sentence, then left out; the most relevant one's to its first sentence;
+   their first sentence, then left out; the most relevant one's to its first sentence (after
+   each of these, the entries of the documents only what was cut cited);
 5. the cluster summaries' last ``source_ids``, the other documents' entries (from the end),
    then the master summary's text, cut at sentence ends to its first sentence: kept longest.
 
@@ -33,7 +34,9 @@ from functools import partial
 from typing import Protocol
 
 from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.documents.model import DocumentInfo, DocumentsSummary
+from mcp_summarizer.store.content import doc_of
 
 __all__ = ["KEPT_IDS", "fit_structure", "json_bytes"]
 
@@ -83,17 +86,26 @@ def _steps(s: DocumentsSummary, notice: str, left_out: str) -> Iterator[Callable
         yield from (partial(_trim, c, keep) for c in clusters)
     summaries = list(reversed(s.cluster_summaries))
     yield from (partial(_trim, cs, KEPT_IDS) for cs in summaries)
-    uncovered = set(s.index.coverage.documents_not_covered)
-    yield from (partial(_drop, s, d) for d in reversed(s.documents) if d.id in uncovered)
+    yield from _uncited(s)  # the documents no summary covers
     rest = summaries[:-1]  # all but the most relevant
     for cs in rest:
         yield from _sentences(cs, notice)
+    yield from _uncited(s)  # those only the cut sentences cited
     yield from (partial(_say, cs, left_out) for cs in rest)
     if s.cluster_summaries:
         yield from _sentences(s.cluster_summaries[0], notice)
+    yield from _uncited(s)
     yield from (partial(_trim, cs, 0) for cs in summaries)
-    yield from (partial(_drop, s, d) for d in reversed(s.documents) if d.id not in uncovered)
+    yield from (partial(_drop, s, d) for d in reversed(s.documents))
     yield from _sentences(master, notice)
+
+
+def _uncited(s: DocumentsSummary) -> Iterator[Callable[[], None]]:
+    """Steps that leave out the entries of the documents no summary's text cites now, from the
+    end (taken when the first is: the texts are as the steps before left them)."""
+    text = "\n".join([s.master_summary.summary, *(cs.summary for cs in s.cluster_summaries)])
+    cited_docs = {doc_of(sid) for sid in cited(text)}
+    yield from (partial(_drop, s, d) for d in reversed(s.documents) if d.id not in cited_docs)
 
 
 class _Cited(Protocol):

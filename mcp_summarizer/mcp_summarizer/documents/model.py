@@ -33,7 +33,7 @@ def _left_out(
     """An optional count of what was left out of a list to fit the client's size limit
     (`documents.fit`); absent from the JSON when nothing was, so answers that fit are as they
     were."""
-    return Field(None, ge=1, exclude_if=lambda v: v is None, description=description)  # type: ignore[no-any-return]
+    return Field(None, ge=1, exclude_if=lambda v: v is None, description=description)
 
 
 class DocumentIn(BaseModel):
@@ -103,14 +103,21 @@ class ClusterSummary(BaseModel):
     topic: str
     subtopic: str
     relevance_score: float
-    summary: str
+    summary: str = Field(
+        description="Cites excerpts inline as [doc#chunk]; cut to fit this client's size limit, it "
+        "ends at a sentence end with a line starting '[mcp-summarizer: cut' (or is only a "
+        "'[mcp-summarizer: left out' line)."
+    )
     source_ids: list[str] = Field(description="The excerpts this summary rests on.")
     source_ids_left_out: int | None = _left_out()
     doc_ids: list[str]
 
 
 class MasterSummary(BaseModel):
-    summary: str = Field(description="Cites excerpts inline as [doc#chunk].")
+    summary: str = Field(
+        description="Cites excerpts inline as [doc#chunk]; cut to fit this client's size limit, it "
+        "ends at a sentence end with a line starting '[mcp-summarizer: cut'."
+    )
     source_ids: list[str]
     source_ids_left_out: int | None = _left_out()
     cluster_ids: list[str]

@@ -17,12 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.summarize import tokens
 from tests.clients.doc_upstream import reference
+from tests.support.documents import forty_documents
 from tests.support.fake_llm import FakeLLM, error
 from tests.support.servers import RunningServer, start_server, stop_server
 
@@ -187,6 +189,26 @@ async def test_documents_and_expand_pages_fit_and_join_into_the_excerpt(
     assert "whole excerpt" in head
     assert "".join(pages) == excerpt
     assert len(pages) > 1 or client in ("opencode", "claude-code")  # an excerpt is ~25 KB, 8,000 tokens
+
+
+@pytest.mark.parametrize("client", ["codex-mcp-client", "github-copilot-developer"])
+async def test_the_structured_copy_of_forty_documents_fits_and_keeps_the_schema(
+    service: RunningServer, client: str
+) -> None:
+    """Codex reads structuredContent instead of the text, as compact JSON: it fits too, and
+    still conforms to the outputSchema the tool publishes."""
+    async with named(service.url, client) as mcp:
+        result = await mcp.call_tool("summarize_documents", {"documents": forty_documents()})
+        tools = (await mcp.list_tools()).tools
+        schema = next(t.output_schema for t in tools if t.name == "summarize_documents")
+    within(text_of(result), client)
+    structured = result.structured_content
+    assert structured is not None and schema is not None
+    wire = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
+    within(wire, client)
+    jsonschema.validate(structured, schema)
+    assert "_left_out" in wire  # shrunk, and says so: as made it is over 10,000 bytes
+    assert structured["cluster_summaries"] and structured["master_summary"]["summary"]
 
 
 async def test_a_client_on_the_older_protocol_over_stateless_http_is_not_known(

@@ -14,6 +14,7 @@ import pytest
 from mcp_summarizer.clients import fit as client_fit
 from mcp_summarizer.clients.profiles import PROFILES, Limits
 from mcp_summarizer.config import Settings
+from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.documents.fit import fit_structure
 from mcp_summarizer.documents.model import (
     ClusterSummary,
@@ -25,6 +26,7 @@ from mcp_summarizer.documents.model import (
 )
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.store import open_store
+from mcp_summarizer.store.content import doc_of
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
 from tests.support.documents import forty_documents
@@ -110,6 +112,9 @@ def test_forty_documents_fit_the_client_and_keep_the_most_useful(
     for cs, whole_cs in zip(out.cluster_summaries, summary.cluster_summaries, strict=True):
         assert len(cs.source_ids) + (cs.source_ids_left_out or 0) == len(whole_cs.source_ids)
     assert len(out.documents) + (out.documents_left_out or 0) == len(summary.documents)
+    # The documents the kept text cites keep their entries (title, url, version).
+    text = "\n".join([master, *(cs.summary for cs in out.cluster_summaries)])
+    assert {doc_of(sid) for sid in cited(text)} <= {d.id for d in out.documents}
     assert out.index.coverage == summary.index.coverage
 
 
@@ -119,12 +124,14 @@ def test_least_relevant_summaries_are_cut_first_and_at_sentence_ends(
     summary = forty[8000]
     limits = PROFILES["codex"]
     out = fit_structure(summary, limits)
-    touched = [cs.summary != whole.summary for cs, whole in zip(out.cluster_summaries, summary.cluster_summaries)]
+    pairs = list(zip(out.cluster_summaries, summary.cluster_summaries, strict=True))
+    touched = [cs.summary != whole.summary for cs, whole in pairs]
     assert any(touched)  # the premise: this limit reaches the summaries' text
     first_touched = touched.index(True)
+    assert first_touched > 0  # the most relevant is whole while less relevant ones are cut
     assert all(touched[first_touched:])  # every less relevant one is cut too
     assert out.master_summary.summary == summary.master_summary.summary  # kept longest
-    for cs, whole in zip(out.cluster_summaries, summary.cluster_summaries):
+    for cs, whole in pairs:
         if cs.summary != whole.summary:
             kept, notice = cs.summary.rsplit("\n", 1) if "\n" + NOTICE in cs.summary else ("", cs.summary)
             assert notice.startswith(NOTICE) and limits.describe() in notice
