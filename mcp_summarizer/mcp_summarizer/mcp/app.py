@@ -24,8 +24,8 @@ from mcp_summarizer.web.pages import Pages
 from . import documents_tool, fetch_tool, source_tools, summarize_tools
 from .arguments import UnknownArguments
 from .http_runner import add_routes
+from .registry import Tools
 from .service import Service
-from .tools import Tools
 
 __all__ = ["INSTRUCTIONS", "build_server", "logger"]
 

@@ -23,10 +23,10 @@ from mcp_summarizer.documents.pipeline import DocumentsOutcome
 from mcp_summarizer.errors import SummarizerError
 
 from .arguments import bounded
+from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import documents_result
 from .service import Service, answered, client_limits, progress_of, rejected
 from .summarize_tools import budget_description
-from .tools import SUMMARIZE_ANNOTATIONS, Tools
 
 __all__ = ["register"]
 

@@ -27,9 +27,9 @@ from mcp_summarizer.summarize import tokens
 from mcp_summarizer.web.pages import Answer, read
 
 from .arguments import bounded
+from .registry import FETCH_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
 from .service import Service, client_limits, progress_of
-from .tools import FETCH_ANNOTATIONS, Tools
 
 __all__ = ["register"]
 

@@ -21,9 +21,9 @@ from mcp_summarizer.store.content import check_id
 from mcp_summarizer.store.expand import expand as expand_source
 
 from .arguments import bounded
+from .registry import EXPAND_ANNOTATIONS, Tools
 from .results import text_result
 from .service import Service, client_limits, rejected
-from .tools import EXPAND_ANNOTATIONS, Tools
 
 __all__ = ["register"]
 

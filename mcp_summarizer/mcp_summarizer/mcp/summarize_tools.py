@@ -28,9 +28,9 @@ from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request
 from mcp_summarizer.tenant import Tenant
 
 from .arguments import bounded
+from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
 from .service import Service, answered, client_limits, progress_of, rejected
-from .tools import SUMMARIZE_ANNOTATIONS, Tools
 
 __all__ = ["budget_description", "register"]
 
