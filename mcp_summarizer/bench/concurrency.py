@@ -44,7 +44,7 @@ from tests.support.servers import start_server, stop_server
 
 from bench import corpus
 from bench.corpus import human, table_row
-from mcp_summarizer.server import META_SUMMARY
+from mcp_summarizer.mcp.results import META_SUMMARY
 from mcp_summarizer.summarize import tokens
 
 TARGET = 5000

@@ -22,8 +22,8 @@ from mcp_summarizer.errors import ConfigError, SummarizerError
 from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.gil import hand_over_sooner
 from mcp_summarizer.logs import setup_logging
-from mcp_summarizer.serve import serve
-from mcp_summarizer.server import INSTRUCTIONS, build_http_app, build_server, logger
+from mcp_summarizer.mcp.app import INSTRUCTIONS, build_server, logger
+from mcp_summarizer.mcp.http_runner import build_http_app, serve
 from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
 from mcp_summarizer.terminal import PhaseBars
 from mcp_summarizer.version import __version__
@@ -126,7 +126,7 @@ def serve_command(args: argparse.Namespace) -> None:
         },
     )
     if args.transport == "stdio":
-        from mcp_summarizer.stdio import run_stdio
+        from mcp_summarizer.mcp.stdio import run_stdio
 
         run_stdio(server)  # server.run("stdio"), but lines that are not JSON-RPC get an error
         return
@@ -135,8 +135,8 @@ def serve_command(args: argparse.Namespace) -> None:
 
 def proxy_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
+    from mcp_summarizer.proxy.app import run_proxy
     from mcp_summarizer.proxy.config import load_proxy_config
-    from mcp_summarizer.proxy.server import run_proxy
 
     settings = _serving_settings(args)
     setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)

@@ -2,7 +2,7 @@
 SHUTDOWN_GRACE_SECONDS and half stuck on an LLM that never answers.  Each ends with an answer
 within its budget or with the error that says the server shut down; clients that come after
 the signal are refused; the stuck requests' LLM calls are hung up on; the process exits 0.
-(tests/server/test_shutdown.py checks each of these with one request.)"""
+(tests/mcp/test_http_runner.py checks each of these with one request.)"""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tests.support.servers import start_server
 FINISHING = 12  # requests of 3 LLM calls of 0.3 s each (two map calls and a merge)
 STUCK = 12  # requests of one LLM call that never answers
 GRACE = 2.0  # SHUTDOWN_GRACE_SECONDS
-ANSWER_SECONDS = 5.0  # serve.py: uvicorn's own wait outlasts the drain by this much
+ANSWER_SECONDS = 5.0  # mcp/http_runner.py: uvicorn's own wait outlasts the drain by this much
 BUDGET = 100
 SHUT_DOWN = "the server shut down before this request finished"
 

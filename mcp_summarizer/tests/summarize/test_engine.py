@@ -1,6 +1,6 @@
 """The map-reduce engine in process: the real `OpenAIBackend` (real openai client, real HTTP)
 against the local test LLM, with a small context so that every limit is reached with small
-inputs.  The subprocess tests in tests/server/test_server.py cover the same engine through MCP; these
+inputs.  The subprocess tests in tests/mcp/test_app.py cover the same engine through MCP; these
 say exactly which call was made, with what, and what came back."""
 
 from __future__ import annotations

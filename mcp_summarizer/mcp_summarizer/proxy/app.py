@@ -4,34 +4,29 @@
 
 Each upstream tool is published under its own name (``<server>__<tool>`` when two servers
 have a tool of that name, or one of the proxy's own), with its input schema and annotations
-unchanged but for one optional argument, ``mcp_summarizer_goal``: what the agent wants from
-the result, the focus of a summary should the result be too long.  Results go through
-`proxy.results.shape`.  The proxy's own tools: ``call_tool_summarized`` (any upstream tool,
-with a budget of the caller's) and ``expand`` (the originals behind the handles).
-
-The upstream's outputSchema is not published: a summarized result has no structured content,
-and clients reject a result that lacks what its tool's schema promised.  Structured results
-within the budget still carry their ``structuredContent``; the schema itself is in the tool's
-``_meta`` under ``io.github.mythline/proxy``.
+unchanged but for one optional argument, ``mcp_summarizer_goal`` (see `proxy.tools`).
+Results go through `proxy.results.shape`.  The proxy's own tools: ``call_tool_summarized``
+(any upstream tool, with a budget of the caller's), ``expand`` and ``search`` (the originals
+behind the handles).
 
 Built on the SDK's low-level `Server`: the tools are only known at run time, with schemas
-written by others, which the decorator-based `MCPServer` cannot publish as they are.
+written by others, which the decorator-based `MCPServer` cannot publish as they are.  It is
+served as the main server is: `mcp.http_runner` (transport security, uvicorn until a
+signal), `mcp.stdio`, and the argument checks of `mcp.arguments`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import time
-from difflib import get_close_matches
 from types import TracebackType
 from typing import Any, Literal, Self
 
 import mcp_types as types
-import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -41,99 +36,42 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError, SummarizerError
+from mcp_summarizer.mcp.arguments import check_arguments
+from mcp_summarizer.mcp.http_runner import serve_until_stopped, transport_security
+from mcp_summarizer.mcp.results import inline
+from mcp_summarizer.mcp.stdio import serve_stdio
 from mcp_summarizer.proxy.config import ProxyConfig
 from mcp_summarizer.proxy.names import Published, publish
-from mcp_summarizer.proxy.results import META_PROXY, shape
+from mcp_summarizer.proxy.results import shape
+from mcp_summarizer.proxy.tools import (
+    CALL_SCHEMA,
+    EXPAND_SCHEMA,
+    GOAL_ARGUMENT,
+    MIN_BUDGET,
+    OWN,
+    SEARCH_SCHEMA,
+    adds_goal,
+    own_tools,
+    published_tool,
+    unknown_tool,
+    with_goal,
+)
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
 from mcp_summarizer.search.find import Indexes, search
-from mcp_summarizer.server import transport_security
 from mcp_summarizer.store import ContentStore, open_storage
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.version import __version__
 
-__all__ = ["GOAL_ARGUMENT", "Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
+__all__ = ["Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
 
 logger = logging.getLogger("mcp_summarizer")
-
-GOAL_ARGUMENT = "mcp_summarizer_goal"
-_GOAL_SCHEMA = {
-    "type": "string",
-    "description": "Optional, read by the summarizing proxy, not by the tool: what you want from "
-    "this result. A result too long for your context is summarized with this as its focus.",
-}
-MIN_BUDGET = 64
 
 _INSTRUCTIONS = (
     "A summarizing proxy: the tools of several MCP servers, whose results are summarized when "
     "they are too long for your context (the result then says so, and expand opens the original)."
 )
-
-_CALL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "server": {"type": "string", "description": "The upstream server's name."},
-        "tool": {"type": "string", "description": "The tool's own name on that server."},
-        "arguments": {"type": "object", "description": "The tool's arguments.", "default": {}},
-        "goal": {
-            "type": "string",
-            "description": "What you want from the result: the focus of its summary, if it is long.",
-            "default": "",
-        },
-        "max_output_tokens": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Largest result wanted, in tokens (cl100k). 0 = the server's limit "
-            f"(TOOL_OUTPUT_MAX_TOKENS). At least {MIN_BUDGET}.",
-            "default": 0,
-        },
-    },
-    "required": ["server", "tool"],
-    "additionalProperties": False,
-}
-_EXPAND_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "source_id": {
-            "type": "string",
-            "description": 'A handle from a summarized result, e.g. "r3fa2c1d9e0b1a2c3#0".',
-        },
-        "max_tokens": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Largest answer in tokens. 0 = the whole part.",
-            "default": 0,
-        },
-        "offset": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "Where in the part to start, in characters: a previous answer's next offset.",
-            "default": 0,
-        },
-    },
-    "required": ["source_id"],
-    "additionalProperties": False,
-}
-_SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "handle": {
-            "type": "string",
-            "description": 'A handle from a summarized result, e.g. "r3fa2c1d9e0b1a2c3#0".',
-        },
-        "query": {"type": "string", "description": "The words to look for."},
-        "max_tokens": {
-            "type": "integer",
-            "minimum": 1,
-            "description": "Largest answer in tokens.",
-            "default": 2000,
-        },
-    },
-    "required": ["handle", "query"],
-    "additionalProperties": False,
-}
-_OWN = ("call_tool_summarized", "expand", "search")
 
 
 class Proxy:
@@ -196,15 +134,15 @@ class Proxy:
     def list_tools(self) -> list[types.Tool]:
         self._retry_down()
         return [
-            *_own_tools(self.settings.tool_output_max_tokens, self._inline),
-            *(_published(name, tool, self._inline) for name, (_, tool) in self.routes.items()),
+            *own_tools(self.settings.tool_output_max_tokens, self._inline),
+            *(published_tool(name, tool, self._inline) for name, (_, tool) in self.routes.items()),
         ]
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         route = self.routes.get(name)
         if route is not None:
-            return _with_goal(route[1].input_schema)
-        return {"call_tool_summarized": _CALL_SCHEMA, "expand": _EXPAND_SCHEMA, "search": _SEARCH_SCHEMA}.get(
+            return with_goal(route[1].input_schema)
+        return {"call_tool_summarized": CALL_SCHEMA, "expand": EXPAND_SCHEMA, "search": SEARCH_SCHEMA}.get(
             name
         )
 
@@ -215,7 +153,7 @@ class Proxy:
             for tool in upstream.tools:
                 tools.setdefault((upstream.name, tool.name), (upstream, tool))
         routes: dict[str, tuple[Upstream, types.Tool]] = {}
-        for published in publish({u.name: [t.name for t in u.tools] for u in self.upstreams.values()}, _OWN):
+        for published in publish({u.name: [t.name for t in u.tools] for u in self.upstreams.values()}, OWN):
             routes[published.name] = tools[published.server, published.tool]
             if published.why and published not in self._renamed:
                 self._renamed.add(published)
@@ -268,10 +206,10 @@ class Proxy:
             return await self._search(arguments, tenant, limits)
         route = self.routes.get(name)
         if route is None:
-            raise InputError(_unknown_tool(name, [*_OWN, *self.routes]))
+            raise InputError(unknown_tool(name, [*OWN, *self.routes]))
         upstream, tool = route
         arguments = dict(arguments)
-        goal = arguments.pop(GOAL_ARGUMENT, "") if _adds_goal(tool) else ""
+        goal = arguments.pop(GOAL_ARGUMENT, "") if adds_goal(tool) else ""
         if not isinstance(goal, str):
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
         budget = upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
@@ -282,7 +220,7 @@ class Proxy:
     async def _call_summarized(
         self, arguments: dict[str, Any], progress: UpstreamProgress | None, tenant: Tenant, limits: Limits
     ) -> types.CallToolResult:
-        _check_arguments("call_tool_summarized", arguments, _CALL_SCHEMA)
+        check_arguments("call_tool_summarized", arguments, CALL_SCHEMA)
         server, tool = arguments.get("server"), arguments.get("tool")
         args, goal = arguments.get("arguments") or {}, arguments.get("goal") or ""
         budget = arguments.get("max_output_tokens") or 0
@@ -360,12 +298,12 @@ class Proxy:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             },
         )
-        return _inline(shaped.result)
+        return inline(shaped.result)
 
     async def _expand(
         self, arguments: dict[str, Any], tenant: Tenant, limits: Limits
     ) -> types.CallToolResult:
-        _check_arguments("expand", arguments, _EXPAND_SCHEMA)
+        check_arguments("expand", arguments, EXPAND_SCHEMA)
         source_id, max_tokens = arguments.get("source_id"), arguments.get("max_tokens") or 0
         offset = arguments.get("offset") or 0
         if not isinstance(source_id, str):
@@ -374,12 +312,12 @@ class Proxy:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise InputError(f"{name} must be a whole number, got {value!r}")
         opened = await expand(self.store, tenant, source_id, max_tokens, offset=offset, limits=limits)
-        return _inline(types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)]))
+        return inline(types.CallToolResult(content=[types.TextContent(type="text", text=opened.text)]))
 
     async def _search(
         self, arguments: dict[str, Any], tenant: Tenant, limits: Limits
     ) -> types.CallToolResult:
-        _check_arguments("search", arguments, _SEARCH_SCHEMA)
+        check_arguments("search", arguments, SEARCH_SCHEMA)
         handle, query = arguments.get("handle"), arguments.get("query")
         max_tokens = arguments.get("max_tokens", 2000)
         if not isinstance(handle, str) or not isinstance(query, str):
@@ -389,7 +327,7 @@ class Proxy:
         found = await search(
             self.store, tenant, handle, query, max_tokens, limits=limits, indexes=self._indexes
         )
-        return _inline(types.CallToolResult(content=[types.TextContent(type="text", text=found.text)]))
+        return inline(types.CallToolResult(content=[types.TextContent(type="text", text=found.text)]))
 
     def health(self) -> dict[str, Any]:
         return {
@@ -442,7 +380,7 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
     )
 
 
-def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Any:
+def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Starlette:
     async def health(_: HTTPRequest) -> JSONResponse:
         return JSONResponse(proxy.health())
 
@@ -475,104 +413,10 @@ async def run_proxy(
             },
         )
         if transport == "stdio":
-            from mcp_summarizer.stdio import serve_stdio
-
             await serve_stdio(server)
             return
-        app = proxy_http_app(server, proxy, settings)
-        config_ = uvicorn.Config(
-            app, host=settings.mcp_summarizer_host, port=settings.mcp_summarizer_port, log_config=None
-        )
-        # uvicorn re-raises the signal it caught once it has stopped, with the handlers it found:
-        # no-ops, so that the upstreams are closed here and a requested stop exits with 0.
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: None)
-        await uvicorn.Server(config_).serve()
-
-
-def _own_tools(default_budget: int, meta: dict[str, Any]) -> list[types.Tool]:
-    read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
-    return [
-        types.Tool(
-            name="call_tool_summarized",
-            _meta=meta or None,
-            description="Call a tool of an upstream server and get its result within max_output_tokens "
-            f"(default {default_budget}): a longer result is summarized towards goal (JSON is cut, "
-            "keeping keys, ids, errors, counts and the first and last items; an error is kept "
-            "from its start), and says so, with a handle that expand opens.",
-            input_schema=_CALL_SCHEMA,
-        ),
-        types.Tool(
-            name="search",
-            description="Find the passages of a summarized result that best match some words (BM25): "
-            "the best-matching exact passages of the original, best first, each as "
-            '"[part id] (offset n) text"; expand that id with that offset to read on from the passage.',
-            input_schema=_SEARCH_SCHEMA,
-            annotations=read_only,
-            _meta=meta or None,
-        ),
-        types.Tool(
-            name="expand",
-            description="Open the exact original of a summarized result, one part at a time: the "
-            "answer starts with Source:, Previous: and Next: lines (the next part's handle), then "
-            "a blank line and the text. A part too long for one answer comes a page at a time: Status: "
-            "gives the offset of the next.",
-            input_schema=_EXPAND_SCHEMA,
-            annotations=read_only,
-            _meta=meta or None,
-        ),
-    ]
-
-
-def _published(name: str, tool: types.Tool, inline: dict[str, Any]) -> types.Tool:
-    meta = {**(tool.meta or {}), **inline}
-    if tool.output_schema is not None:
-        meta[META_PROXY] = {"outputSchema": tool.output_schema}
-    return tool.model_copy(
-        update={
-            "name": name,
-            "input_schema": _with_goal(tool.input_schema),
-            "output_schema": None,
-            "meta": meta or None,
-        }
-    )
-
-
-def _adds_goal(tool: types.Tool) -> bool:
-    properties = tool.input_schema.get("properties")
-    return not (isinstance(properties, dict) and GOAL_ARGUMENT in properties)
-
-
-def _with_goal(schema: dict[str, Any]) -> dict[str, Any]:
-    properties = schema.get("properties")
-    if isinstance(properties, dict) and GOAL_ARGUMENT in properties:
-        return schema  # the tool has an argument of that name: it is the tool's, not ours
-    return {
-        **schema,
-        "properties": {**(properties if isinstance(properties, dict) else {}), GOAL_ARGUMENT: _GOAL_SCHEMA},
-    }
-
-
-def _check_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> None:
-    known = list(schema["properties"])
-    unknown = [n for n in arguments if n not in known]
-    if unknown:
-        named = ", ".join(
-            f"{n[:80]!r}" + (f" (did you mean {m[0]!r}?)" if (m := get_close_matches(n, known, 1)) else "")
-            for n in unknown[:5]
-        )
-        raise InputError(
-            f"unknown argument{'s' if len(unknown) > 1 else ''} {named}; {tool} takes: {', '.join(known)}"
-        )
-    missing = [n for n in schema.get("required", []) if n not in arguments]
-    if missing:
-        raise InputError(f"{tool} needs {', '.join(missing)}")
-
-
-def _unknown_tool(name: str, known: list[str]) -> str:
-    close = get_close_matches(name, known, 3)
-    hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-    return f"unknown tool {name[:100]!r}{hint}; tools/list names the {len(known)} tools"
+        # The upstreams are closed here once uvicorn has stopped.
+        await serve_until_stopped(proxy_http_app(server, proxy, settings), settings)
 
 
 def _engine_progress(progress: UpstreamProgress | None) -> Any:
@@ -583,14 +427,6 @@ def _engine_progress(progress: UpstreamProgress | None) -> Any:
         await progress(done, total, message)
 
     return forward
-
-
-def _inline(result: types.CallToolResult) -> types.CallToolResult:
-    """The result, with the `_meta` that lets Claude Code keep a long answer in its context."""
-    chars = sum(len(b.text) for b in result.content if isinstance(b, types.TextContent))
-    if extra := fit.inline_meta(chars):
-        return result.model_copy(update={"meta": {**(result.meta or {}), **extra}})
-    return result
 
 
 def _error(text: str) -> types.CallToolResult:

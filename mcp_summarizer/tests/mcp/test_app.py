@@ -295,6 +295,21 @@ async def test_unknown_strategy_is_refused_naming_the_choices(
     assert fresh_llm.calls == 0
 
 
+async def test_an_argument_of_the_wrong_type_is_refused_without_pydantic_links(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize", {"content": "some text", "max_output_tokens": "many", "citations": "perhaps"}
+        )
+    text = text_of(result)
+    assert result.is_error
+    assert "max_output_tokens\n  Input should be a valid integer" in text
+    assert "citations\n  Input should be a valid boolean" in text
+    assert "errors.pydantic.dev" not in text and "For further information" not in text
+    assert fresh_llm.calls == 0
+
+
 async def test_token_strategy(server: RunningServer, fresh_llm: FakeLLM) -> None:
     content = " ".join(f"token{i}" for i in range(12_000))
     async with Client(server.url) as client:

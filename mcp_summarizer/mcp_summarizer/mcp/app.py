@@ -1,0 +1,83 @@
+"""The MCP server: the service its tools share, the tools, the excerpt resource, the routes.
+
+`build_server` makes the engine, the store and cache, and the `MCPServer`, then lets each
+tool group register its tools (`summarize_tools`, `fetch_tool`, `documents_tool`,
+`source_tools`).  Every error raised on purpose is a `SummarizerError` and reaches the caller
+as a tool error with its message.  Serving it is `http_runner`'s or `stdio`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from mcp.server.mcpserver import MCPServer
+
+from mcp_summarizer.auth import auth_settings, load_tokens
+from mcp_summarizer.config import Settings
+from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.store import open_storage
+from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.summarize.llm import Backend
+from mcp_summarizer.version import __version__
+from mcp_summarizer.web.pages import Pages
+
+from . import documents_tool, fetch_tool, source_tools, summarize_tools
+from .arguments import UnknownArguments
+from .http_runner import add_routes
+from .registry import Tools
+from .service import Service
+
+__all__ = ["INSTRUCTIONS", "build_server", "logger"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+INSTRUCTIONS = (
+    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context, "
+    "summarizes many documents at once with every claim citing its source (expand opens a "
+    "source), and fetches web pages as markdown, summarized when long. Content already within "
+    "the budget comes back unchanged."
+)
+
+
+def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
+    """The MCP server with its tools, /health and /metrics.  ``backend`` defaults to the
+    configured one."""
+    engine = Engine.from_settings(settings, backend)
+    store, cache = open_storage(settings)
+    service = Service(
+        settings,
+        engine,
+        Pages(settings, cache),
+        store,
+        DocumentsPipeline(engine, store, settings),
+        cache,
+    )
+    engine.observer = service.metrics
+    engine.cache = service.cache
+    service.metrics.gauges(
+        requests=lambda: len(service.inflight),
+        llm_in_flight=lambda: engine.limiter.in_flight,
+        llm_waiting=lambda: engine.limiter.waiting,
+        llm_limit=lambda: engine.limiter.limit,
+        input_tokens=lambda: engine.admission.held,
+    )
+    tokens = load_tokens(settings)
+    arguments: dict[str, list[str]] = {}  # each tool's argument names, filled as tools register
+    server = MCPServer(
+        name="mcp-summarizer",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        middleware=[UnknownArguments(arguments)],
+        # AUTH_TOKENS: the SDK's bearer authentication on /mcp (401 without a known token);
+        # /health and /metrics stay open.
+        auth=auth_settings(settings) if tokens else None,
+        token_verifier=tokens if tokens else None,
+    )
+    tools = Tools(server, settings, arguments)
+    # The order tools/list shows them in.
+    summarize_tools.register(tools, service)
+    fetch_tool.register(tools, service)
+    documents_tool.register(tools, service)
+    source_tools.register(tools, service)
+    add_routes(server, service)
+    return server, service

@@ -1,0 +1,204 @@
+"""The fetch_url tool: a web page read as markdown, summarized when long.
+
+The page is fetched and converted by `web.pages`; a summarized page is kept behind a handle
+and cited as a summary of text is; the answer, with its URL, Title and Status lines, is made
+to fit the client's limits and kept in the result cache.
+"""
+
+# No `from __future__ import annotations`: the tool's annotations hold values of this
+# configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
+import logging
+import time
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from mcp_summarizer.auth import tenant_of
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.answers import cut_with_notice, made_within
+from mcp_summarizer.drill.answer import Drill, finish, links, prepare
+from mcp_summarizer.drill.answer import reserve as drill_reserve
+from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.metrics import fetch_outcome
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.web.pages import Answer, read
+
+from .arguments import bounded
+from .registry import FETCH_ANNOTATIONS, Tools
+from .results import META_SUMMARY, cached_result, summary_result
+from .service import Service, client_limits, progress_of
+
+__all__ = ["register"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+
+def register(tools: Tools, service: Service) -> None:
+    """fetch_url."""
+    ceiling, fetch_default = service.engine.budget.max_output, service.engine.budget.fetch_output
+    tool = tools.tool
+
+    @tool(FETCH_ANNOTATIONS)
+    async def fetch_url(
+        url: Annotated[str, Field(description="An http(s) URL.")],
+        ctx: Context,
+        context: Annotated[
+            str,
+            Field(
+                description='What you want from the page, e.g. "NPC names, factions and quest givers". '
+                "Guides the summary of a long page. Empty = a general summary."
+            ),
+        ] = "",
+        raw: Annotated[
+            bool,
+            Field(
+                description="true: the page itself, unsummarized, one window of tokens at a time "
+                "(see start_index and max_length)."
+            ),
+        ] = False,
+        start_index: Annotated[
+            int, bounded("With raw=true: the token to start at (a previous answer's next start_index).")
+        ] = 0,
+        max_length: Annotated[
+            int,
+            bounded(f"With raw=true: the window in tokens. 0 = {fetch_default}; at most {ceiling}.", ceiling),
+        ] = 0,
+        citations: Annotated[
+            bool,
+            Field(description="true: a summary's lines cite the page's excerpts, [id]; expand opens one."),
+        ] = True,
+    ) -> CallToolResult:
+        """Fetch a web page (HTML, text, markdown, JSON or PDF) and read it as markdown.
+
+        A short page comes back whole; a longer one is summarized, guided by context. The answer
+        starts with URL: (after redirects), Title: and Status: lines (whole, summarized, or a raw
+        window with the next start_index), then a blank line and the text. Prefer this to
+        fetching a page yourself and passing it to summarize: the page never has to pass through
+        your own output. With raw=true, page through the unsummarized text instead; nothing is
+        ever cut off.
+        """
+        return await service.run(
+            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length, citations)
+        )
+
+
+async def _fetch_url(
+    service: Service,
+    ctx: Context,
+    url: str,
+    context: str,
+    raw: bool,
+    start_index: int,
+    max_length: int,
+    citations: bool = True,
+) -> CallToolResult:
+    started = time.perf_counter()
+    limits = client_limits(service.settings, ctx)
+    tenant = tenant_of()
+    # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
+    header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
+    wanted = max_length or service.engine.budget.fetch_output
+    if limits.tokens is not None:  # the client's cap is on the whole answer
+        wanted = min(wanted, max(limits.tokens - tokens.count(header), 1))
+
+    async def make(room: int) -> Answer:
+        return await read(
+            service.pages,
+            service.engine,
+            url.strip(),
+            context=context,
+            raw=raw,
+            start_index=start_index,
+            max_length=max_length,
+            max_tokens=room,
+            progress=progress_of(ctx),
+            tenant=tenant,
+            reserve=drill_reserve(room, citations) if not raw else 0,
+        )
+
+    drill: Drill | None = None
+    facts_more: dict[str, object] = {}
+    try:
+        answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
+        if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
+            answer.text = cut_with_notice(answer.text, limits, limits.tokens)
+        elif answer.summarized and answer.body and answer.body in answer.text:
+            # A summary keeps the page behind a handle, and cites it, in the room left for them.
+            page = answer.page
+            drill = await prepare(
+                service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+            )
+            head, _ = _header_body(answer)
+            if answer.facts is not None:  # from the result cache: cited already, its page kept again
+                facts_more = drill.facts
+            else:
+                answer.body, facts_more = await finish(
+                    drill,
+                    answer.body,
+                    page.markdown,
+                    wanted,
+                    limits,
+                    verbatim=answer.outcome is None or answer.outcome.backend != "llm",
+                    head=head,
+                )
+            answer.text = head + answer.body
+    except SummarizerError as exc:
+        service.counters["fetch_failed"] += 1
+        service.metrics.answered("fetch_url", "error")
+        service.metrics.fetched(fetch_outcome(exc))
+        logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
+        raise ToolError(str(exc)) from None
+    outcome, cached = answer.outcome, answer.facts
+    if answer.degraded:
+        service.counters["degraded"] += 1
+        logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
+    if cached is not None:  # the result cache had this page's summary: no LLM call
+        facts: dict[str, Any] = {**cached, **facts_more, "cached": True}
+        result = cached_result(answer.text, facts, links(drill, answer.text))
+        tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
+        llm_calls, model = 0, facts.get("model")
+    else:
+        result = summary_result(
+            answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text)
+        )
+        tokens_in = outcome.input_tokens if outcome else answer.page.tokens
+        tokens_out = outcome.output_tokens if outcome else None
+        llm_calls = outcome.llm_calls if outcome else 0
+        model = service.engine.model if answer.summarized else None
+    service.counters["fetches"] += 1
+    service.metrics.fetched(fetch_outcome(None, summarized=answer.summarized))
+    service.metrics.answered(
+        "fetch_url", "degraded" if answer.degraded else "ok", tokens_in, int(tokens_out or 0)
+    )
+    logger.info(
+        "fetch_complete",
+        extra={
+            "tool": "fetch_url",
+            "url": url,
+            "final_url": answer.page.url,
+            "kind": answer.page.kind,
+            "page_tokens": answer.page.tokens,
+            "output_tokens": tokens_out,
+            "summarized": answer.summarized,
+            "degraded": answer.degraded,
+            "raw": raw,
+            "cached": answer.cached,
+            "summary_cached": cached is not None,
+            "llm_calls": llm_calls,
+            "model": model,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
+    if answer.cache_key is not None and service.cache is not None and facts_more.get("sources_stored", True):
+        kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
+        await service.cache.put(tenant, answer.cache_key, kept)
+    return result
+
+
+def _header_body(answer: Answer) -> tuple[str, str]:
+    """fetch_url's answer as its header lines (and the blank line) and the text under them."""
+    head, _, body = answer.text.partition("\n\n")
+    return head + "\n\n", body

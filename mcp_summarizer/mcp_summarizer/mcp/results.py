@@ -1,0 +1,90 @@
+"""What a tool call returns: the text a model reads, the facts about it in `_meta`.
+
+Tools return a `CallToolResult`: the text (and blocks beside it, such as the resource links
+to a summary's sources), the facts about the answer under `META_SUMMARY`, and the `_meta`
+that lets Claude Code keep a long answer in its context rather than in a file.  No
+structured copy of a text is sent, which would send it twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from mcp.types import CallToolResult, ContentBlock, TextContent
+
+from mcp_summarizer.clients import fit
+from mcp_summarizer.documents.pipeline import DocumentsOutcome
+from mcp_summarizer.summarize.engine import Outcome
+
+__all__ = ["META_SUMMARY", "cached_result", "documents_result", "inline", "summary_result", "text_result"]
+
+# The result's `_meta` key for the facts about an answer (one key per kind, namespaced as the
+# MCP spec asks for vendor keys): degraded, cause, backend, model, token counts.
+META_SUMMARY = "io.github.mythline/summary"
+
+
+def summary_result(
+    text: str,
+    outcome: Outcome | None,
+    model: str,
+    more: Mapping[str, object] | None = None,
+    extra: Sequence[ContentBlock] = (),
+) -> CallToolResult:
+    """The text a model reads (and ``extra`` blocks beside it, such as the links to its
+    source), and the facts about it (with ``more``) in `_meta` for the client."""
+    facts: dict[str, object] = {"degraded": False, "cause": None, "backend": "none", "model": None}
+    if outcome is not None:
+        facts.update(
+            degraded=outcome.degraded,
+            cause=outcome.cause or None,
+            backend=outcome.backend,
+            model=model if outcome.backend == "llm" else None,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+        )
+    facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
+    facts.update(more or {})
+    return cached_result(text, facts, extra)
+
+
+def cached_result(
+    text: str, facts: Mapping[str, object], extra: Sequence[ContentBlock] = ()
+) -> CallToolResult:
+    """The text and ``extra`` blocks, with ``facts`` (already made: a cached answer's) in `_meta`."""
+    content: list[ContentBlock] = [TextContent(type="text", text=text), *extra]
+    return inline(CallToolResult(content=content, _meta={META_SUMMARY: dict(facts)}))
+
+
+def text_result(text: str) -> CallToolResult:
+    """A plain text answer with no facts about it (expand, search)."""
+    return inline(CallToolResult(content=[TextContent(type="text", text=text)]))
+
+
+def documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
+    """summarize_documents' answer: its text, its structure beside it, the facts in `_meta`."""
+    facts = {
+        "degraded": outcome.degraded,
+        "cause": outcome.cause or None,
+        "backend": outcome.backend,
+        "model": model if outcome.backend == "llm" else None,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
+        "sources_stored": outcome.sources_stored,
+    }
+    return inline(
+        CallToolResult(
+            content=[TextContent(type="text", text=outcome.text)],
+            structured_content=outcome.structured.model_dump(mode="json"),
+            _meta={META_SUMMARY: facts},
+        )
+    )
+
+
+def inline(answer: CallToolResult) -> CallToolResult:
+    """``answer``, with the `_meta` that lets Claude Code keep a long answer in its context
+    rather than in a file (the main server's tools and the proxy's alike)."""
+    chars = sum(len(b.text) for b in answer.content if isinstance(b, TextContent))
+    if extra := fit.inline_meta(chars):
+        return answer.model_copy(update={"meta": {**(answer.meta or {}), **extra}})
+    return answer

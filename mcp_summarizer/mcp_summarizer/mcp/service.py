@@ -1,0 +1,132 @@
+"""What the tools share, and the bookkeeping every tool call does.
+
+`Service` holds the settings, the engine, the page reader, the store and cache, the requests
+in flight (so that a shutdown drains them) and counters an operator can read.  The helpers
+below read a request's client limits and progress callback, and count and log an answer or a
+refusal, the same way for every tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+
+from mcp_summarizer.cache import ResultCache
+from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.config import Settings
+from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.metrics import Metrics
+from mcp_summarizer.search.find import Indexes
+from mcp_summarizer.store import ContentStore
+from mcp_summarizer.summarize.engine import Engine, Progress
+from mcp_summarizer.web.pages import Pages
+
+__all__ = ["Service", "answered", "client_limits", "progress_of", "rejected"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+_T = TypeVar("_T")
+
+
+@dataclass
+class Service:
+    """What the tools share: settings, the engine, the page reader, the requests in flight and
+    counters an operator can read."""
+
+    settings: Settings
+    engine: Engine
+    pages: Pages
+    store: ContentStore
+    documents: DocumentsPipeline
+    cache: ResultCache | None = None
+    indexes: Indexes = field(default_factory=Indexes)
+    metrics: Metrics = field(default_factory=Metrics)
+    counters: Counter[str] = field(default_factory=Counter)
+    inflight: set[asyncio.Task[Any]] = field(default_factory=set)
+    draining: bool = False
+
+    async def run(self, tool: str, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run one request's work as a task of its own, so a shutdown can end it with an
+        answer: the client gets a tool error saying so, not a cut stream.  A client that
+        cancels cancels the work with it (awaiting a task passes cancellation on)."""
+        if self.draining:
+            work.close()
+            raise ToolError("the server is shutting down: send the request again (to another replica)")
+        task = asyncio.create_task(work)
+        self.inflight.add(task)
+        task.add_done_callback(self.inflight.discard)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and not (current and current.cancelling()):
+                self.counters["cancelled_by_shutdown"] += 1
+                self.metrics.answered(tool, "cancelled")
+                logger.warning("request_cancelled_by_shutdown", extra={"tool": tool})
+                raise ToolError(
+                    "the server shut down before this request finished "
+                    f"(it waited SHUTDOWN_GRACE_SECONDS={self.settings.shutdown_grace_seconds}); "
+                    "send it again"
+                ) from None
+            self.counters["cancelled"] += 1
+            self.metrics.answered(tool, "cancelled")
+            logger.info("request_cancelled", extra={"tool": tool})
+            raise
+
+    def drain(self) -> None:
+        """Stop taking requests; those in flight get SHUTDOWN_GRACE_SECONDS to finish, then
+        are cancelled with an answer that says so."""
+        if self.draining:
+            return
+        self.draining = True
+        grace = self.settings.shutdown_grace_seconds
+        logger.info("shutdown_draining", extra={"in_flight": len(self.inflight), "grace_seconds": grace})
+        asyncio.get_running_loop().call_later(grace, self._cancel_inflight)
+
+    def _cancel_inflight(self) -> None:
+        if self.inflight:
+            logger.warning("shutdown_cancelling", extra={"in_flight": len(self.inflight)})
+        for task in list(self.inflight):
+            task.cancel()
+
+
+def client_limits(settings: Settings, ctx: Context) -> Limits:
+    """What this request's answer must keep within.  The client's name comes from its
+    initialize request (stdio, stateful HTTP) or, on protocol 2026-07-28, from every request's
+    `_meta`; a stateless HTTP request on the older protocol does not say (its initialize went
+    in another request), and gets the defaults."""
+    params = ctx.session.client_params
+    return settings.output_limits(params.client_info.name if params is not None else None)
+
+
+def progress_of(ctx: Context) -> Progress:
+    """The engine's progress callback, reported to the client as MCP progress notifications."""
+
+    async def report(done: float, total: float | None, message: str) -> None:
+        await ctx.report_progress(done, total, message)
+
+    return report
+
+
+def rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:
+    """A request refused or failed on purpose: counted, logged, and the tool error to raise."""
+    service.counters["rejected"] += 1
+    service.metrics.answered(tool, "error")
+    logger.info("request_rejected", extra={"tool": tool, "reason": str(exc), "error": type(exc).__name__})
+    return ToolError(str(exc))
+
+
+def answered(service: Service, tool: str, degraded: bool, input_tokens: int, output_tokens: int) -> None:
+    """An answer given: counted (degraded ones apart) and measured."""
+    service.counters["requests"] += 1
+    if degraded:
+        service.counters["degraded"] += 1
+    service.metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)

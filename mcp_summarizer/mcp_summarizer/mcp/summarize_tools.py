@@ -1,0 +1,299 @@
+"""The summarize tools: summarize and summarize_for_extraction.
+
+Thin on purpose: the tool checks nothing the engine does not, hands the text to the engine,
+keeps the source behind a handle so a summary's lines can cite it, answers from the result
+cache when it can, and logs one completion event.  The failure policy (ON_LLM_FAILURE) is the
+engine's: a degraded answer arrives here already made and is only counted and logged.
+"""
+
+# No `from __future__ import annotations`: the tools' annotations hold values of this
+# configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
+import asyncio
+import logging
+import time
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from mcp_summarizer.auth import tenant_of
+from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.answers import summary_within
+from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.drill.answer import Drill, finish, links, prepare
+from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.summarize import tokens
+from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy
+from mcp_summarizer.tenant import Tenant
+
+from .arguments import bounded
+from .registry import SUMMARIZE_ANNOTATIONS, Tools
+from .results import META_SUMMARY, cached_result, summary_result
+from .service import Service, answered, client_limits, progress_of, rejected
+
+__all__ = ["budget_description", "register"]
+
+logger = logging.getLogger("mcp_summarizer")
+
+
+def budget_description(service: Service) -> str:
+    """max_output_tokens' description: its default and this server's ceiling."""
+    budget = service.engine.budget
+    return (
+        f"Largest answer wanted, in tokens (cl100k). 0 = the default, {budget.default_output}. "
+        f"At most {budget.max_output}."
+    )
+
+
+def register(tools: Tools, service: Service) -> None:
+    """summarize and summarize_for_extraction."""
+    ceiling = service.engine.budget.max_output
+    budget = budget_description(service)
+    tool = tools.tool
+
+    @tool(SUMMARIZE_ANNOTATIONS)
+    async def summarize(
+        content: Annotated[str, Field(description="The text to summarize. Markdown structure is used.")],
+        ctx: Context,
+        max_output_tokens: Annotated[int, bounded(budget, ceiling)] = 0,
+        focus_areas: Annotated[
+            str,
+            Field(description='Topics to keep, comma-separated, e.g. "NPCs, factions, lore". Empty = all.'),
+        ] = "",
+        strategy: Annotated[
+            Strategy,
+            Field(
+                description='How to cut long text: "semantic" follows headings, code blocks and '
+                'paragraphs; "token" uses fixed windows, for text with no structure.'
+            ),
+        ] = "semantic",
+        citations: Annotated[
+            bool,
+            Field(description="true: lines cite the source excerpts they come from, [id]; expand opens one."),
+        ] = True,
+    ) -> CallToolResult:
+        """Shorten a long text (a document, a page, a tool output) so it fits your context.
+
+        Returns a summary of at most max_output_tokens tokens that keeps the key facts, names,
+        numbers and relationships, steered towards focus_areas if given. Text that already fits
+        comes back unchanged. A summary cites the source excerpts its lines come from as [id]
+        and ends with the source's handle: expand an id to read the original. To keep what a
+        specific schema needs, use summarize_for_extraction; to read a web page, use fetch_url
+        (the page then never has to pass through your own output).
+        """
+        return await service.run(
+            "summarize",
+            _summarize(
+                service,
+                ctx,
+                "summarize",
+                content,
+                max_output_tokens,
+                "general",
+                focus_areas,
+                strategy,
+                citations,
+            ),
+        )
+
+    @tool(SUMMARIZE_ANNOTATIONS)
+    async def summarize_for_extraction(
+        content: Annotated[str, Field(description="The text to condense. Markdown structure is used.")],
+        schema_hint: Annotated[
+            str,
+            Field(
+                description="What you will extract afterwards, e.g. "
+                '"zone metadata, NPCs with faction allegiances, lore events".'
+            ),
+        ],
+        ctx: Context,
+        max_output_tokens: Annotated[int, bounded(budget, ceiling)] = 0,
+        citations: Annotated[
+            bool,
+            Field(description="true: lines cite the source excerpts they come from, [id]; expand opens one."),
+        ] = True,
+    ) -> CallToolResult:
+        """Condense a long text before you extract structured data from it.
+
+        Keeps every detail that the schema hint asks for (names, relationships, numbers, dates,
+        hierarchies) and drops navigation, boilerplate and unrelated content. Text that already
+        fits comes back unchanged.
+        """
+        return await service.run(
+            "summarize_for_extraction",
+            _summarize(
+                service,
+                ctx,
+                "summarize_for_extraction",
+                content,
+                max_output_tokens,
+                "extraction",
+                schema_hint,
+                citations=citations,
+            ),
+        )
+
+
+async def _summarize(
+    service: Service,
+    ctx: Context,
+    tool: str,
+    content: str,
+    max_output_tokens: int,
+    kind: Kind,
+    focus: str,
+    strategy: Strategy = "semantic",
+    citations: bool = True,
+) -> CallToolResult:
+    started = time.perf_counter()
+    limits = client_limits(service.settings, ctx)
+    try:
+        tenant = tenant_of()
+        budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+        room = budget if fit.fits(content, limits) else fit.room(budget, limits)
+        # A summary keeps its source behind a handle; an answer that is the content unchanged
+        # needs none.
+        drill = (
+            None
+            if room == budget and await _surely_within(content, budget)
+            else await prepare(service.store, tenant, content, room, citations)
+        )
+        request = Request(
+            content=content,
+            # A summary made to fit the client's bytes and lines, not cut to them afterwards
+            # (content that fits them and the budget comes back unchanged); room is left for
+            # the handle's line and the citations.
+            max_output_tokens=max(room - drill.reserve, 1) if drill else room,
+            kind=kind,
+            focus=focus,
+            strategy=strategy,
+            tenant=tenant,
+        )
+        key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
+        if (
+            key is not None
+            and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
+        ):
+            return hit
+        outcome = await service.engine.summarize(request, progress_of(ctx))
+        outcome = await summary_within(service.engine, request, outcome, limits, progress_of(ctx))
+        facts: dict[str, object] = {}
+        # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
+        if drill is not None and not outcome.bypassed and outcome.policy != "original":
+            outcome.text, facts = await finish(
+                drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
+            )
+            outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
+        else:
+            drill = None
+    except SummarizerError as exc:
+        raise rejected(service, tool, exc) from None
+    answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
+    _log_completion(service, tool, request, outcome, started)
+    result = summary_result(outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text))
+    # An answer whose source the store could not keep is not cached: it has no ids to cite.
+    kept = drill is None or drill.kept.stored
+    if (
+        key is not None
+        and service.cache is not None
+        and not outcome.degraded
+        and not outcome.bypassed
+        and kept
+    ):
+        await service.cache.put(
+            tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
+        )
+    return result
+
+
+async def _cache_key(service: Service, tool: str, request: Request) -> str | None:
+    """The request's cache key, or None when there is no cache or the content surely fits the
+    budget (at most 4 tokens a character: answered unchanged, faster than any lookup)."""
+    if service.cache is None or len(request.content) * 4 <= request.max_output_tokens:
+        return None
+
+    def key() -> str:
+        return service.engine.keys.result(
+            tool,
+            request.content,
+            kind=request.kind,
+            budget=request.max_output_tokens,
+            focus=request.focus,
+            strategy=request.strategy,
+        )
+
+    # Hashing a megabyte takes milliseconds: off the event loop then.
+    return key() if len(request.content) <= INLINE_CHARS else await asyncio.to_thread(key)
+
+
+async def _surely_within(content: str, budget: int) -> bool:
+    """Whether ``content`` is within ``budget`` tokens (so it comes back unchanged)."""
+    if len(content) > budget * 16:  # no text has more than 16 characters a token
+        return False
+    if len(content) <= INLINE_CHARS:
+        return tokens.count(content) <= budget
+    return await asyncio.to_thread(tokens.count, content) <= budget
+
+
+async def _cached(
+    service: Service,
+    tool: str,
+    tenant: Tenant,
+    key: str,
+    started: float,
+    limits: Limits,
+    drill: Drill | None = None,
+) -> CallToolResult | None:
+    assert service.cache is not None
+    hit = await service.cache.get(tenant, key)
+    service.metrics.cached("result", "hit" if hit else ("error" if service.cache.failing else "miss"))
+    if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
+        return None
+    facts = {**hit["facts"], "cached": True}
+    answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
+    logger.info(
+        "summarization_complete",
+        extra={
+            "tool": tool,
+            "cached": True,
+            "cache": service.cache.name,
+            "input_tokens": facts.get("input_tokens"),
+            "output_tokens": facts.get("output_tokens"),
+            "model": facts.get("model"),
+            "llm_calls": 0,
+            "degraded": False,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
+    return cached_result(hit["text"], facts, links(drill, hit["text"]))
+
+
+def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
+    logger.info(
+        "summarization_complete",
+        extra={
+            "tool": tool,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "compression_ratio": round(outcome.input_tokens / max(outcome.output_tokens, 1), 2),
+            "strategy": request.strategy,
+            "num_chunks": outcome.num_chunks,
+            "llm_calls": outcome.llm_calls,
+            "cached_map_calls": outcome.cached_calls,
+            "llm_prompt_tokens": outcome.llm_prompt_tokens,
+            "length_stops": outcome.length_stops,
+            "reduce_levels": outcome.reduce_levels,
+            "model": service.engine.model,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "degraded": outcome.degraded,
+            "degraded_total": service.counters["degraded"],
+            "cause": outcome.cause or None,
+            "on_llm_failure": outcome.policy,
+            "bypassed": outcome.bypassed,
+            "boilerplate_tokens": outcome.boilerplate_tokens,
+            "trimmed": outcome.trimmed,
+            "max_output_tokens": request.max_output_tokens,
+            **(outcome.fidelity.as_log() if outcome.fidelity else {}),
+        },
+    )
