@@ -40,6 +40,8 @@ from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.drill.answer import URI_TEMPLATE, Drill, finish, links, prepare
+from mcp_summarizer.drill.ask import Ask
+from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import InputError, StoreError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
@@ -53,7 +55,7 @@ from mcp_summarizer.summarize.engine import INLINE_CHARS, Engine, Kind, Outcome,
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.version import __version__
-from mcp_summarizer.web.pages import Answer, Pages, read
+from mcp_summarizer.web.pages import Answer, Page, Pages, read
 from shared.logs import clip
 
 __all__ = ["INSTRUCTIONS", "META_SUMMARY", "Service", "build_http_app", "build_server", "transport_security"]
@@ -536,6 +538,7 @@ async def _summarize(
             focus=focus,
             strategy=strategy,
             tenant=tenant,
+            cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
         )
         key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
         if (
@@ -748,9 +751,20 @@ async def _fetch_url(
             progress=_progress(ctx),
             tenant=tenant,
             reserve=drill_reserve(room, citations) if not raw else 0,
+            cite=cite_page,
         )
 
     drill: Drill | None = None
+    asked: list[Drill] = []  # the page kept before its summary is made, to ask for its ids
+
+    async def cite_page(page: Page) -> Ask | None:
+        if not asked:
+            asked.append(
+                await prepare(
+                    service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+                )
+            )
+        return drill_ask(asked[0], page.markdown)
     facts_more: dict[str, object] = {}
     try:
         answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
@@ -759,7 +773,7 @@ async def _fetch_url(
         elif answer.summarized and answer.body and answer.body in answer.text:
             # A summary keeps the page behind a handle, and cites it, in the room left for them.
             page = answer.page
-            drill = await prepare(
+            drill = asked[0] if asked else await prepare(
                 service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
             )
             head, _ = _header_body(answer)
