@@ -40,9 +40,9 @@ from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.documents.pipeline import DocumentsOutcome, DocumentsPipeline
 from mcp_summarizer.drill.answer import URI_TEMPLATE, Drill, finish, links, prepare
-from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import reserve as drill_reserve
+from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import InputError, StoreError, SummarizerError
 from mcp_summarizer.metrics import CONTENT_TYPE, Metrics, fetch_outcome
 from mcp_summarizer.search.find import Indexes
@@ -765,6 +765,7 @@ async def _fetch_url(
                 )
             )
         return drill_ask(asked[0], page.markdown)
+
     facts_more: dict[str, object] = {}
     try:
         answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
@@ -773,8 +774,12 @@ async def _fetch_url(
         elif answer.summarized and answer.body and answer.body in answer.text:
             # A summary keeps the page behind a handle, and cites it, in the room left for them.
             page = answer.page
-            drill = asked[0] if asked else await prepare(
-                service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+            drill = (
+                asked[0]
+                if asked
+                else await prepare(
+                    service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+                )
             )
             head, _ = _header_body(answer)
             if answer.facts is not None:  # from the result cache: cited already, its page kept again

@@ -16,7 +16,7 @@ from mcp.types import ResourceLink
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.cite import cited
-from mcp_summarizer.drill.ask import Ask
+from mcp_summarizer.drill.ask import Ask, relabel
 from mcp_summarizer.drill.cite import cite
 from mcp_summarizer.drill.keep import Kept, keep
 from mcp_summarizer.store.content import ContentStore
@@ -117,6 +117,8 @@ async def finish(
         return summary + tail, facts
     kept = drill.kept
     ids = [e.source_id for e in kept.excerpts]
+    if not verbatim:  # the model cited the labels its prompts gave
+        summary = relabel(summary, ids)
     done = await asyncio.to_thread(cite, summary, source, ids, kept.starts, within, verbatim=verbatim)
     facts.update(citations=done.citations, citations_removed=done.removed)
     return done.text + tail, facts

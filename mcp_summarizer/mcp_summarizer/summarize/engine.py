@@ -808,14 +808,15 @@ class Engine:
         cite = request.cite
         per_chunk = cite.map_values if cite is not None else None
         if request.kind == "extraction":
-            map_system = _Prompt(t["map_extraction"], {"schema_hint": request.focus, **NO_CITATIONS}, per_chunk)
+            values = {"schema_hint": request.focus, **NO_CITATIONS}
+            map_system = _Prompt(t["map_extraction"], values, per_chunk)
         else:
             map_system = _Prompt(t["map_general"], {"focus_instructions": focus, **NO_CITATIONS}, per_chunk)
         kept = cite.reduce_values() if cite is not None else NO_CITATIONS
         reduce_system = _Prompt(t["reduce"], {"focus_instructions": focus, **kept})
         limit = self.budget.max_instructions
         for system in (map_system, reduce_system):
-            size = tokens.count(system(0))
+            size = tokens.count(replace(system, per_chunk=None)(0))  # the caller's part: no ids
             if size > limit:
                 what = "schema_hint" if request.kind == "extraction" else "focus_areas"
                 raise InputError(

@@ -253,7 +253,9 @@ async def read(
     if raw:
         answer = _raw(page, start_index, window_tokens, summary_tokens)
     else:
-        answer = await _summary(engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite)
+        answer = await _summary(
+            engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite
+        )
     answer.cached = cached
     return answer
 

@@ -25,7 +25,8 @@ from tests.support.servers import RunningServer, start_server, stop_server
 from tests.support.system_packages import needs
 
 MAP_MARK = "Summarize that section concisely"  # prompts/map_general.md
-ID = re.compile(r"\[([A-Za-z0-9._-]+~[0-9a-f]{16}#\d+)\]")
+ID = re.compile(r"\[([A-Za-z0-9._-]+~[0-9a-f]{16}#\d+)\]")  # an excerpt's id, in an answer
+LABEL = re.compile(r"\[src#(\d+)\]")  # excerpt n, as the prompts name it
 LINE = re.compile(r"^Server node-\d{3} .*$", re.M)
 
 
@@ -67,9 +68,8 @@ async def test_each_map_prompt_names_the_excerpts_its_chunk_holds(
     assert len(calls) >= 3, len(calls)  # several chunks
     named: set[int] = set()
     for call in calls:
-        ids = ID.findall(call.system)
-        assert ids and all(i.startswith(f"{handle}#") for i in ids), call.system
-        listed = {int(i.rpartition("#")[2]) for i in ids}
+        listed = {int(n) for n in LABEL.findall(call.system)}
+        assert listed, call.system
         named |= listed
         # The excerpts holding the chunk's first and last lines are named in its prompt.
         lines = LINE.findall(call.user)
@@ -85,17 +85,16 @@ async def test_model_ids_are_kept_made_up_ones_removed_and_bare_lines_attributed
     def answer(record: Recorded) -> Reply:
         if MAP_MARK not in record.system:
             return ok(record.user.split("<document>")[-1].split("</document>")[0].strip())
-        ids = ID.findall(record.system)
-        handle = ids[0].rpartition("#")[0]
+        first = f"src#{LABEL.findall(record.system)[0]}"
         lines = LINE.findall(record.user)
         # Lines with the model's own ids between the others: a run of lines the attribution
         # gives the same excerpt would cite it once, on its last line.
         return ok(
-            f"- {lines[0]} [{ids[0]}]\n"  # a real id
-            f"- {lines[1]} [zz~0123456789abcdef#3]\n"  # another source's: made up
-            f"- {lines[2]} [{ids[0]}]\n"
-            f"- {lines[3]} [{handle}#999]\n"  # this source's handle, no such excerpt
-            f"- {lines[4]} [{ids[0]}]\n"
+            f"- {lines[0]} [{first}]\n"  # a real one
+            f"- {lines[1]} [zz~0123456789abcdef#3]\n"  # another source's id: made up
+            f"- {lines[2]} [{first}]\n"
+            f"- {lines[3]} [src#999]\n"  # no such excerpt
+            f"- {lines[4]} [{first}]\n"
             f"- {lines[-1]}"  # no id: attributed after the fact
         )
 
@@ -108,12 +107,12 @@ async def test_model_ids_are_kept_made_up_ones_removed_and_bare_lines_attributed
         bodies = await excerpts(client, handle, facts["excerpts"])
     calls = maps(fresh_llm)
     assert len(fresh_llm.requests) == len(calls) >= 3
-    assert "zz~0123456789abcdef#3" not in text and f"{handle}#999" not in text, text
+    assert "zz~0123456789abcdef#3" not in text and "#999" not in text and "src#" not in text, text
     assert facts["citations_removed"] == 2 * len(calls), facts
     assert tokens.count(text) <= budget
     for call in calls:
         lines = LINE.findall(call.user)
-        first = ID.findall(call.system)[0]
+        first = f"{handle}#{LABEL.findall(call.system)[0]}"
         for line in (lines[0], lines[2], lines[4]):  # kept as the model wrote them
             assert f"- {line} [{first}]" in text, (first, text)
         # The lines left without an id (or never given one) cite the excerpt that holds them.
@@ -129,7 +128,7 @@ async def test_citations_count_in_the_budget(server: RunningServer, fresh_llm: F
     def answer(record: Recorded) -> Reply:
         # Answers longer than asked, every line citing what the prompt names; a merge keeps them.
         if MAP_MARK in record.system:
-            ids = ", ".join(ID.findall(record.system)) or "none"
+            ids = ", ".join(f"src#{n}" for n in LABEL.findall(record.system)) or "none"
             return ok("\n".join(f"- {line} [{ids}]" for line in LINE.findall(record.user)))
         body = record.user.split("<document>")[-1].split("</document>")[0].strip()
         return ok("\n".join([body] * 3))
@@ -142,13 +141,15 @@ async def test_citations_count_in_the_budget(server: RunningServer, fresh_llm: F
             assert tokens.count(text) <= budget, (budget, tokens.count(text))
             # The model's own citations, kept: none added after them, none made up.
             assert facts["citations"] >= 1 and facts["citations_removed"] == 0, facts
-            assert ID.search(text) and "] [" not in text and "[none]" not in text, text
+            assert re.search(rf"\[{re.escape(facts['handle'])}#\d", text), text
+            assert "] [" not in text and "[none]" not in text, text
+            assert "src#" not in text, text
 
 
 async def test_citations_false_asks_for_no_ids(server: RunningServer, fresh_llm: FakeLLM) -> None:
     async with Client(f"{server.base}/mcp") as client:
         await client.call_tool("summarize", {"content": LOG, "max_output_tokens": 650})
-        assert maps(fresh_llm) and all(ID.search(c.system) for c in maps(fresh_llm))  # by default
+        assert maps(fresh_llm) and all(LABEL.search(c.system) for c in maps(fresh_llm))  # by default
         fresh_llm.reset()
         for tool, args in (
             ("summarize", {"content": LOG}),
@@ -159,7 +160,7 @@ async def test_citations_false_asks_for_no_ids(server: RunningServer, fresh_llm:
             assert not ID.search(text_of(result))
     assert len(fresh_llm.requests) >= 2
     for call in fresh_llm.requests:
-        assert not ID.search(call.system) and "cite" not in call.system.lower(), call.system
+        assert not LABEL.search(call.system) and "cite" not in call.system.lower(), call.system
 
 
 async def test_extraction_prompts_ask_for_ids_too(server: RunningServer, fresh_llm: FakeLLM) -> None:
@@ -168,10 +169,10 @@ async def test_extraction_prompts_ask_for_ids_too(server: RunningServer, fresh_l
             "summarize_for_extraction",
             {"content": LOG, "schema_hint": "servers and ports", "max_output_tokens": 600},
         )
-    handle = (result.meta or {})[META]["handle"]
+    n = (result.meta or {})[META]["excerpts"]
     calls = [r for r in fresh_llm.requests if "Target extraction schema" in r.system]
-    assert calls and all(ID.findall(c.system) for c in calls)
-    assert all(i.startswith(f"{handle}#") for c in calls for i in ID.findall(c.system))
+    assert calls and all(LABEL.findall(c.system) for c in calls)
+    assert {int(i) for c in calls for i in LABEL.findall(c.system)} == set(range(n))
 
 
 @needs("python3.11-doc")
@@ -193,9 +194,7 @@ async def test_fetch_url_map_prompts_name_the_page_excerpts(llm: FakeLLM, tmp_pa
                 result = await client.call_tool("fetch_url", {"url": url})
         finally:
             stop_server(srv)
-    handle = (result.meta or {})[META]["handle"]
+    n = (result.meta or {})[META]["excerpts"]
     calls = maps(llm)
-    assert calls
-    for call in calls:
-        ids = ID.findall(call.system)
-        assert ids and all(i.startswith(f"{handle}#") for i in ids), call.system[-600:]
+    assert calls and all(LABEL.findall(c.system) for c in calls), calls[0].system[-600:]
+    assert {int(i) for c in calls for i in LABEL.findall(c.system)} == set(range(n))
