@@ -77,13 +77,15 @@ class Ask:
         if not body:
             return range(0)
         src, start = self.source, min(piece.start + lead, len(self.source))
-        probe = body[:_PROBE]
+        # Site chrome goes in whole lines: a chunk's first and last lines are in the source as
+        # they are, at or after the chunk's offsets.
+        probe = body[: min(_PROBE, (body.find("\n") + 1) or len(body))]
         at = start if src.startswith(probe, start) else src.find(probe, start)
         at = at if at >= 0 else start  # changed on the way (never expected): about there
         end = at + len(body)
-        tail = body[-_PROBE:]
+        tail = body[body.rfind("\n") + 1 :][-_PROBE:]
         if not src.startswith(tail, end - len(tail)):
-            found = src.find(tail, at)
+            found = src.find(tail, end - len(tail))
             end = found + len(tail) if found >= 0 else end
         first = max(bisect_right(self.starts, at) - 1, 0)
         last = bisect_left(self.starts, min(end, len(src)))  # excerpts starting before the end

@@ -198,3 +198,20 @@ async def test_fetch_url_map_prompts_name_the_page_excerpts(llm: FakeLLM, tmp_pa
     calls = maps(llm)
     assert calls and all(LABEL.findall(c.system) for c in calls), calls[0].system[-600:]
     assert {int(i) for c in calls for i in LABEL.findall(c.system)} == set(range(n))
+
+
+def test_a_chunk_of_the_source_without_its_chrome_is_placed_in_the_source() -> None:
+    from mcp_summarizer.drill.ask import Ask, relabel
+    from mcp_summarizer.summarize.chunker import Chunk
+
+    parts = [f"Part {i}: " + f"fact {i} is kept. " * 20 + "\n" for i in range(6)]
+    chrome = "Home | About | Contact\n"
+    source = "".join(chrome + p for p in parts)  # a menu line before every part
+    starts = [source.index(p) for p in parts]
+    ask = Ask(source, [f"doc~00#{i}" for i in range(6)], starts)
+    cleaned = "".join(parts)  # the text the engine chunks: the menus cut out
+    s, e = cleaned.index("Part 2"), cleaned.index("Part 4") + 30  # parts 2, 3 and 4's start
+    piece = Chunk(text="# Head\n" + cleaned[s:e], start=s, end=e, context="# Head\n", tokens=0)
+    assert ask.held(piece) == range(2, 5)
+    assert "[src#2] from the start" in ask.map_values(piece)["citations"]
+    assert relabel("a [src#3, src#3] b [src#9] c [x#1]", ask.ids) == "a [doc~00#3] b [src#9] c [x#1]"
