@@ -16,13 +16,14 @@ from mcp.types import ResourceLink
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.cite import cited
+from mcp_summarizer.drill.ask import Ask, relabel
 from mcp_summarizer.drill.cite import cite
 from mcp_summarizer.drill.keep import Kept, keep
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["LINE_TOKENS", "URI_TEMPLATE", "Drill", "finish", "links", "prepare", "reserve", "uri"]
+__all__ = ["LINE_TOKENS", "URI_TEMPLATE", "Drill", "ask", "finish", "links", "prepare", "reserve", "uri"]
 
 URI_TEMPLATE = "summary://{handle}/{n}"
 _CITATION_SHARE = 5  # a fifth of the budget is held back for citations
@@ -81,6 +82,15 @@ async def prepare(
     return Drill(kept, line, cites, size - LINE_TOKENS + reserve(room, cites))
 
 
+def ask(drill: Drill | None, source: str) -> Ask | None:
+    """What the model is asked to cite (the excerpts of ``source``, kept by `prepare`), when
+    the answer cites: else None, and the prompts carry no ids."""
+    if drill is None or not drill.citations:
+        return None
+    kept = drill.kept
+    return Ask(source, [e.source_id for e in kept.excerpts], kept.starts)
+
+
 async def finish(
     drill: Drill,
     summary: str,
@@ -107,6 +117,8 @@ async def finish(
         return summary + tail, facts
     kept = drill.kept
     ids = [e.source_id for e in kept.excerpts]
+    if not verbatim:  # the model cited the labels its prompts gave
+        summary = relabel(summary, ids)
     done = await asyncio.to_thread(cite, summary, source, ids, kept.starts, within, verbatim=verbatim)
     facts.update(citations=done.citations, citations_removed=done.removed)
     return done.text + tail, facts

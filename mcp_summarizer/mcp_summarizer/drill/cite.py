@@ -2,11 +2,13 @@
 came from, ``[<handle>#<n>]``.  Pure, no I/O.
 
 A line of an extractive summary is the source's own words: its sentences are found in the
-source, and the excerpts holding them are cited.  A line a model wrote is matched to the
-excerpt sharing most of its words (none when too few are shared: no citation beats a wrong
-one).  A run of lines from the same excerpts cites them once, on its last line.  Citations
-the text already holds are checked as `summarize_documents` checks them: any id that is not
-one of the source's is removed and counted.
+source, and the excerpts holding them are cited.  A model is asked to cite the excerpts
+its lines come from (`drill.ask`): a line holding a valid id keeps it as it is; a line
+without one is matched to the excerpt sharing most of its words (none when too few are
+shared: no citation beats a wrong one).  A run of lines from the same excerpts cites them
+once, on its last line.  Citations the text already holds are checked as
+`summarize_documents` checks them: any id that is not one of the source's is removed and
+counted.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from mcp_summarizer.documents.cite import clean
+from mcp_summarizer.documents.cite import CITATION, clean
 
 __all__ = ["Cited", "cite", "uncited"]
 
@@ -31,7 +33,7 @@ _MIN_SHARE = 0.4  # and that share of its own words
 @dataclass(frozen=True, slots=True)
 class Cited:
     text: str
-    citations: int  # kept in the text
+    citations: int  # in the text: the model's own and those added
     removed: int  # ids the text cited that are not the source's
 
 
@@ -47,6 +49,9 @@ def cite(
     """``summary`` with citations into ``source``'s excerpts (``ids[i]`` starts at
     ``starts[i]``), as many as ``fits`` allows (the last ones go first)."""
     summary, removed = clean(summary, set(ids))
+    own = 0 if verbatim else len(CITATION.findall(summary))  # the model's, all valid now
+    if own and not fits(summary):  # its ids are longer than the labels the model was given
+        summary, own = _first_citations(summary, fits)
     lines = summary.split("\n")
     ends = [*starts[1:], len(source)]
     words = [] if verbatim else [_words(source[s:e]) for s, e in zip(starts, ends, strict=True)]
@@ -59,6 +64,9 @@ def cite(
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             units.append((i, 0, ()))  # a run of prose ends at a code block
+            continue
+        if not verbatim and CITATION.search(line):
+            units.append((i, 0, ()))  # cited by the model: a run ends here
             continue
         if not fenced:
             found = _sentences(line, source, starts, after) if verbatim else _line(line, words)
@@ -81,7 +89,25 @@ def cite(
     while lo < hi:
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if fits(render(mid)) else (lo, mid - 1)
-    return Cited(render(lo), lo, removed)
+    return Cited(render(lo), own + lo, removed)
+
+
+def _first_citations(text: str, fits: Callable[[str], bool]) -> tuple[str, int]:
+    """``text`` with as many of its first citations as ``fits`` allows, and how many."""
+    found = list(CITATION.finditer(text))
+
+    def keep(k: int) -> str:
+        parts, at = [], 0
+        for m in found[k:]:
+            parts.append(text[at : m.start()])
+            at = m.end()
+        return "".join(parts) + text[at:]
+
+    lo, hi = 0, len(found)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(keep(mid)) else (lo, mid - 1)
+    return keep(lo), lo
 
 
 def _body(line: str) -> tuple[int, str]:
@@ -137,11 +163,13 @@ def _words(text: str) -> frozenset[str]:
 
 
 _CITED = re.compile(
-    r" \[[A-Za-z0-9._-]{1,64}~[0-9a-f]{1,32}#\d{1,7}(?:, [A-Za-z0-9._-]{1,64}~[0-9a-f]{1,32}#\d{1,7}){0,50}\]"
+    r" \[[A-Za-z0-9._-]{1,64}(?:~[0-9a-f]{1,32})?#\d{1,7}"
+    r"(?:, [A-Za-z0-9._-]{1,64}(?:~[0-9a-f]{1,32})?#\d{1,7}){0,50}\]"
 )
 _SOURCE_LINE = re.compile(r"\n\nSource: [^\n]*\Z")
 
 
 def uncited(answer: str) -> str:
-    """A summary's answer without its citations and its Source line: the summary's own text."""
+    """A summary's answer without its citations (or the labels a model cites them by) and its
+    Source line: the summary's own text."""
     return _CITED.sub("", _SOURCE_LINE.sub("", answer))

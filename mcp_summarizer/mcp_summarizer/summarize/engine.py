@@ -34,6 +34,8 @@ from typing import Any, Literal, Protocol, TypeVar
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import FailurePolicy, Settings
+from mcp_summarizer.drill.ask import NO_CITATIONS, Ask
+from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize import extractive, tokens
@@ -110,6 +112,7 @@ class Request:
     strategy: Strategy = "semantic"
     on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
     tenant: Tenant = LOCAL  # whose map-cache namespace its calls read and fill
+    cite: Ask | None = None  # the kept source's excerpts: the prompts ask for their ids
 
 
 @dataclass(slots=True, kw_only=True)
@@ -155,9 +158,13 @@ class _Prompt:
 
     template: str
     values: dict[str, str]
+    # Values that depend on the chunk (the ids of the excerpts it holds); called with None
+    # for the prompt's size before the chunks are known.
+    per_chunk: Callable[[Chunk | None], dict[str, str]] | None = None
 
-    def __call__(self, max_tokens: int) -> str:
-        return render(self.template, **self.values, max_tokens=max_tokens)
+    def __call__(self, max_tokens: int, piece: Chunk | None = None) -> str:
+        more = self.per_chunk(piece) if self.per_chunk is not None else {}
+        return render(self.template, **{**self.values, **more}, max_tokens=max_tokens)
 
 
 @dataclass(slots=True)
@@ -267,7 +274,7 @@ class Engine:
                 outcome = await self._summarize(request, progress, offsets, facts)
                 if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
                     focus = f"{request.focus} {request.query}"
-                    outcome.fidelity = await facts.receipt(outcome.text, focus)
+                    outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
                     if self.settings.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
                         await self._repair(request, outcome, outcome.fidelity, focus, facts)
                 return outcome
@@ -635,7 +642,7 @@ class Engine:
 
     async def _map(self, run: _Run, system: _Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
-        return await self._call(run, system(max_tokens), piece.text, max_tokens, "map")
+        return await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
 
     async def _reduce(self, run: _Run, summaries: list[str], system_prompt: _Prompt, target: int) -> str:
         for level in range(1, _MAX_LEVELS + 1):
@@ -798,14 +805,18 @@ class Engine:
                 source=request.source.strip() or "not given",
                 query=request.query.strip() or "not given",
             )
+        cite = request.cite
+        per_chunk = cite.map_values if cite is not None else None
         if request.kind == "extraction":
-            map_system = _Prompt(t["map_extraction"], {"schema_hint": request.focus})
+            values = {"schema_hint": request.focus, **NO_CITATIONS}
+            map_system = _Prompt(t["map_extraction"], values, per_chunk)
         else:
-            map_system = _Prompt(t["map_general"], {"focus_instructions": focus})
-        reduce_system = _Prompt(t["reduce"], {"focus_instructions": focus})
+            map_system = _Prompt(t["map_general"], {"focus_instructions": focus, **NO_CITATIONS}, per_chunk)
+        kept = cite.reduce_values() if cite is not None else NO_CITATIONS
+        reduce_system = _Prompt(t["reduce"], {"focus_instructions": focus, **kept})
         limit = self.budget.max_instructions
         for system in (map_system, reduce_system):
-            size = tokens.count(system(0))
+            size = tokens.count(replace(system, per_chunk=None)(0))  # the caller's part: no ids
             if size > limit:
                 what = "schema_hint" if request.kind == "extraction" else "focus_areas"
                 raise InputError(

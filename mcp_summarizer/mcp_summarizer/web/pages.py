@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ import httpx
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
+from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import TokenOffsets
@@ -218,9 +220,11 @@ async def read(
     progress: Progress | None = None,
     tenant: Tenant,
     reserve: int = 0,
+    cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
 ) -> Answer:
     """Fetch ``url`` for ``tenant`` and answer as fetch_url does (see the module docstring).
-    A summary leaves ``reserve`` tokens of its budget free (for its handle and citations).
+    A summary leaves ``reserve`` tokens of its budget free (for its handle and citations);
+    ``cite`` keeps the page and gives the excerpts its summary's prompts ask to cite.
 
     ``max_tokens`` (0: none) caps the summary's budget and the raw window below FETCH_MAX_TOKENS
     and max_length: what the client's byte and line limits leave (`clients.fit`).
@@ -249,7 +253,9 @@ async def read(
     if raw:
         answer = _raw(page, start_index, window_tokens, summary_tokens)
     else:
-        answer = await _summary(engine, page, context.strip(), progress, summary_tokens, tenant, reserve)
+        answer = await _summary(
+            engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite
+        )
     answer.cached = cached
     return answer
 
@@ -290,6 +296,7 @@ async def _summary(
     budget: int,
     tenant: Tenant,
     reserve: int = 0,
+    cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
 ) -> Answer:
     n = page.tokens
     if n <= budget:
@@ -314,7 +321,7 @@ async def _summary(
                 body=body,
                 facts=dict(hit["facts"]),
             )
-    answer = await _summarize_page(engine, page, context, progress, budget, tenant, reserve)
+    answer = await _summarize_page(engine, page, context, progress, budget, tenant, reserve, cite)
     if not answer.degraded:
         answer.cache_key = key
     return answer
@@ -340,6 +347,7 @@ async def _summarize_page(
     budget: int,
     tenant: Tenant,
     reserve: int = 0,
+    cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
 ) -> Answer:
     n = page.tokens
     # The summary gets what the header lines leave (their Status line as long as it may be).
@@ -351,6 +359,7 @@ async def _summarize_page(
         kind="extraction" if context else "general",
         focus=context,
         tenant=tenant,
+        cite=await cite(page) if cite is not None else None,
     )
     outcome = await engine.summarize(request, progress, page.offsets)
     if outcome.degraded and outcome.policy != "extractive":
