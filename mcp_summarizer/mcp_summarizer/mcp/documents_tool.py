@@ -119,4 +119,4 @@ async def _summarize_documents(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return documents_result(outcome, service.engine.model)
+    return documents_result(outcome, service.engine.model, limits)

@@ -20,11 +20,13 @@ from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
+from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import reserve as drill_reserve
+from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import fetch_outcome
 from mcp_summarizer.summarize import tokens
-from mcp_summarizer.web.pages import Answer, read
+from mcp_summarizer.web.pages import Answer, Page, read
 
 from .arguments import bounded
 from .registry import FETCH_ANNOTATIONS, Tools
@@ -117,9 +119,21 @@ async def _fetch_url(
             progress=progress_of(ctx),
             tenant=tenant,
             reserve=drill_reserve(room, citations) if not raw else 0,
+            cite=cite_page,
         )
 
     drill: Drill | None = None
+    asked: list[Drill] = []  # the page kept before its summary is made, to ask for its ids
+
+    async def cite_page(page: Page) -> Ask | None:
+        if not asked:
+            asked.append(
+                await prepare(
+                    service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+                )
+            )
+        return drill_ask(asked[0], page.markdown)
+
     facts_more: dict[str, object] = {}
     try:
         answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
@@ -128,8 +142,12 @@ async def _fetch_url(
         elif answer.summarized and answer.body and answer.body in answer.text:
             # A summary keeps the page behind a handle, and cites it, in the room left for them.
             page = answer.page
-            drill = await prepare(
-                service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+            drill = (
+                asked[0]
+                if asked
+                else await prepare(
+                    service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
+                )
             )
             head, _ = _header_body(answer)
             if answer.facts is not None:  # from the result cache: cited already, its page kept again

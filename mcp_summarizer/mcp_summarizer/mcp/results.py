@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.documents.fit import fit_structure
 from mcp_summarizer.documents.pipeline import DocumentsOutcome
 from mcp_summarizer.summarize.engine import Outcome
 
@@ -60,7 +62,7 @@ def text_result(text: str) -> CallToolResult:
     return inline(CallToolResult(content=[TextContent(type="text", text=text)]))
 
 
-def documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
+def documents_result(outcome: DocumentsOutcome, model: str, limits: Limits) -> CallToolResult:
     """summarize_documents' answer: its text, its structure beside it, the facts in `_meta`."""
     facts = {
         "degraded": outcome.degraded,
@@ -75,7 +77,8 @@ def documents_result(outcome: DocumentsOutcome, model: str) -> CallToolResult:
     return inline(
         CallToolResult(
             content=[TextContent(type="text", text=outcome.text)],
-            structured_content=outcome.structured.model_dump(mode="json"),
+            # Codex and OpenCode read this copy instead of the text: it fits the client too.
+            structured_content=fit_structure(outcome.structured, limits).model_dump(mode="json"),
             _meta={META_SUMMARY: facts},
         )
     )

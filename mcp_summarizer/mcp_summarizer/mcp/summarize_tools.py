@@ -22,6 +22,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import summary_within
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
+from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy
@@ -169,6 +170,7 @@ async def _summarize(
             focus=focus,
             strategy=strategy,
             tenant=tenant,
+            cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
         )
         key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
         if (
