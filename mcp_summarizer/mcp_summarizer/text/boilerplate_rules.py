@@ -74,6 +74,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import lru_cache
 
 from mcp_summarizer.text.markdown import FENCE_MARKER, LIST_MARKER, TABLE_DELIMITER_PIPED, THEMATIC_BREAK_LINE
 
@@ -344,6 +345,7 @@ def lines_matching(text: str, marker: str, line: re.Pattern[str]) -> Iterator[re
         at = text.find(marker, end)
 
 
+@lru_cache(maxsize=16384)  # chrome lines repeat on every page of a site: judge each text once
 def line_kind(line: str) -> tuple[str | None, bool]:
     """What a candidate line is by its content alone, and whether it is a list item.
 
