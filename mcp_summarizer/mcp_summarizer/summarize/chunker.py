@@ -43,7 +43,8 @@ STRATEGIES = ("semantic", "token")
 # A character is at most 4 tokens; 16 leaves room for a whole character in every window.
 MIN_CHUNK_SIZE = 16
 
-# Boundary ranks: lower is a more major place to end a chunk.
+# Boundary ranks: lower is a more major place to end a chunk.  Block starts have
+# `text.blocks`' ranks (H1-H4, rule, paragraph); a line start inside a block ranks below them.
 _RANK_LINE = 7
 
 _LINE_START = re.compile(r"\n(?=\S)")
