@@ -32,8 +32,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import corpus
-from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.boilerplate import RULES, _line_kind, find_boilerplate, strip_boilerplate
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.boilerplate import find_boilerplate, strip_boilerplate
+from mcp_summarizer.text.boilerplate_rules import RULES, line_kind
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 EXAMPLES = ("library/json", "tutorial/controlflow", "index")
@@ -48,7 +49,7 @@ def load(directory: Path) -> dict[str, str]:
 
 
 def timed(fn: Callable[[], object]) -> float:
-    _line_kind.cache_clear()  # every timed run starts cold: no line judged by an earlier run
+    line_kind.cache_clear()  # every timed run starts cold: no line judged by an earlier run
     gc.collect()
     t0 = time.perf_counter()
     fn()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import html_to_markdown
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 HTML_DIR = Path("/usr/share/doc/python3.11/html")
 DATA_DIR = Path(__file__).resolve().parent / "data"

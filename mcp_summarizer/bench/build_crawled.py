@@ -22,7 +22,7 @@ from pathlib import Path
 import html_to_markdown
 
 from bench import build_corpus
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 BODY = re.compile(r"<body\b[^>]*>.*</body>", re.S | re.I)
 

@@ -23,7 +23,7 @@ from mcp import Client
 from tests.support.redis_server import REDIS, RedisServer
 from tests.support.servers import start_server, stop_server
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 
 async def timed(client: Client, args: dict[str, Any]) -> tuple[float, dict[str, Any]]:

@@ -30,7 +30,7 @@ import semchunk
 
 from bench import corpus
 from bench.corpus import human, table_row
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 CHUNK_SIZE = 8000
 OVERLAP = 500

@@ -22,8 +22,9 @@ import time
 from collections.abc import Callable
 
 from bench import corpus
-from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.chunker import GrowingOffsets, chunk
+from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.offsets import GrowingOffsets
 
 
 def inputs() -> dict[str, str]:

@@ -45,7 +45,7 @@ from tests.support.servers import start_server, stop_server
 from bench import corpus
 from bench.corpus import human, table_row
 from mcp_summarizer.mcp.results import META_SUMMARY
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 TARGET = 5000
 MAP_MARK = "Summarize that section concisely"  # prompts/map_general.md

@@ -18,9 +18,9 @@ from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
 from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.text import tokens
 
 
 async def main(n_tokens: int, budget: int, context: int) -> None:

@@ -14,7 +14,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 

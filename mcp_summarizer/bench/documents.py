@@ -39,9 +39,9 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.store import open_store
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
+from mcp_summarizer.text import tokens
 
 DATA = Path(__file__).resolve().parent / "data" / "pages" / "library"
 MAN = Path("/usr/share/man/man1")

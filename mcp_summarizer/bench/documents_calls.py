@@ -34,7 +34,7 @@ from tests.support.servers import start_server, stop_server
 
 from bench.documents import mixed, stand_in
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 SUBJECTS = ["wolves", "mines", "harbour", "bridges", "bakery"]
 

@@ -68,7 +68,7 @@ from tests.support.servers import RunningServer, start_server, stop_server
 
 from bench import corpus
 from bench.corpus import human, table_row
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 TARGET = 5000  # max_output_tokens of every call (also the service default)
 MAP_MARK = "Summarize that section concisely"  # prompts/map_general.md

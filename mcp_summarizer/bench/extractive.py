@@ -31,8 +31,8 @@ from datetime import date
 
 from bench import corpus
 from bench.corpus import human, parse_size, table_row
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.extractive import summarize
+from mcp_summarizer.text import tokens
 
 PAGES = corpus.DATA_DIR / "pages"
 MIN_PAGE_TOKENS = 3000

@@ -46,8 +46,9 @@ from bench import corpus
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import SourceFacts, receipt, source_facts
-from mcp_summarizer.summarize import extractive, tokens
+from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.text import tokens
 
 FIRST = "Aldric Brenna Corvin Dalia Eamon Fiora Garrick Helena Ivor Jessa Kestrel Lorcan Maren Nolan".split()
 LAST = "Ashford Blackwood Crane Dunmore Everhart Fairbanks Greaves Holloway Ironside Kingsley".split()

@@ -28,10 +28,12 @@ from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.summarize.boilerplate import strip_boilerplate
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.summarize.budget import map_share_settled
-from mcp_summarizer.summarize.chunker import GrowingOffsets, Stopped, chunk
+from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.text.boilerplate import strip_boilerplate
+from mcp_summarizer.text.offsets import GrowingOffsets
 
 TARGET = 5000
 

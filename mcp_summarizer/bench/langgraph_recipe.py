@@ -37,7 +37,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 HERE = Path(__file__).resolve().parent
 MAP_PROMPT = (HERE / "recipe_map.md").read_text(encoding="utf-8")

@@ -40,7 +40,7 @@ from tests.support.servers import start_server, stop_server
 
 from bench import corpus
 from bench.fidelity import FIRST, LAST, WORDS, git_manual, plant
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 FACTS = 50
 BUDGET = 2000

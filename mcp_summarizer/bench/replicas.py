@@ -28,7 +28,7 @@ from tests.support.fake_llm import FakeLLM
 from tests.support.redis_server import REDIS, RedisServer
 from tests.support.servers import RunningServer, start_server, stop_server
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 HERE = Path(__file__).resolve().parent
 MAP = "one section of a larger document"  # in the map prompt only

@@ -22,7 +22,7 @@ from rank_bm25 import BM25Okapi
 from bench import corpus
 from mcp_summarizer.search import passages as P
 from mcp_summarizer.search import rank
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 QUERIES = 20
 K = 10

@@ -32,8 +32,8 @@ from functools import cache
 
 from mcp_summarizer.config import FailurePolicy, load_settings
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Request, describe_failure, truncated_with_notice
+from mcp_summarizer.text import tokens
 
 __all__ = ["Summarized", "serialize_output", "summarize_if_needed", "summarize_with_receipt"]
 

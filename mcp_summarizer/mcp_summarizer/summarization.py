@@ -28,8 +28,8 @@ from pydantic import ValidationError
 
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.text import tokens
 
 __all__ = ["SummarizationService", "estimate_tokens", "get_summarization_service", "serialize_output"]
 

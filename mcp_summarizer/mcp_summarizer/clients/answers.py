@@ -15,8 +15,8 @@ from typing import TypeVar
 
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
+from mcp_summarizer.text import tokens
 
 __all__ = ["cut_with_notice", "made_within", "summary_within"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 __all__ = [
     "CLAUDE_INLINE_CHARS",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ValidationError
 
 from mcp_summarizer.documents.sources import Excerpt
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 __all__ = [
     "ENTRY_OVERHEAD",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from mcp_summarizer.documents.sources import Excerpt
 from mcp_summarizer.documents.topics import Label
-from mcp_summarizer.summarize.extractive import stemmed_words
+from mcp_summarizer.text.lexicon import stemmed_words
 
 __all__ = ["MASTER_SHARE", "MIN_CLUSTER_TOKENS", "Group", "Plan", "group", "plan"]
 

@@ -48,7 +48,7 @@ from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
 from mcp_summarizer.fidelity.receipt import Receipt, receipt
 from mcp_summarizer.store.content import ContentStore, doc_of
 from mcp_summarizer.store.ids import IdKey, new_secret
-from mcp_summarizer.summarize import extractive, tokens
+from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, MESSAGE_OVERHEAD, map_output_tokens
 from mcp_summarizer.summarize.engine import (
     SEPARATOR,
@@ -62,6 +62,7 @@ from mcp_summarizer.summarize.engine import (
     store_notice,
 )
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
 from shared.prompt_loader import load_prompt
 from shared.prompt_loader import render as fill
 

@@ -27,7 +27,7 @@ from functools import lru_cache
 import snowballstemmer  # type: ignore[import-untyped]  # it ships no type information
 
 from mcp_summarizer.documents.sources import Excerpt
-from mcp_summarizer.summarize.extractive import stemmed_words
+from mcp_summarizer.text.lexicon import stemmed_words
 
 __all__ = ["SIMILARITY", "Label", "focus_terms", "label_excerpts", "relevance"]
 

@@ -20,8 +20,8 @@ from mcp_summarizer.drill.ask import Ask, relabel
 from mcp_summarizer.drill.cite import cite
 from mcp_summarizer.drill.keep import Kept, keep
 from mcp_summarizer.store.content import ContentStore
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
 
 __all__ = ["LINE_TOKENS", "URI_TEMPLATE", "Drill", "ask", "finish", "links", "prepare", "reserve", "uri"]
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
-from mcp_summarizer.summarize.extractive import stemmed_words
+from mcp_summarizer.text.lexicon import stemmed_words
 from shared.gcpause import no_gc_pauses
 
 __all__ = ["LIST_CAP", "Receipt", "SourceFacts", "receipt", "source_facts"]

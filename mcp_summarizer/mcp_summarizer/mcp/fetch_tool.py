@@ -25,7 +25,7 @@ from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import fetch_outcome
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from mcp_summarizer.web.pages import Answer, Page, read
 
 from .arguments import bounded

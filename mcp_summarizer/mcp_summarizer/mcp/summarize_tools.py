@@ -24,9 +24,9 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
 
 from .arguments import bounded
 from .registry import SUMMARIZE_ANNOTATIONS, Tools

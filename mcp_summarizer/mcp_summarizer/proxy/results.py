@@ -32,10 +32,10 @@ from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.store.content import ContentStore, Source, source_id
 from mcp_summarizer.store.ids import IdKey, new_secret
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Engine, Progress, Request, describe_failure
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
 
 __all__ = ["META_PROXY", "Shaped", "shape"]
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 __all__ = ["Shrunk", "parse_json", "shrink"]
 

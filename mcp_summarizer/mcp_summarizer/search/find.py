@@ -28,8 +28,8 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import InputError, UnknownSource
 from mcp_summarizer.search import passages, rank
 from mcp_summarizer.store.content import ContentStore, Source, check_id, source_id
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
 
 __all__ = ["Found", "Indexes", "build_index", "search"]
 

@@ -19,8 +19,8 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import ContentStore, Source, sibling
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
 
 __all__ = ["Expanded", "expand"]
 

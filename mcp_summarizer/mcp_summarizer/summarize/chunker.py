@@ -12,18 +12,11 @@ Two strategies share one machinery:
 * ``token``: windows of ``chunk_size`` tokens with ``overlap`` tokens shared between
   neighbours, ends moved to the nearest word or line start.
 
-Why sizes are exact at the cost of a single tokenizer pass: the text is encoded once and
-the character offset of every token boundary is computed with numpy.  At a *safe boundary*
-— a line start whose first character is not whitespace, the space before a word, or where
-a letter and a digit meet — the cl100k pre-tokenizer always starts a new piece, so the text
-on either side encodes exactly as it does in the whole: ``count(text[a:b])`` is the number
-of tokens between ``a`` and ``b``.  Every cut is made at a safe boundary when one exists, so
-chunk sizes are read off
-the one encoding; only where none exists (a long run of CJK text, a blob of letters) is a
-chunk cut at a plain character boundary and counted again.  (The encoding is
-`tokens.encode_array`'s, in pieces; a whitespace run of over 131,072 characters, which
-tiktoken cannot encode whole past a million, is cut at offsets from its own start, so the
-claim holds there too.)
+Why sizes are exact at the cost of a single tokenizer pass: the text is encoded once
+(`text.offsets.TokenOffsets`) and every cut is made at a *safe boundary* (see
+`text.offsets`) when one exists, where the slices on either side encode as they do in the
+whole, so chunk sizes are read off the one encoding; only where none exists (a long run of
+CJK text, a blob of letters) is a chunk cut at a plain character boundary and counted again.
 
 Invariants (property-tested): no chunk exceeds ``chunk_size`` tokens; chunk bodies
 (``text[start:end]``) cover the input in order, overlapping only by the token overlap;
@@ -33,44 +26,28 @@ whitespace-only input gives no chunks; time is linear in the input.
 
 from __future__ import annotations
 
-import itertools
 import re
-import threading
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from mcp_summarizer.errors import Stopped
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.blocks import BLOCK_SEGMENT_CHARS, BlockScan
+from mcp_summarizer.text.offsets import TokenOffsets, safe_kind
 
-__all__ = ["STRATEGIES", "Chunk", "GrowingOffsets", "Stopped", "TokenOffsets", "chunk"]
+__all__ = ["STRATEGIES", "Chunk", "chunk"]
 
 STRATEGIES = ("semantic", "token")
 # A character is at most 4 tokens; 16 leaves room for a whole character in every window.
 MIN_CHUNK_SIZE = 16
 
-# Boundary ranks: lower is a more major place to end a chunk.
-_RANK_PARAGRAPH = 6
+# Boundary ranks: lower is a more major place to end a chunk.  Block starts have
+# `text.blocks`' ranks (H1-H4, rule, paragraph); a line start inside a block ranks below them.
 _RANK_LINE = 7
 
-# Structure at the start of a line.  Matched as "newline, then structure" rather than with
-# a MULTILINE "^": a pattern that opens with a literal is searched for at C speed, where
-# "^" is tried at every position of a megabyte page.  The first line has no newline before it and
-# is matched with _FIRST_LINE.
-_STRUCTURE = r"""(?:
-        (?P<h>\#{1,6})(?=[ \t]|$)                         # ATX header
-      | (?P<hr>(?=[-*_])(?:(?:-[ \t]*+){3}[- \t]*+$     # thematic break, per character:
-         |(?:\*[ \t]*+){3}[* \t]*+$                        # no repeated group, so a line of
-         |(?:_[ \t]*+){3}[_ \t]*+$))                        # a million "-" is one fast scan
-      | (?P<fence>[ ]{0,3}(?P<f>`{3,}|~{3,}))              # code fence (CommonMark allows 3 spaces)
-    )"""
-_SPECIAL_START = re.compile(r"\n" + _STRUCTURE, re.MULTILINE | re.VERBOSE)
-_FIRST_LINE = re.compile(_STRUCTURE, re.MULTILINE | re.VERBOSE)
 _LINE_START = re.compile(r"\n(?=\S)")
-_NOT_SPACE = re.compile(r"\S")
 # Every safe boundary is at one of these places (supersets, checked with safe_kind): a line
 # start or a space (a reader's cut), else where a digit (\d: Unicode decimal) meets a
 # non-digit.  Found by the regex engine, so a window with no place to cut (CJK with no
@@ -132,164 +109,6 @@ def chunk(
     else:
         splitter.semantic()
     return splitter.chunks
-
-
-def is_safe_boundary(text: str, pos: int) -> bool:
-    """True where the tokenizer starts a fresh piece whatever surrounds the cut (see docstring)."""
-    return safe_kind(text, pos) > 0
-
-
-def safe_kind(text: str, pos: int) -> int:
-    """2 at a line start or a word break (where a reader would cut too), 1 where only a letter
-    and a digit meet, 0 where a cut is not safe."""
-    if pos <= 0 or pos >= len(text):
-        return 2
-    before, after = text[pos - 1], text[pos]
-    if before == "\n":
-        return 0 if after.isspace() else 2
-    if after == " ":
-        return 2 if not before.isspace() and pos + 1 < len(text) and text[pos + 1].isalpha() else 0
-    # A letter run and a digit run are always separate pieces (cl100k's pattern has letters
-    # in no digit piece and digits in no letter piece), and neither looks past its end: so
-    # "abc|123" and "123|abc" are safe, which gives base64 and hex blobs places to cut.
-    return int((before.isalpha() and after.isdecimal()) or (before.isdecimal() and after.isalpha()))
-
-
-class TokenOffsets:
-    """Character offset of every token boundary of one encoding of the whole text.
-
-    ``n`` is the text's token count: a caller that needs both the count and the chunks
-    builds this once and passes it to `chunk` (one tokenizer pass instead of two)."""
-
-    def __init__(self, text: str) -> None:
-        ids = tokens.encode_array(text)
-        self.n = len(ids)
-        self.char, self.valid = _boundaries(text, ids)
-
-    def index(self, pos: int) -> int | None:
-        """Token index whose boundary is exactly at character ``pos``, or None."""
-        i = int(np.searchsorted(self.char, pos, side="right")) - 1
-        if i >= 0 and self.char[i] == pos and (self.valid is None or self.valid[i]):
-            return i
-        return None
-
-    def indices(self, positions: list[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
-        """Vectorised `index`: -1 where a position is not a token boundary."""
-        pos = np.asarray(positions, dtype=np.int64)
-        i = np.searchsorted(self.char, pos, side="right") - 1
-        i_clipped = np.maximum(i, 0)
-        ok = (i >= 0) & (self.char[i_clipped] == pos)
-        if self.valid is not None:
-            ok &= self.valid[i_clipped]
-        return np.where(ok, i, -1)
-
-    def is_char_boundary(self, i: int) -> bool:
-        return self.valid is None or bool(self.valid[i])
-
-    # The whole text is encoded: every position is covered.  (GrowingOffsets encodes on demand.)
-    complete = True
-
-    def ensure(self, pos: int) -> None:
-        """Encode at least up to character ``pos`` (here: already done)."""
-
-    def grow(self) -> bool:
-        """Encode one more piece; False when there was none left (here: never one)."""
-        return False
-
-    @property
-    def covered(self) -> int:
-        """Characters encoded so far, from the start."""
-        return int(self.char[-1])
-
-
-def _boundaries(
-    text: str, ids: npt.NDArray[np.uint32]
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_] | None]:
-    """Character offset of each token boundary of ``ids`` (the encoding of ``text``), 0 and
-    the end included, and which are character boundaries (None: all of them)."""
-    byte_off = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(tokens.token_byte_lengths()[ids], out=byte_off[1:])
-    if text.isascii():
-        return byte_off, None
-    # A byte offset's character offset is the offset minus the UTF-8 continuation bytes
-    # before it; a boundary on a continuation byte splits a character.  Mostly-ASCII
-    # text has few continuation bytes, so this stays cheap.
-    # "surrogatepass": a lone surrogate takes 3 bytes, as the U+FFFD it is encoded as does.
-    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    continuation = (raw & 0xC0) == 0x80
-    before = np.zeros(len(raw) + 1, dtype=np.int32)  # continuation bytes before each byte
-    np.cumsum(continuation, out=before[1:])
-    valid = np.ones(len(byte_off), dtype=bool)
-    inner = byte_off < len(raw)
-    valid[inner] = ~continuation[byte_off[inner]]
-    return byte_off - before[byte_off], valid
-
-
-class GrowingOffsets(TokenOffsets):
-    """`TokenOffsets` of a text encoded piece by piece as the chunker reads it, so that the
-    first chunks are out before the whole text is encoded (map calls start meanwhile).
-
-    The pieces are `tokens.pieces`' (cut where the encodings of the parts join into the
-    encoding of the whole), encoded ahead by the encoder pool; each piece's boundaries are
-    appended as the chunker asks for a position past the last one, so ``char``/``valid`` hold
-    the same values as the eager class's, prefix by prefix.  ``n`` counts the tokens so far
-    (the text's count once ``complete``).  Used by one thread; once ``stop`` is set the next
-    piece asked for raises `Stopped`, and `close` cancels the encoding still queued (a request
-    that ended early must not keep a core busy).
-    """
-
-    def __init__(self, text: str, stop: threading.Event | None = None) -> None:
-        self._text = text
-        self._stop = stop
-        parts = list(tokens.pieces(text))
-        self._parts = iter(parts)
-        self._ids = tokens.arrays_ahead(parts)
-        self._char_buf = np.zeros(1024, dtype=np.int64)
-        self._valid_buf = np.ones(1024, dtype=bool)
-        self._filled = 1  # boundary 0, at character 0
-        self._start = 0  # character where the next piece starts
-        self._ascii = True  # so far: ``valid`` None, as TokenOffsets has it (checks are cheaper)
-        self.complete = not parts
-        self._sync()
-
-    def _sync(self) -> None:
-        self.char = self._char_buf[: self._filled]
-        self.valid = None if self._ascii else self._valid_buf[: self._filled]
-        self.n = self._filled - 1
-
-    def close(self) -> None:
-        self._ids.close()
-
-    def ensure(self, pos: int) -> None:
-        while self._start < pos and self.grow():
-            pass
-
-    def grow(self) -> bool:
-        if self._stop is not None and self._stop.is_set():
-            raise Stopped
-        piece = next(self._parts, None)
-        if piece is None:
-            self.complete = True
-            return False
-        ids = next(self._ids)
-        char, valid = _boundaries(piece, ids)  # within the piece (it starts and ends on characters)
-        size = self._filled + len(ids)
-        if size > len(self._char_buf):  # doubling: linear time overall
-            capacity = max(size, 2 * len(self._char_buf))
-            self._char_buf = np.resize(self._char_buf, capacity)
-            self._valid_buf = np.resize(self._valid_buf, capacity)
-        self._char_buf[self._filled : size] = char[1:] + self._start
-        self._valid_buf[self._filled : size] = True if valid is None else valid[1:]
-        self._ascii = self._ascii and valid is None
-        self._filled = size
-        self._start += len(piece)
-        self.complete = self._start >= len(self._text)
-        self._sync()
-        return True
-
-    @property
-    def covered(self) -> int:
-        return self._start
 
 
 class _Bounds:
@@ -585,173 +404,6 @@ class _Splitter:
             while k > s + 1 and not off.is_char_boundary(k):
                 k -= 1
         return max(k, s + 1), None
-
-
-BLOCK_SEGMENT_CHARS = 1 << 16  # characters the block scan reads at a time (~1 ms)
-
-
-def block_starts(
-    text: str, segment_chars: int = BLOCK_SEGMENT_CHARS
-) -> tuple[list[int], list[int], dict[int, tuple[int, str]]]:
-    """Where the blocks of ``text`` start, their ranks, and the H1-H4 header lines among them
-    (keyed by block index): `BlockScan` over the whole text."""
-    scan = BlockScan(text, segment_chars)
-    starts: list[int] = []
-    ranks: list[int] = []
-    headers: dict[int, tuple[int, str]] = {}
-    while (part := scan.next()) is not None:
-        starts += part[0].tolist()
-        ranks += part[1].tolist()
-        headers.update(part[2])
-    return starts, ranks, headers
-
-
-class BlockScan:
-    """Block starts segment by segment, so that the chunker can cut the first chunks of a long
-    text before the rest is read (a scan of 8 MB takes ~0.1 s).
-
-    Paragraphs are most of the blocks and need no state, so they are found in bulk (numpy,
-    per segment) and filtered; the rare structure (headers, breaks, fences) is walked in order,
-    because a fence hides what is inside it, and its state carries from segment to segment.
-    A paragraph start is a line after a blank line whose first character is not whitespace,
-    and is never inside a fence.  A segment ends just before a newline, so every line that
-    starts in it ends in it (a pattern's ``$`` at the segment's end is a line end): the
-    segments give exactly what one pass over the text gives."""
-
-    def __init__(self, text: str, segment_chars: int = BLOCK_SEGMENT_CHARS) -> None:
-        self.text = text
-        self.segment_chars = max(1, segment_chars)
-        self.pos = 0  # scanned up to here (a newline's position, or the text's end)
-        found = _NOT_SPACE.search(text)
-        self._first = found.start() if found else len(text)  # the first character that is not space
-        self._open_fence: tuple[str, int] | None = None  # (marker char, marker length)
-        self._fenced: list[int] = []  # newline positions where fences open and close, in pairs
-        self._last = 0  # the last start accepted
-        self._blocks = 0  # block starts given out so far
-        self.done = False  # every segment given out (an empty text has one: its block at 0)
-
-    def next(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], dict[int, tuple[int, str]]] | None:
-        """The next segment's block starts (increasing, after all before them), their ranks and
-        headers (keyed by block index in the whole text); None after the last."""
-        if self.done:
-            return None
-        text, end = self.text, len(self.text)
-        lo = self.pos
-        # The first segment reaches the first line with a character that is not space: a
-        # header there is the text's first block (its rank is that block's).
-        reach = lo + self.segment_chars if lo else max(self.segment_chars, self._first)
-        hi = text.find("\n", reach) if reach < end else -1
-        hi = end if hi < 0 else hi
-        self.pos = hi
-        fenced_before = len(self._fenced)  # an odd count: a fence is open as the segment starts
-        special_at, accepted = self._structure(lo, hi)
-        newlines = _paragraph_newlines(text, lo, hi)  # the newline before each paragraph start
-        if special_at:  # structure found at a paragraph's newline wins
-            found = np.asarray(special_at, dtype=np.int64)
-            newlines = newlines[~np.isin(newlines, found)]
-        if self._fenced:  # a fence hides what is strictly between its opening and its closing
-            # (an open one hides all after it); only this segment's fences are searched.
-            fences = np.asarray(self._fenced[fenced_before:], dtype=np.int64)
-            inside = (np.searchsorted(fences, newlines, side="left") + fenced_before) % 2
-            newlines = newlines[inside == 0]
-        del self._fenced[: fenced_before - fenced_before % 2]  # closed before this segment
-        # Merge: no paragraph start equals an accepted one (a different newline, or a fence's
-        # next line, which follows a line that is not blank).
-        opening = accepted[0] if accepted and accepted[0][0] == 0 else None
-        others = accepted[1:] if opening else accepted
-        head = np.zeros(1 if lo == 0 else 0, np.int64)  # the text's first block
-        first_rank = opening[1] if opening else _RANK_PARAGRAPH
-        positions = np.concatenate([head, newlines + 1, np.asarray([a[0] for a in others], dtype=np.int64)])
-        rank_of = np.concatenate(
-            [
-                np.full(len(head), first_rank, np.int64),
-                np.full(len(newlines), _RANK_PARAGRAPH, np.int64),
-                np.asarray([a[1] for a in others], dtype=np.int64),
-            ]
-        )
-        order = np.argsort(positions, kind="stable")
-        starts = positions[order]
-        base = self._blocks
-        headers: dict[int, tuple[int, str]] = {}
-        if opening and opening[2] is not None:
-            headers[0] = opening[2]
-        if others:
-            where = np.searchsorted(starts, [a[0] for a in others]).tolist()
-            headers.update((base + i, a[2]) for i, a in zip(where, others, strict=True) if a[2] is not None)
-        self._blocks += len(starts)
-        self.done = hi >= end
-        return starts, rank_of[order], headers
-
-    def _structure(self, lo: int, hi: int) -> tuple[list[int], list[tuple[int, int, tuple[int, str] | None]]]:
-        """The structure lines starting in [lo, hi), walked in order (fences carry over): the
-        newline positions where structure starts, and the (start, rank, header) accepted as
-        block starts."""
-        text, end = self.text, len(self.text)
-        special_at: list[int] = []  # newline positions where structure starts
-        accepted: list[tuple[int, int, tuple[int, str] | None]] = []  # (start, rank, header)
-        first = self._first
-        first_line = _FIRST_LINE.match(text, 0, hi) if lo == 0 else None
-        matches = itertools.chain([first_line] if first_line else [], _SPECIAL_START.finditer(text, lo, hi))
-        for m in matches:
-            at_first = m.re is _FIRST_LINE
-            q = -1 if at_first else m.start()
-            p, kind = q + 1, m.lastgroup
-            special_at.append(q)
-            rank, header = _RANK_PARAGRAPH, None
-            if kind == "fence":
-                marker = m.group("f")
-                if self._open_fence is None:
-                    self._open_fence = (marker[0], len(marker))
-                    self._fenced.append(q)
-                else:
-                    line_end = text.find("\n", m.end())
-                    line_end = end if line_end < 0 else line_end
-                    if (
-                        marker[0] != self._open_fence[0]
-                        or len(marker) < self._open_fence[1]
-                        or text[m.end() : line_end].strip()
-                    ):
-                        continue
-                    self._open_fence = None
-                    self._fenced.append(q)
-                    p = line_end + 1  # the block after the fence starts on the next line
-            elif self._open_fence is not None:
-                continue  # a '# comment' inside a code block is not a header
-            elif kind == "h":
-                level = len(m.group("h"))
-                if level <= 4:
-                    rank = level
-                    line_end = text.find("\n", p)
-                    line = text[p : end if line_end < 0 else line_end].rstrip()
-                    if p <= first:  # the document opens with this header
-                        if p == first:
-                            accepted.append((0, rank, (level, line)))
-                        continue
-                    header = (level, line)
-            elif kind == "hr":
-                rank = 5
-            if p <= self._last or p >= end or text[p - 1] != "\n" or text[p].isspace():
-                continue  # not a safe cut
-            accepted.append((p, rank, header))
-            self._last = p
-        return special_at, accepted
-
-
-# Every character `str.isspace` (and the regex `\s`) calls whitespace.
-_WHITESPACE = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
-
-
-def _paragraph_newlines(text: str, lo: int, hi: int) -> npt.NDArray[np.int64]:
-    r"""Positions i in [lo, hi) with text[i-1] == text[i] == "\n" and text[i+1] not whitespace:
-    what ``\n\n(?=\S)`` finds, without a Python object per match."""
-    a, b = max(lo - 1, 0), min(hi + 1, len(text))  # the characters either side are read too
-    if b - a < 3:
-        return np.zeros(0, dtype=np.int64)
-    chars = np.frombuffer(text[a:b].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    newline = chars == 10
-    i = np.flatnonzero(newline[:-2] & newline[1:-1]) + 1
-    i = i[~np.isin(chars[i + 1], _WHITESPACE)].astype(np.int64) + a
-    return i[(i >= lo) & (i < hi)]
 
 
 def _best_break(ranks: list[int], cum: list[int], i: int, j: int, budget: int) -> int:

@@ -36,11 +36,10 @@ from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import FailurePolicy, Settings
 from mcp_summarizer.drill.ask import NO_CITATIONS, Ask
 from mcp_summarizer.drill.cite import uncited
-from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.errors import InputError, LLMError, Stopped
 from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
-from mcp_summarizer.summarize import extractive, tokens
+from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
-from mcp_summarizer.summarize.boilerplate import Cleaned, strip_boilerplate
 from mcp_summarizer.summarize.budget import (
     Budget,
     level_output_tokens,
@@ -48,12 +47,15 @@ from mcp_summarizer.summarize.budget import (
     map_share_settled,
     plan_groups,
 )
-from mcp_summarizer.summarize.chunker import Chunk, GrowingOffsets, Stopped, TokenOffsets, chunk
+from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.summarize.extractive import Kind
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.limiters import build_limiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from mcp_summarizer.tenant import LOCAL, Tenant
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.boilerplate import Cleaned, strip_boilerplate
+from mcp_summarizer.text.offsets import GrowingOffsets, TokenOffsets
 from shared.prompt_loader import load_prompt, render
 
 __all__ = [

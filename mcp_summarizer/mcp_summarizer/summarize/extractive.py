@@ -6,27 +6,14 @@ their headers, in at most ``max_tokens`` cl100k tokens (counted on the final tex
 
 How, and why this way:
 
-1. **Units that respect markdown** (one pass over the text).  Paragraphs and list items
-   are cut into sentences by a regex splitter that does not split after abbreviations
-   ("e.g.", "Mr."), single initials, inside a link, parentheses or a code span, or before a
-   lowercase word; decimals and versions ("3.11") never have a space after the dot.  Table
-   rows, quote lines and code blocks are whole units.  Code is fenced or indented: as in
-   CommonMark, lines indented 4+ columns past the text they belong to (the margin, or the
-   content column of the list item they are in), with any blank lines between them, after
-   a blank line or a header, rule, fence or table (an indented line right after text
-   continues that text; a list item's continuation, indented less, stays its text).  Code
-   is printed verbatim, so a "# comment" in it is never a header and its lines are never
-   joined like a paragraph's.  Headers are structure: a selected unit brings its header
-   path (a table row its table's header row and separator line), each printed once; a
-   header is a unit itself only where nothing else would bring it (a section with nothing
-   in it: an outline is all headers).  A code block larger than a third of the budget is
-   never selected, and nothing is cut inside a unit (but see 6), so the summary is made of
-   the author's own sentences, in the author's order.
-2. **Salience**, SumBasic/centroid style.  Terms are lowercased words (CJK: single
-   characters) minus stopwords, crudely stemmed ("NPCs" -> "npc", "wolves" -> "wolf"), from
-   the visible text (link targets are skipped), plus *named things*: identifiers (dotted
-   names, ``code spans``, CamelCase, snake_case), numbers of 2+ digits and versions, dates,
-   and capitalized words that do not start a sentence.  With ``df`` the number of units
+1. **Units that respect markdown** (`text.units`, one pass over the text): the sentences
+   of paragraphs and list items, table rows, quote lines, code blocks (fenced or indented)
+   and headers.  Headers are structure: a selected unit brings its header path (a table
+   row its table's header row and separator line), each printed once.  A code block larger
+   than a third of the budget is never selected, and nothing is cut inside a unit (but see
+   6), so the summary is made of the author's own sentences, in the author's order.
+2. **Salience**, SumBasic/centroid style.  Terms are `text.lexicon`'s: stemmed words and
+   named things (identifiers, numbers, dates, names).  With ``df`` the number of units
    containing a word among ``N`` units, its weight is ``df/N * log(1 + N/df)`` scaled so the
    heaviest word weighs 1: frequent words are central, and the log discounts words found
    almost everywhere.  A named thing weighs a constant (more when repeated), so units
@@ -93,15 +80,29 @@ import heapq
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import cache
 from itertools import chain
-from typing import Final, Literal
+from typing import Literal
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.lexicon import Lexicon, read_focus, word_stems
+from mcp_summarizer.text.units import (
+    BLOCK,
+    CODE,
+    GROUP,
+    HEADER,
+    KIND,
+    LINE_KIND,
+    PATH,
+    SENTENCE,
+    TABLE,
+    TEXT,
+    Doc,
+    closing_fence,
+    parse,
+)
 from shared.gcpause import no_gc_pauses
 
-__all__ = ["stemmed_words", "summarize"]
+__all__ = ["Kind", "summarize"]
 
 Kind = Literal["general", "extraction"]
 
@@ -126,40 +127,11 @@ MIN_TERMS = 2  # units with fewer distinct terms ("Note", "---") are not selecta
 LAZY_CANDIDATES = 128  # at most this many re-scorings per pick
 MAX_REJECTIONS = 400  # stop the greedy after this many units in a row did not fit
 FILL_ROUNDS = 2
-LONG_SENTENCE_CHARS = 1500  # a "sentence" longer than this is cut at its line breaks
-# ...at every line break when it has this many lines of at most this many characters on average.
-RECORD_LINES = 8
-RECORD_CHARS = 200
 _BATCH = 4096  # units per C-level loop (which holds the GIL: /health must not wait for it)
 
-# --- markdown -------------------------------------------------------------------------------------
 
-# What a line starts, if not paragraph text.  The order matters: "- - -" is a rule, not an
-# item.  `_PARAGRAPH_END` is the same set as a lookahead after a newline, so a paragraph's
-# end is found by one regex search instead of a loop over its lines.  A rule is spelled out
-# per character (three of them, then any more and blanks) rather than with a repeated group
-# and a backreference: a line of a million "*" is then one fast scan, not a million steps.
-# Blanks are matched possessively: nothing that follows can start with one.
-_BLOCK_KINDS = r"""
-      (?P<fence>`{3,}|~{3,})
-    | (?P<rule>(?=[-*_])(?:(?:-[ \t]*+){3}[- \t]*+$|(?:\*[ \t]*+){3}[* \t]*+$|(?:_[ \t]*+){3}[_ \t]*+$))
-    | (?P<header>\#{1,6})(?:[ \t]|$)
-    | (?P<item>(?:[-*+]|\d{1,9}[.)]))(?:[ \t]+|$)
-    | (?P<quote>>)
-    | (?P<pipe>\|)
-"""
-_BLOCK = re.compile(rf"[ \t]*+(?:{_BLOCK_KINDS})", re.VERBOSE | re.MULTILINE)
-_PARAGRAPH_END = re.compile(
-    r"\n(?=[ \t]*+(?:\n|\Z|" + re.sub(r"\(\?P<\w+>", "(?:", _BLOCK_KINDS) + "))",
-    re.VERBOSE | re.MULTILINE,
-)
-# Possessive: two optional blanks in a row ("[ \t]*\|?[ \t]*") could split a long run of
-# spaces in quadratically many ways before failing.
-_TABLE_SEP = re.compile(r"[ \t]*+\|?+[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?+[ \t]*+$")
-_NEWLINE_INDENT = re.compile(r"\n[ \t]*")
-# What would read as markdown structure at the start of a printed line (anchored, bounded).
-_BLOCK_SYNTAX = re.compile(r"#{1,6}(?:[ \t]|$)|>|[-+*][ \t]|\d{1,9}[.)][ \t]|`{3}|~{3}|\||=+[ \t]*$")
-_BLANKS = re.compile(r"\s*+")
+# --- what a unit says ------------------------------------------------------------------------------
+
 # A unit that is only links or images (and separators), or an HTML comment: nothing to read.
 _LINK_OR_IMAGE = r"!?\[[^\[\]\n]*+\]\([^()\s]*+(?:[ \t]++\"[^\"\n]*+\")?+\)"
 _LINKED_IMAGE = rf"\[{_LINK_OR_IMAGE}\]\([^()\s]*+\)"
@@ -168,100 +140,6 @@ _NOTHING_TO_READ = re.compile(
 )
 # How a unit can end that needs what follows it: a lead-in ("Examples:"), emphasis closers aside.
 _LEAD_IN_END = re.compile(r":[*_`\s]*\Z")
-
-# --- sentences ------------------------------------------------------------------------------------
-
-# A sentence end: terminal punctuation and closers, then whitespace and a character that is
-# not lowercase or a continuation (checked again in Python for non-ASCII lowercase).  It
-# starts with one character class so that the regex engine skips ahead to it fast.  A run
-# of marks is always matched whole, possessively, and when no sentence follows it the empty
-# group "no" says so: a run that failed instead would be tried again from each of its marks
-# (quadratic), and even a skip via lookbehind would cost a step per mark, all in one call.
-_SENTENCE_END = re.compile(
-    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*+[\"'”’)\]*_`]*+(?:(?=\s++[^\sa-z,;:)]|[ \t]*+\n)|(?P<no>))"
-    r"|(?<=[。！？])[。！？]*+[」』”’）)\]]*+)"
-)
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st mt vs cf fig figs no nos vol vols approx dept est ca al "
-    "jan feb mar apr jun jul aug sep sept oct nov dec inc ltd corp co gen col lt sgt rev ed eds".split()
-)
-_DOTTED_ABBREVIATION = re.compile(r"(?:[a-z]\.)+[a-z]")  # e.g, i.e, u.s
-
-# --- terms and named things ---------------------------------------------------------------------
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*+\.?"
-# Named things.  At a word start the lookahead skips a plain lowercase word in one
-# possessive scan (most of the text), so the alternatives only run where one can start.  A
-# name is matched with the space before it (a capitalized word right after a sentence end
-# is no evidence of a name), and not when it is the start of a dotted name or a call.
-_NAMED = rf"""
-      `(?P<code>[^`\n]{{2,80}})`
-    | \b(?=[a-z]*+[A-Z0-9_.])(?:
-        (?P<date>\d{{4}}-\d{{2}}-\d{{2}}\b|{_MONTH}\s+\d{{1,2}}(?:,\s*\d{{4}})?\b|\d{{1,2}}\s+{_MONTH}\s+\d{{4}}\b)
-      | (?P<dotted>[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++)(?:\(\))?
-      | (?P<number>\d++(?:[.,:]\d++)++\b|\d{{2,}}+\b)
-      | (?P<camel>[A-Z]*+[a-z]++[A-Z]\w*+|[A-Z]{{2,}}+[a-z]\w*+)
-      | (?P<snake>[A-Za-z]++_\w++)
-    )
-    | [ ](?=[A-Z])(?<=[^\s.!?:;][ ])(?!{_MONTH}\s+\d)
-      (?P<name>[A-Z][\w'’-]*+(?![.(][\w)])(?:[ ][A-Z][\w'’-]*+(?![.(][\w)]))*+)
-"""
-_NAMED_RE = re.compile(_NAMED, re.VERBOSE)
-# A link target ends at the first ")" or blank, and never runs over the next "](": else
-# each "](" of a long run of them would scan to the run's end (quadratic).
-_LINK_TARGET = r"\]\([^)\s\]]*+(?:\](?!\()[^)\s\]]*+)*+(?:\s++\"[^\"]*+\")?+\)"
-# One scan for everything: a word, a link target (skipped) or a named thing.  No groups,
-# so findall returns plain strings, each classified once per document (see _Lexicon).
-_SCAN = re.compile(
-    r"[a-z]++(?![\w.])|"  # the common case first: a plain lowercase word (cannot start a named thing)
-    + _LINK_TARGET
-    + "|"
-    + re.sub(r"\(\?P<\w+>", "(?:", _NAMED)
-    + rf"|[{_CJK}]|[^\W{_CJK}]+",
-    re.VERBOSE,
-)
-_CATEGORY = {
-    "code": "code",
-    "dotted": "code",
-    "camel": "code",
-    "snake": "code",
-    "number": "number",
-    "date": "date",
-    "name": "name",
-}
-_CATEGORY_KEY = {"code": "c", "exception": "e", "number": "n", "date": "d", "name": "p"}
-_EXCEPTION_SUFFIX = re.compile(r"(?:Error|Exception|Warning)$")
-_STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each either else etc
-    few for from further had has have having he her here hers herself him himself his how however
-    i if in into is it its itself just may me might more most must my myself neither no nor not of
-    off on once only or other our ours ourselves out over own same shall she should so some such
-    than that the their theirs them themselves then there these they this those through to too
-    under until up upon us very via was we were what when where which while who whom why will with
-    would yet you your yours yourself yourselves one two see use used using eg ie
-    http https www com org html htm""".split()
-)
-# Words of a focus / schema hint that name a category of named things.
-_CATEGORY_WORDS = {
-    "code": "function functions method methods class classes api apis identifier identifiers module "
-    "modules attribute attributes parameter parameters argument arguments variable variables",
-    "exception": "exception exceptions error errors warning warnings",
-    "number": "number numbers numeric version versions amount amounts count counts price prices "
-    "quantity quantities statistic statistics figure figures size sizes value values percentage",
-    "date": "date dates year years time times timeline when period periods era eras event events",
-    "name": "person persons people character characters npc npcs faction factions organization "
-    "organizations place places location locations company companies entity entities",
-}
-_CATEGORY_OF_WORD = {w: c for c, words in _CATEGORY_WORDS.items() for w in words.split()}
-# Stems of hint words that describe a kind of content rather than a topic ("numbers",
-# "dates", "names"): they select a category, they are not focus terms.
-_META_WORDS = frozenset(
-    "number numeric value date name identifier figure amount count statistic percentage quantity "
-    "entity".split()
-)
 
 
 def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "general") -> str:
@@ -288,7 +166,7 @@ def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "gene
 
 def _select(text: str, max_tokens: int, focus: str, kind: str) -> str:
     # Never empty: with no unit at all (only rules, say), the text's start.
-    return _Selector(_parse(text), max_tokens, focus, kind).run() or tokens.truncate(text.strip(), max_tokens)
+    return _Selector(parse(text), max_tokens, focus, kind).run() or tokens.truncate(text.strip(), max_tokens)
 
 
 def _fits(text: str, max_tokens: int) -> bool:
@@ -307,469 +185,15 @@ def _fits(text: str, max_tokens: int) -> bool:
     return tokens.count(text) <= max_tokens
 
 
-# --- parsing ----------------------------------------------------------------------------------------
-
-SENTENCE, LINE, CODE, HEADER = 0, 1, 2, 3
-
-
-# A unit is a plain tuple (text, kind, block, group, path, table), not a class: the garbage
-# collector stops tracking a tuple of strings and ints once it has seen it, a class instance
-# it tracks for good, and a megabyte makes 100,000s of units; each full collection walks
-# every tracked object holding the GIL (it froze /health for ~100 ms in the server).
-#   text   as rendered (a sentence's inner line breaks become spaces)
-#   kind   SENTENCE (joined on its block's line), LINE (a line or lines), CODE, HEADER
-#   block  sentences of one block (paragraph, list item) share an output line
-#   group  blocks of one group (a list, a table) are separated by "\n", groups by "\n\n"
-#   path   indices of the headers above, outermost first
-#   table  index of the table header this row needs, or -1
-_Unit = tuple[str, int, int, int, tuple[int, ...], int]
-TEXT: Final = 0
-KIND: Final = 1
-BLOCK: Final = 2
-GROUP: Final = 3
-PATH: Final = 4
-TABLE: Final = 5
-
-
-@dataclass(slots=True)
-class _Doc:
-    units: list[_Unit] = field(default_factory=list)
-    headers: list[str] = field(default_factory=list)
-    prefixes: list[str] = field(default_factory=list)  # per block: list marker or indentation
-    table_heads: list[str] = field(default_factory=list)
-    mid_line: set[int] = field(default_factory=set)  # sentences that start inside a line
-
-
-@cache
-def _closing_fence(marker: str) -> re.Pattern[str]:
-    return re.compile(rf"\n[ \t]*{re.escape(marker[0])}{{{len(marker)},}}[ \t]*(?=\n|\Z)")
-
-
-@cache
-def _indented_code_end(column: int) -> re.Pattern[str]:
-    """The line break before the first line that is neither blank nor indented by at least
-    ``column`` columns: where an indented code block at that depth ends.  The indentation is
-    matched one tab stop at a time (4 spaces, or up to 3 and a tab), so a line is checked in
-    time bounded by ``column``, and a blank one in one scan of its whitespace."""
-    stops, rest = divmod(column, 4)
-    deep = f"(?: {{4}}| {{0,3}}\t){{{stops}}}"
-    if rest:
-        deep += f"(?: {{{rest}}}| {{0,{rest - 1}}}\t)"
-    return re.compile(rf"\n(?!{deep}|[^\S\n]*+(?:\n|\Z))")
-
-
-def _columns(line: str) -> int:
-    """Columns of ``line``'s leading spaces and tabs (a tab goes to the next multiple of 4)."""
-    prefix = line[: len(line) - len(line.lstrip(" \t"))]
-    return len(prefix.expandtabs(4)) if "\t" in prefix else len(prefix)
-
-
-def _content_column(line: str, marker_end: int, end: int) -> int:
-    """Column where a list item's content starts: after its marker and the 1-4 columns of
-    space that follow; one column after the marker when nothing or 5+ columns follow
-    (CommonMark: the content is then blank or indented code)."""
-    marker = len(line[:marker_end].expandtabs(4))
-    gap = len(line[:end].expandtabs(4)) - marker
-    return marker + gap if end < len(line) and gap <= 4 else marker + 1
-
-
-def _paragraph_end(text: str, eol: int, deep: int) -> int:
-    """The end of a paragraph (or list item) whose first line ends at ``eol``: a blank line
-    or a block start, unless that line is indented by ``deep`` columns or more: such a line
-    cannot start a block (indented code cannot interrupt a paragraph), it continues it."""
-    while True:
-        stop = _PARAGRAPH_END.search(text, eol)
-        if stop is None:
-            return len(text)
-        start = stop.start() + 1
-        if text[start : start + 1] not in (" ", "\t"):  # most stops: no indentation to measure
-            return stop.start()
-        eol = _line_end(text, start)
-        line = text[start:eol]
-        if line.isspace() or _columns(line) < deep:
-            return stop.start()
-
-
-def _parse(text: str) -> _Doc:
-    """One pass: headers, fences, indented code, tables, quotes, list items and paragraphs,
-    into units."""
-    doc = _Doc()
-    units, prefixes = doc.units, doc.prefixes
-    size = len(text)
-    stack: list[tuple[int, int]] = []  # (level, header index)
-    path: tuple[int, ...] = ()
-    group = 0
-    in_list = in_quote = False  # the previous line was an item / a quote: the next joins its group
-    # Open list items' content columns, innermost last: a line indented less than an
-    # item's content column closes it; code inside an item is indented 4 more than that.
-    items: list[int] = []
-    code_ok = True  # no text line just before, that an indented line would continue
-    pos = 0
-    while pos < size:
-        eol = text.find("\n", pos)
-        if eol < 0:
-            eol = size
-        line = text[pos:eol]
-        if not line or line.isspace():
-            in_list = in_quote = False
-            code_ok = True
-            pos = eol + 1
-            continue
-        indent = _columns(line) if line[0] in " \t" else 0
-        while items and items[-1] > indent:
-            items.pop()
-        base = items[-1] if items else 0
-        if indent >= base + 4:
-            if code_ok:  # indented code: verbatim, with its inner blank lines
-                close = _indented_code_end(base + 4).search(text, eol)
-                end = close.start() if close else size
-                group += 1
-                _add_code(doc, text[pos:end], group, path)
-                in_list = in_quote = False
-                pos = end + 1
-                continue
-            m = None  # too deep to start a block (after a quote line): text
-        else:
-            m = _BLOCK.match(line)
-        kind = m.lastgroup if m else None
-        code_ok = True
-        if kind == "fence":
-            assert m is not None
-            close = _closing_fence(m.group("fence")).search(text, eol)
-            end = close.end() if close else size
-            group += 1
-            _add_code(doc, text[pos:end], group, path)
-            in_list = in_quote = False
-            pos = end + 1
-            continue
-        if kind == "header":
-            assert m is not None
-            level = len(m.group("header"))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, len(doc.headers)))
-            doc.headers.append(line.strip())
-            path = tuple(h for _, h in stack)
-            # Selectable itself if its section turns out to hold nothing else (see below).
-            group += 1
-            prefixes.append("")
-            units.append((doc.headers[-1], HEADER, len(prefixes) - 1, group, path, -1))
-        elif kind == "quote":
-            if not in_quote:
-                group += 1
-            prefixes.append("")
-            units.append((line.rstrip(), LINE, len(prefixes) - 1, group, path, -1))
-            in_list, in_quote = False, True
-            code_ok = False
-            pos = eol + 1
-            continue
-        elif kind == "pipe" or ("|" in line and _TABLE_SEP.match(text, eol + 1, _line_end(text, eol + 1))):
-            pos, group = _table(text, pos, doc, group + 1, path), group + 1
-            in_list = in_quote = False
-            continue
-        elif kind != "rule":
-            # A paragraph or a list item: it runs to a blank line or the next block start.
-            if kind == "item":
-                assert m is not None
-                items.append(_content_column(line, m.end("item"), m.end()))
-                base = items[-1]
-            end = _paragraph_end(text, eol, base + 4)
-            if kind == "item":
-                assert m is not None
-                if not in_list:
-                    group += 1
-                prefixes.append(line[: m.end()])
-                body = text[pos + m.end() : end]
-            else:
-                group += 1
-                first = len(line) - len(line.lstrip())
-                prefixes.append(line[:first])
-                body = text[pos + first : end]
-            block = len(prefixes) - 1
-            sentences, at_line = _sentences_at(body)
-            for sentence, starts_line in zip(sentences, at_line, strict=True):
-                if not starts_line:
-                    doc.mid_line.add(len(units))
-                units.append((sentence, SENTENCE, block, group, path, -1))
-            in_list, in_quote = kind == "item", False
-            code_ok = False  # until a blank line: an indented line after text continues it
-            pos = end + 1
-            continue
-        in_list = in_quote = False
-        pos = eol + 1
-    # A header is a unit only where nothing else would bring it: an outline, an empty
-    # section.  Elsewhere its content brings it, and a header alone would crowd that out.
-    filled = {h for u in units if u[KIND] != HEADER for h in u[PATH]}
-    kept = [i for i, u in enumerate(units) if u[KIND] != HEADER or u[PATH][-1] not in filled]
-    if len(kept) < len(units):
-        doc.units = [units[i] for i in kept]
-        mid_line = doc.mid_line
-        doc.mid_line = {new for new, old in enumerate(kept) if old in mid_line}
-    return doc
-
-
-def _add_code(doc: _Doc, block: str, group: int, path: tuple[int, ...]) -> None:
-    """A code block (fenced or indented) is one unit, printed verbatim."""
-    doc.prefixes.append("")
-    doc.units.append((block.rstrip(), CODE, len(doc.prefixes) - 1, group, path, -1))
-
-
-def _line_end(text: str, pos: int) -> int:
-    end = text.find("\n", pos)
-    return len(text) if end < 0 else end
-
-
-def _table(text: str, pos: int, doc: _Doc, group: int, path: tuple[int, ...]) -> int:
-    """Rows from ``pos`` while lines contain "|" (and start no other block); a header row +
-    separator line becomes the table head that every selected row brings.  Returns the
-    position after the table."""
-    rows: list[str] = []
-    while pos < len(text):
-        end = _line_end(text, pos)
-        line = text[pos:end]
-        if "|" not in line or line.isspace():
-            break
-        m = _BLOCK.match(line)
-        if rows and m and m.lastgroup != "pipe":
-            break  # a header, fence, quote, item or rule that happens to contain a "|"
-        rows.append(line.rstrip())
-        pos = end + 1
-    table = -1
-    if len(rows) >= 2 and _TABLE_SEP.match(rows[1]):
-        doc.table_heads.append(rows[0] + "\n" + rows[1])
-        table = len(doc.table_heads) - 1
-        rows = rows[2:]
-    for row in rows:
-        doc.prefixes.append("")
-        doc.units.append((row, LINE, len(doc.prefixes) - 1, group, path, table))
-    return pos
-
-
-def _sentences(body: str) -> list[str]:
-    """Split a paragraph into sentences, each on one line (inner line breaks become spaces)."""
-    return _sentences_at(body)[0]
-
-
-def _sentences_at(body: str) -> tuple[list[str], list[bool]]:
-    """`_sentences`, and for each whether it starts a line of ``body`` (not the middle of one,
-    nor of a sentence cut at a line break)."""
-    out: list[str] = []
-    at_line: list[bool] = []
-    start = 0
-    line_start = True  # the sentence at ``start`` starts a line
-    size = len(body)
-    for m in _SENTENCE_END.finditer(body):
-        if m.lastindex:  # the group "no": marks, but no sentence after them
-            continue
-        end = m.end()
-        nxt = _skip_blanks(body, end)
-        if nxt >= size:
-            break
-        if _BLOCK_SYNTAX.match(body, nxt):
-            continue  # a sentence starting "# ..." would print as a header: keep it attached
-        mark = m.group()
-        if mark[0] not in "。！？":
-            # A line break after the mark ends the sentence whatever comes next: records
-            # (log lines, one per line) often start in lowercase.
-            if body[nxt].islower() and "\n" not in body[end:nxt]:
-                continue
-            if mark[0] == "." and not mark.startswith(".."):
-                before = body[max(start, m.start() - 16) : m.start()].rsplit(None, 1)
-                word = before[-1].lstrip("([{\"'*_`") if before else ""
-                lowered = word.lower()
-                if (
-                    lowered in _ABBREVIATIONS
-                    or _DOTTED_ABBREVIATION.fullmatch(lowered)
-                    or (len(word) == 1 and word.isupper())
-                ):
-                    continue
-            piece = body[start:end]
-            if len(piece) < LONG_SENTENCE_CHARS and (
-                piece.count("(") > piece.count(")")
-                or piece.count("[") > piece.count("]")
-                or piece.count("`") % 2
-            ):
-                continue  # inside a link, parentheses or a code span
-        _add_sentence(out, at_line, body[start:end], line_start)
-        line_start = "\n" in body[end:nxt]
-        start = nxt
-    _add_sentence(out, at_line, body[start:], line_start)
-    return out, at_line
-
-
-def _skip_blanks(text: str, pos: int) -> int:
-    """The first non-whitespace position from ``pos`` (or the end), at regex speed."""
-    blanks = _BLANKS.match(text, pos)
-    return blanks.end() if blanks else pos  # never None: the pattern matches the empty string
-
-
-def _add_sentence(out: list[str], at_line: list[bool], raw: str, starts_line: bool) -> None:
-    raw = raw.strip()
-    if not raw:
-        return
-    if len(raw) <= LONG_SENTENCE_CHARS or "\n" not in raw:
-        out.append(_NEWLINE_INDENT.sub(" ", raw) if "\n" in raw else raw)
-        at_line.append(starts_line)
-        return
-    # A run-on "sentence" (hard-wrapped text without punctuation): cut it at line breaks.
-    lines = [line.strip() for line in raw.split("\n") if line.strip()]
-    if len(lines) >= RECORD_LINES and sum(map(len, lines)) / len(lines) <= RECORD_CHARS:
-        # Short lines with no sentence marks between them are records (a log, a listing):
-        # each one is a unit to select, as a line of a log is.
-        out.extend(lines)
-        at_line.extend([starts_line] + [True] * (len(lines) - 1))
-        return
-    piece: list[str] = []
-    length = 0
-    before = len(at_line)
-    for line in raw.split("\n"):
-        text = line.strip()
-        if not text:
-            continue
-        # Cut before a line once the piece is long, unless that line would then start with
-        # block syntax ("# ...", "> ...", "- ..."): printed first, it would read as structure.
-        if length >= LONG_SENTENCE_CHARS // 3 and not _BLOCK_SYNTAX.match(text):
-            out.append(" ".join(piece))
-            at_line.append(starts_line if len(at_line) == before else False)  # later pieces: mid-sentence
-            piece, length = [], 0
-        piece.append(text)
-        length += len(line)
-    if piece:
-        out.append(" ".join(piece))
-        at_line.append(starts_line if len(at_line) == before else False)
-
-
-# --- terms ------------------------------------------------------------------------------------------
-
-
-def _stem(word: str) -> str:
-    """A lowercase word's stem; "" for stopwords and one-character words (but CJK)."""
-    if word in _STOPWORDS or (len(word) < 2 and not ("\u3040" <= word <= "\ud7af")):
-        return ""
-    if len(word) > 3 and word.isalpha():
-        if word.endswith("ies") and len(word) > 4:
-            return word[:-3] + "y"
-        if word.endswith("ves") and len(word) > 4:
-            return word[:-3] + "f"  # wolves -> wolf
-        if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-            return word[:-2]
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            return word[:-1]
-    return word
-
-
-def stemmed_words(text: str) -> list[tuple[str, str]]:
-    """(lowercase word, stem) for each word of ``text`` but stopwords, in order: the words
-    this module scores by, for other modules that weigh text the same way (topic labels)."""
-    stems = _Stems()
-    return [(w, s) for w in _WORD.findall(text.lower()) if (s := stems[w])]
-
-
-def _word_stems(text: str) -> tuple[str, ...]:
-    return tuple(filter(None, map(_stem, _WORD.findall(text.lower()))))
-
-
-def _classify(raw: str) -> tuple[str, str] | None:
-    """(named thing, category) for a match of ``_SCAN``, or None for a word or a link target.
-    Categories: code, exception, number, date, name."""
-    first = raw[0]
-    if first == "]":
-        return None
-    if first == "`":  # a code span: no need to match it again
-        value = raw[1:-1].strip().removesuffix("()")
-        if value[:1].isdigit():
-            return value, "number"
-        return value, "exception" if _EXCEPTION_SUFFIX.search(value) else "code"
-    if first == " ":  # a capitalized word (or run of them) after a word: a name...
-        value = raw[1:]
-        m = _NAMED_RE.fullmatch(value) if " " not in value else None
-        if m is None or m.lastgroup is None:
-            return value, "name"
-        # ...unless it is an identifier (JSONDecodeError) or a number
-    else:
-        m = _NAMED_RE.fullmatch(raw)
-        if m is None or m.lastgroup is None:
-            return None
-    kind = m.lastgroup
-    value = m.group(kind)
-    category = _CATEGORY[kind]
-    if kind == "code":
-        value = value.strip().removesuffix("()")
-        if value[:1].isdigit():
-            category = "number"
-    elif kind == "dotted":
-        value = value.removesuffix("()")
-    if category == "code" and _EXCEPTION_SUFFIX.search(value):
-        category = "exception"
-    return value, category
-
-
-class _Stems(dict[str, str]):
-    """Lowercase word -> stem ("" for a stopword), filled on first use."""
-
-    def __missing__(self, word: str) -> str:
-        stem = self[word] = _stem(word)
-        return stem
-
-
-class _Lexicon(dict[str, tuple[str, ...]]):
-    """A match of ``_SCAN`` -> its terms: word stems, and for a named thing also the term
-    "\\x00" + category key + name.  Filled on first use: each distinct match is handled once."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stems = _Stems()
-
-    def __missing__(self, raw: str) -> tuple[str, ...]:
-        if raw.islower() and raw.isalpha():  # a plain word (most of them): no named thing
-            stem = _stem(raw)
-            terms: tuple[str, ...] = (stem,) if stem else ()
-        elif raw[0] == "]":  # a link target
-            terms = ()
-        else:
-            named = _classify(raw)
-            if named is None:
-                stem = _stem(raw.lower())
-                terms = (stem,) if stem else ()
-            else:  # the named thing, and its words
-                words = filter(None, map(self.stems.__getitem__, _WORD.findall(named[0].lower())))
-                terms = (f"\x00{_CATEGORY_KEY[named[1]]}{named[0]}", *words)
-        self[raw] = terms
-        return terms
-
-    def terms(self, text: str) -> tuple[str, ...]:
-        """Distinct terms of ``text``, in order of first occurrence."""
-        return tuple(dict.fromkeys(chain.from_iterable(map(self.__getitem__, _SCAN.findall(text)))))
-
-
-def _named_things(text: str) -> list[tuple[str, str]]:
-    """(named thing, category) pairs of ``text`` in order, link targets excluded."""
-    return [n for n in map(_classify, _SCAN.findall(text)) if n is not None]
-
-
-def _focus(focus: str, kind: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    """Focus terms (stemmed); those that make a unit that mentions them a focus unit; and
-    the category keys of the named things the focus names.  In a schema hint, a word that
-    names a category ("exceptions", "NPCs") says what to extract, not what the text is
-    about: it weighs as a focus term but does not make a focus unit."""
-    words = _WORD.findall(focus.lower())
-    categories = dict.fromkeys(_CATEGORY_OF_WORD[w] for w in words if w in _CATEGORY_OF_WORD)
-    if "code" in categories:
-        categories["exception"] = None  # exceptions are identifiers too
-    terms = tuple(dict.fromkeys(s for s in map(_stem, words) if s and s not in _META_WORDS))
-    topical = {_stem(w) for w in words if w not in _CATEGORY_OF_WORD} if kind == "extraction" else set(terms)
-    return terms, tuple(t for t in terms if t in topical), "".join(_CATEGORY_KEY[c] for c in categories)
-
-
 # --- selection ----------------------------------------------------------------------------------------
 
 
 class _Selector:
-    def __init__(self, doc: _Doc, budget: int, focus: str, kind: str) -> None:
+    def __init__(self, doc: Doc, budget: int, focus: str, kind: str) -> None:
         self.doc = doc
         self.budget = budget
         units = doc.units
-        lexicon = _Lexicon()
+        lexicon = Lexicon()
         self.size = size = [_estimate(u[TEXT]) for u in units]
         # Units far over what they may take (the budget; a third of it for code) can never
         # be selected: their terms are not even read.
@@ -786,7 +210,7 @@ class _Selector:
         top = max(weight.values(), default=1.0) or 1.0
         weight = {t: w / top for t, w in weight.items()}
         decay = dict.fromkeys(weight, REDUNDANCY_DECAY)
-        focus_terms, topical, categories = _focus(focus, kind)
+        focus_terms, topical, categories = read_focus(focus, kind)
         named_weight = ENTITY_WEIGHT[kind]
         for t, c in df.items():
             if t[0] == "\x00":
@@ -865,7 +289,7 @@ class _Selector:
         ]
         if focus_terms:
             wanted = frozenset(focus_terms)
-            hot = [not wanted.isdisjoint(_word_stems(h)) for h in self.doc.headers]
+            hot = [not wanted.isdisjoint(word_stems(h)) for h in self.doc.headers]
             by_path: dict[tuple[int, ...], bool] = {}
             for i, u in enumerate(units):
                 if not wanted.isdisjoint(self.terms[i]):
@@ -1084,10 +508,10 @@ def _code_head(block: str, budget: int) -> str:
     """The first lines of a code block within ``budget`` tokens, and its closing fence if it
     has one, so that it stays a code block; the block cut anywhere if not one line fits."""
     lines = block.split("\n")
-    opening = _BLOCK.match(lines[0])
+    opening = LINE_KIND.match(lines[0])
     marker = opening.group("fence") if opening is not None and len(lines) > 1 else None
     closing = ""
-    if marker and _closing_fence(marker).fullmatch("\n" + lines[-1]):
+    if marker and closing_fence(marker).fullmatch("\n" + lines[-1]):
         closing = "\n" + lines.pop()
     head = tokens.truncate("\n".join(lines), max(budget - tokens.count(closing), 0))
     keep = head.count("\n") + 1

@@ -42,10 +42,10 @@ from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.chunker import TokenOffsets
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.offsets import TokenOffsets
 from mcp_summarizer.web.convert import convert
 from mcp_summarizer.web.fetch import FetchLimits, fetch
 from mcp_summarizer.web.robots import Robots

@@ -17,8 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_summarizer.cache.key import prompt_version, result_key
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import LOCAL
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM
 from tests.support.local_site import Site
 from tests.support.redis_server import RedisServer

@@ -19,7 +19,7 @@ from mcp_summarizer import cli
 from mcp_summarizer.cli import fidelity_line
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.gil import SWITCH_INTERVAL
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
 
 # The subprocess imports the code under test from wherever this process found it.

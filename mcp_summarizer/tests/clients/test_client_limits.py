@@ -22,7 +22,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.clients.doc_upstream import reference
 from tests.support.documents import forty_documents
 from tests.support.fake_llm import FakeLLM, error

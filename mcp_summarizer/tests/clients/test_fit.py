@@ -6,7 +6,7 @@ import pytest
 
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits, detect, limits_for
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 REFERENCE = "\n".join(
     f"- `os.path.func_{i}(path)` returns the value number {i} for a path; see also item {i % 12}."

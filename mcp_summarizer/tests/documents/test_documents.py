@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.documents.model import DocumentsSummary
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
 from tests.support.servers import RunningServer, start_server, stop_server
 

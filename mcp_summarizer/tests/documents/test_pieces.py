@@ -15,8 +15,8 @@ from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, 
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import doc_of, sibling
 from mcp_summarizer.store.ids import IdKey
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import LOCAL, Tenant
+from mcp_summarizer.text import tokens
 
 
 def doc(text: str, **kw: str) -> DocumentIn:

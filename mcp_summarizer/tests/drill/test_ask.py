@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.drill.test_drill import LOG, META, body_of, env, text_of
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
 from tests.support.local_site import Site

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, ok
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer, start_server, stop_server

@@ -9,8 +9,8 @@ import pytest
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
 
 

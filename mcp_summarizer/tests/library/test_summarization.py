@@ -14,7 +14,7 @@ from mcp_summarizer.summarization import (
     get_summarization_service,
     serialize_output,
 )
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from shared.testing import free_port
 from tests.support.fake_llm import FakeLLM, error
 

@@ -12,7 +12,7 @@ import httpx
 from mcp import Client
 from mcp.types import CallToolResult
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, hang, ok
 from tests.support.servers import RunningServer, start_server
 

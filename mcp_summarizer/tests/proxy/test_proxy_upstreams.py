@@ -21,7 +21,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from shared.testing import free_port, scrubbed_environ
 from tests.support.fake_llm import FakeLLM
 from tests.support.servers import RunningServer, start_server, stop_server

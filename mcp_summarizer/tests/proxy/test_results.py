@@ -12,9 +12,9 @@ import pytest
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.proxy.results import META_PROXY, shape
 from mcp_summarizer.store.sqlite import SQLiteStore
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM
 
 

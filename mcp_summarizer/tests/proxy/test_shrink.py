@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mcp_summarizer.proxy.shrink import parse_json, shrink
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 
 def records(n: int) -> list[dict[str, object]]:

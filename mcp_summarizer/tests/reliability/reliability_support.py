@@ -35,7 +35,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from shared.testing import ServiceProcess, free_port, scrubbed_environ, start_service
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer

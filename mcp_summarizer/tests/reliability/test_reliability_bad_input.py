@@ -32,7 +32,7 @@ import pytest
 from mcp.client.stdio import stdio_client as stdio_transport
 from mcp.types import CallToolResult
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.reliability.reliability_support import (
     HERE,
     Baseline,

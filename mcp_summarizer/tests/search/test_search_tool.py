@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from shared.testing import scrubbed_environ
 from tests.support.redis_server import RedisServer
 from tests.support.servers import RunningServer, start_server, stop_server

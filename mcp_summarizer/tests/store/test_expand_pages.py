@@ -12,8 +12,8 @@ from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import Source
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.store.sqlite import SQLiteStore
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.tenant import LOCAL
+from mcp_summarizer.text import tokens
 
 
 def excerpt(seed: int) -> str:

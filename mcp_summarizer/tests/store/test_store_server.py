@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from mcp_summarizer.store.redis import RedisStore
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from shared.testing import free_port, scrubbed_environ, start_service
 from tests.support.redis_server import RedisServer
 from tests.support.servers import RunningServer, start_server, stop_server

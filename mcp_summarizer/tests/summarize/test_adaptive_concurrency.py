@@ -10,7 +10,7 @@ import httpx
 from mcp import Client
 from mcp.types import CallToolResult
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM
 from tests.support.servers import start_server, stop_server
 

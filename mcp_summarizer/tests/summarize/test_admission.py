@@ -12,7 +12,7 @@ from mcp_summarizer.summarize.admission import SMALL_TOKENS, Admission, estimate
 
 
 def test_estimate_tracks_tokens_for_latin_and_cjk_text() -> None:
-    from mcp_summarizer.summarize import tokens
+    from mcp_summarizer.text import tokens
 
     for text in (
         "Marshal Dughan guards Goldshire, where wolves roam. " * 500,

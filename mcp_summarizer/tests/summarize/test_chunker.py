@@ -13,17 +13,15 @@ from hypothesis import strategies as st
 
 import shared.tokens
 from mcp_summarizer.summarize import chunker as chunker_module
-from mcp_summarizer.summarize import tokens
 from mcp_summarizer.summarize.chunker import (
     FILL_FLOOR,
     MIN_CHUNK_SIZE,
-    BlockScan,
     Chunk,
-    GrowingOffsets,
-    TokenOffsets,
     chunk,
-    is_safe_boundary,
 )
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.blocks import BlockScan
+from mcp_summarizer.text.offsets import GrowingOffsets, TokenOffsets, is_safe_boundary
 from tests.support.markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from mcp import Client
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.servers import RunningServer, start_server, stop_server
 
 BUDGET = 4000

@@ -17,11 +17,12 @@ import pytest
 from mcp_summarizer.config import FailurePolicy, Settings, load_settings
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import engine as engine_module
-from mcp_summarizer.summarize import extractive, tokens
-from mcp_summarizer.summarize.boilerplate import strip_boilerplate
+from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request
 from mcp_summarizer.summarize.llm import Backend, Completion, Slot
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.boilerplate import strip_boilerplate
 from tests.support.fake_llm import FakeLLM, Recorded, default_summary, error, hang, length, ok
 
 CONTEXT = 4096  # a small model: every share of its context is reached with small inputs

@@ -15,17 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize import tokens
-from mcp_summarizer.summarize.extractive import (
-    BLOCK,
-    KIND,
-    TEXT,
-    _fits,
-    _named_things,
-    _parse,
-    _sentences,
-    summarize,
-)
+from mcp_summarizer.summarize.extractive import _fits, summarize
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.lexicon import named_things
+from mcp_summarizer.text.units import BLOCK, KIND, TEXT, parse, sentences
 from tests.support.markdown_text import ANY_TEXT, CJK_RUN, markdown
 
 # -- generators ------------------------------------------------------------------------------
@@ -79,7 +72,7 @@ def test_headers_and_code_blocks_survive_whole(text: str, budget: int) -> None:
     out = summarize(text, budget)
     if out == text:
         return
-    doc = _parse(text.replace("\r\n", "\n").replace("\r", "\n"))
+    doc = parse(text.replace("\r\n", "\n").replace("\r", "\n"))
     code_blocks = [u[TEXT] for u in doc.units if u[KIND] == 2]
     if any(_is_code_head(out, block) for block in code_blocks):
         return  # the last resort: a code block's first lines alone (test_hostile_text.py)
@@ -203,13 +196,13 @@ def test_budget_is_used() -> None:
 
 
 def _story_sentences() -> set[str]:
-    doc = _parse(STORY)
+    doc = parse(STORY)
     return {u[TEXT] for u in doc.units}
 
 
 def test_output_lines_come_from_the_input_in_order() -> None:
     units = _story_sentences()
-    headers = set(_parse(STORY).headers)
+    headers = set(parse(STORY).headers)
     source_lines = STORY.split("\n")
     for budget in (40, 90, 160):
         out = summarize(STORY, budget)
@@ -355,11 +348,11 @@ def test_extraction_prefers_entity_dense_units() -> None:
     ],
 )
 def test_sentence_splitter(paragraph: str, expected: list[str]) -> None:
-    assert _sentences(paragraph) == expected
+    assert sentences(paragraph) == expected
 
 
 def test_named_things() -> None:
-    found = _named_things(
+    found = named_things(
         "On 2023-02-08 the Python Software Foundation released version 3.11.2; see os.path.join() "
         'and `json.dumps`, JSONDecodeError, skip_keys and [a link](https://example.org/x "T").'
     )
@@ -375,7 +368,7 @@ def test_named_things() -> None:
 
 
 def test_parse_units() -> None:
-    doc = _parse(STORY)
+    doc = parse(STORY)
     kinds = {u[TEXT]: u[KIND] for u in doc.units}
     assert kinds["- The Iron Compact holds the passes with hired blades."[2:]] == 0
     assert kinds["| 1187 | The Silver River floods |"] == 1
@@ -443,11 +436,11 @@ FILE_BLOCK = "\t# dump to a file\n\twith open('data.json', 'w') as f:\n\t    jso
 
 
 def _code_units(text: str) -> list[str]:
-    return [u[TEXT] for u in _parse(text).units if u[KIND] == 2]
+    return [u[TEXT] for u in parse(text).units if u[KIND] == 2]
 
 
 def test_indented_code_is_one_verbatim_code_unit() -> None:
-    doc = _parse(DOCS_PAGE)
+    doc = parse(DOCS_PAGE)
     assert doc.headers == ["# json - JSON encoder and decoder", "## Basic usage", "## Exceptions"]
     assert _code_units(DOCS_PAGE) == [DUMPS_BLOCK, DECIMAL_BLOCK, FILE_BLOCK]  # a blank line inside too
 
@@ -480,14 +473,14 @@ def test_indented_code_lines_are_never_merged() -> None:
 
 def test_indented_code_after_a_header_and_an_atx_header_indented_3_spaces() -> None:
     text = "   ## Setup\n    # not a header\n    pip install x\n\n  # Usage\n\nRun it.\n"
-    doc = _parse(text)
+    doc = parse(text)
     assert doc.headers == ["## Setup", "# Usage"]
     assert _code_units(text) == ["    # not a header\n    pip install x"]
 
 
 def test_an_indented_line_right_after_text_continues_it() -> None:
     """Indented code cannot interrupt a paragraph (CommonMark): the line is text, not a header."""
-    doc = _parse("Run the tool like this\n    # with no arguments\nand read its output.\n")
+    doc = parse("Run the tool like this\n    # with no arguments\nand read its output.\n")
     assert doc.headers == []
     assert [u[TEXT] for u in doc.units] == ["Run the tool like this # with no arguments and read its output."]
 
@@ -518,7 +511,7 @@ def test_fenced_blocks_still_work_around_indented_code() -> None:
           ```
         """
     )
-    doc = _parse(text)
+    doc = parse(text)
     assert doc.headers == ["# Guide", "## Next"]
     assert _code_units(text) == [
         "    ~~~\n    # not a header",
@@ -555,7 +548,7 @@ def test_a_list_items_indented_continuation_is_text_and_its_code_is_code() -> No
               # code in a dash item
         """
     )
-    doc = _parse(text)
+    doc = parse(text)
     assert doc.headers == []
     assert _code_units(text) == [
         "       $ tool --version\n       # prints the version",
@@ -572,7 +565,7 @@ def test_a_list_items_indented_continuation_is_text_and_its_code_is_code() -> No
 def test_docs_page_with_indented_examples_stays_within_budget() -> None:
     page = "\n".join([DOCS_PAGE] + [DOCS_PAGE.replace("json", f"mod{i}") for i in range(8)])
     blocks = _code_units(page)
-    headers = set(_parse(page).headers)
+    headers = set(parse(page).headers)
     for budget in (25, 80, 200, 500, 900):
         for kind in ("general", "extraction"):
             out = summarize(page, budget, kind=kind)  # type: ignore[arg-type]
@@ -612,7 +605,7 @@ def test_parsing_hostile_indentation_is_linear(make: Callable[[], str], code: in
     generous slack (25 times is about the most seen, under load too): a quadratic scan of a
     200k-line block or of a 1M-space line would be thousands of times slower."""
     text = make()
-    doc = _parse(text)
+    doc = parse(text)
     assert (sum(u[KIND] == 2 for u in doc.units), len(doc.headers)) == (code, headers)
     reference = _best_time(lambda: text.splitlines())
-    assert _best_time(lambda: _parse(text)) < 200 * reference
+    assert _best_time(lambda: parse(text)) < 200 * reference

@@ -13,9 +13,10 @@ import pytest
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.topics import focus_terms, relevance
-from mcp_summarizer.summarize import extractive, tokens
-from mcp_summarizer.summarize.boilerplate import find_boilerplate, strip_boilerplate
+from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.boilerplate import find_boilerplate, strip_boilerplate
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 MANUALS = Path("/usr/share/man/man1")

@@ -26,7 +26,10 @@ from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.search import passages
 from mcp_summarizer.search.find import build_index
 from mcp_summarizer.store.content import Source
-from mcp_summarizer.summarize import boilerplate, chunker, extractive, tokens
+from mcp_summarizer.summarize import chunker, extractive
+from mcp_summarizer.text import boilerplate, boilerplate_rules, tokens
+from mcp_summarizer.text.blocks import block_starts
+from mcp_summarizer.text.offsets import GrowingOffsets
 from mcp_summarizer.web import convert
 
 # An entry point may take this many tokens.count passes over its input.  Linear code stays
@@ -44,7 +47,7 @@ def _html(text: str) -> bytes:
 def _strip_boilerplate(text: str) -> boilerplate.Cleaned:
     # Each distinct line is judged once per process (a cache): a measurement repeated for
     # noise must not find its lines judged already.
-    boilerplate._line_kind.cache_clear()
+    boilerplate_rules.line_kind.cache_clear()
     return boilerplate.strip_boilerplate(text)
 
 
@@ -66,10 +69,10 @@ ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "chunk token": lambda text: chunker.chunk(text, strategy="token", chunk_size=1000, overlap=100),
     # as the engine chunks long content: encoded piece by piece while the chunks are cut
     "chunk streamed": lambda text: chunker.chunk(
-        text, chunk_size=1000, overlap=100, offsets=chunker.GrowingOffsets(text)
+        text, chunk_size=1000, overlap=100, offsets=GrowingOffsets(text)
     ),
     "chunk streamed token": lambda text: chunker.chunk(
-        text, strategy="token", chunk_size=1000, overlap=100, offsets=chunker.GrowingOffsets(text)
+        text, strategy="token", chunk_size=1000, overlap=100, offsets=GrowingOffsets(text)
     ),
     "convert text": lambda text: convert.convert(text.encode(), "text/plain", "utf-8", "http://x.test/"),
     "convert markdown": lambda text: convert.convert(
@@ -189,10 +192,10 @@ SHAPES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
     ),
     # TAG (charset detection of an undeclared legacy body): each "<" scanned to the next ">"
     "convert, unclosed tags in cp1251": (_convert_cp1251, lambda n: "<ая" * (n // 3)),
-    # chunker.BlockScan: each segment searched every fence met so far (short segments here, so
+    # text.blocks.BlockScan: each segment searched every fence met so far (short segments here, so
     # that a text of 100k characters has ~1,500)
-    "block scan, fence lines": (lambda t: chunker.block_starts(t, 64), lambda n: "```\n" * (n // 4)),
-    "block scan, header paragraphs": (lambda t: chunker.block_starts(t, 64), lambda n: "# h\n\n" * (n // 5)),
+    "block scan, fence lines": (lambda t: block_starts(t, 64), lambda n: "```\n" * (n // 4)),
+    "block scan, header paragraphs": (lambda t: block_starts(t, 64), lambda n: "# h\n\n" * (n // 5)),
     # search.passages: a line cut at sentence ends and spaces, each cut looking a bounded way
     "search, one line of words": (_search, lambda n: "alpha beta. " * (n // 12)),
     "search, one line of words without a sentence end": (_search, lambda n: "alpha beta " * (n // 11)),

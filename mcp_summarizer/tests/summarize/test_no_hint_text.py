@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from mcp_summarizer.summarize import chunker, tokens
+from mcp_summarizer.summarize import chunker
+from mcp_summarizer.text import tokens
 
 CJK = "東京は日本の首都です人口は約千四百万人です"
 

@@ -46,7 +46,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 __all__ = [
     "FakeLLM",

@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok, trickle
 
 TEXT = " ".join(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 from shared.logs import MAX_FIELD_CHARS, MAX_LINE_CHARS
 from shared.testing import free_port
 from tests.support.fake_llm import FakeLLM, error

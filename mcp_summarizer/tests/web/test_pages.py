@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize.chunker import TokenOffsets
+from mcp_summarizer.text.offsets import TokenOffsets
 from mcp_summarizer.web.pages import Page, render_answer, window
 
 

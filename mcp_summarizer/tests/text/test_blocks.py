@@ -10,7 +10,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize.chunker import block_starts
+from mcp_summarizer.text.blocks import block_starts
 from tests.support.markdown_text import ANY_TEXT, markdown
 
 _STRUCTURE = r"""(?:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize.boilerplate import RULES, Cleaned, find_boilerplate, strip_boilerplate
+from mcp_summarizer.text.boilerplate import Cleaned, find_boilerplate, strip_boilerplate
+from mcp_summarizer.text.boilerplate_rules import RULES
 
 
 def removed_lines(text: str) -> list[tuple[str, str]]:

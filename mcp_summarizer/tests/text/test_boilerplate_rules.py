@@ -1,4 +1,4 @@
-"""`boilerplate._lines_matching` (the one-line patterns tried only on the lines holding their
+"""`boilerplate_rules.lines_matching` (the one-line patterns tried only on the lines holding their
 marker) finds exactly what the MULTILINE pattern finds over the whole text."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize import boilerplate
+from mcp_summarizer.text import boilerplate_rules
 
 FRAGMENTS = [
     "<!-- note -->",
@@ -29,7 +29,7 @@ FRAGMENTS = [
     "\t",
     "```\n",
 ]
-CASES = [(boilerplate._HTML_COMMENT_LINE, "<!--"), (boilerplate._BADGE_LINE, "![")]
+CASES = [(boilerplate_rules.HTML_COMMENT_LINE, "<!--"), (boilerplate_rules.BADGE_LINE, "![")]
 
 
 def spans(matches: object) -> list[tuple[int, int]]:
@@ -40,12 +40,12 @@ def spans(matches: object) -> list[tuple[int, int]]:
 @given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
 def test_same_matches_as_the_multiline_pattern(text: str) -> None:
     for pattern, marker in CASES:
-        assert spans(boilerplate._lines_matching(text, marker, pattern)) == spans(pattern.finditer(text))
+        assert spans(boilerplate_rules.lines_matching(text, marker, pattern)) == spans(pattern.finditer(text))
 
 
 def test_each_line_is_tried_once_whatever_its_markers() -> None:
     text = "<!-- a -- b -->\nx <!-- c -->\n<!-- d --> <!-- e -->\n<!-- f -->"
-    pattern: re.Pattern[str] = boilerplate._HTML_COMMENT_LINE
-    found = spans(boilerplate._lines_matching(text, "<!--", pattern))
+    pattern: re.Pattern[str] = boilerplate_rules.HTML_COMMENT_LINE
+    found = spans(boilerplate_rules.lines_matching(text, "<!--", pattern))
     assert found == spans(pattern.finditer(text))
     assert [text[a:b] for a, b in found] == ["<!-- a -- b -->", "<!-- f -->"]

@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.summarize import chunker, extractive, tokens
+from mcp_summarizer.summarize import chunker, extractive
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.offsets import TokenOffsets, is_safe_boundary
 from shared import tokens as shared_tokens
 
 # Ids, counting, special tokens and the vocabulary check are shared.tokens' own tests
@@ -119,7 +121,7 @@ sys.addaudithook(hook)
 CHILD = (
     HOOK
     + r"""
-from mcp_summarizer.summarize import tokens
+from mcp_summarizer.text import tokens
 
 result = {
     "ids": tokens.encode("hello world"),
@@ -217,14 +219,14 @@ def test_chunks_of_long_whitespace_runs_keep_every_invariant(text: str, strategy
         covered = c.end
         assert "\ufffd" not in c.text
     assert covered == len(text)
-    offsets = chunker.TokenOffsets(text)
+    offsets = TokenOffsets(text)
     assert offsets.n == tokens.count(text) == len(tokens.encode(text)) == len(tokens.encode_array(text))
 
 
 def test_one_encoding_splits_exactly_at_safe_boundaries_around_a_long_run() -> None:
     text = "Alpha beta.\n" + " " * 300_000 + "gamma delta\nEpsilon zeta " + "\t" * 200_000 + "eta theta."
-    offsets = chunker.TokenOffsets(text)
-    safe = [p for p in range(len(text) + 1) if chunker.is_safe_boundary(text, p)]
+    offsets = TokenOffsets(text)
+    safe = [p for p in range(len(text) + 1) if is_safe_boundary(text, p)]
     assert len(safe) == 7  # the ends, spaces before words, line starts
     for a, b in itertools.combinations(safe, 2):
         ia, ib = offsets.index(a), offsets.index(b)
@@ -234,7 +236,7 @@ def test_one_encoding_splits_exactly_at_safe_boundaries_around_a_long_run() -> N
 
 def test_lone_surrogates_are_encoded_one_for_one() -> None:
     text = ("Hello \ud800 world. " * 2000) + "a\ud83d\ude00b"
-    offsets = chunker.TokenOffsets(text)  # was UnicodeEncodeError
+    offsets = TokenOffsets(text)  # was UnicodeEncodeError
     assert offsets.n == tokens.count(text) == len(tokens.encode_array(text))
     clean = text.replace("\ud800", "\ufffd").replace("\ud83d", "\ufffd").replace("\ude00", "\ufffd")
     assert tokens.encode_array(text).tolist() == tokens.encode(clean)
