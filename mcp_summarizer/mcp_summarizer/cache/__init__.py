@@ -1,11 +1,13 @@
 """The result cache: answers already made, kept by a key of everything that decides them.
 
-`open_cache(settings)` gives the configured backend: None with CACHE=off, Redis when
-REDIS_URL is set (shared by every replica), else a SQLite file under CACHE_DIR (shared by the
-processes of one host).
+`open_cache(settings, folder)` gives the configured backend: None with CACHE=off, Redis when
+REDIS_URL is set (shared by every replica), else a SQLite file in ``folder`` (CACHE_DIR: shared by
+the processes of one host).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from mcp_summarizer.cache.key import result_key
 from mcp_summarizer.cache.results import ResultCache
@@ -14,7 +16,7 @@ from mcp_summarizer.config import Settings
 __all__ = ["ResultCache", "open_cache", "result_key"]
 
 
-def open_cache(settings: Settings) -> ResultCache | None:
+def open_cache(settings: Settings, folder: Path) -> ResultCache | None:
     if settings.cache == "off":
         return None
     if settings.redis_url:
@@ -22,10 +24,9 @@ def open_cache(settings: Settings) -> ResultCache | None:
 
         return RedisResultCache(settings.redis_url, ttl_seconds=settings.cache_ttl_seconds)
     from mcp_summarizer.cache.sqlite import SQLiteResultCache
-    from mcp_summarizer.store import cache_folder
 
     return SQLiteResultCache(
-        cache_folder(settings),
+        folder,
         ttl_seconds=settings.cache_ttl_seconds,
         max_bytes=int(settings.cache_max_mb * 1_000_000),
     )

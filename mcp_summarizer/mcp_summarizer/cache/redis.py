@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mcp_summarizer.cache.guard import Outage
 from mcp_summarizer.cache.results import decode, encode
+from mcp_summarizer.redis_guard import Outage
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisResultCache"]

@@ -42,7 +42,7 @@ def open_storage(settings: Settings) -> tuple[ContentStore, ResultCache | None]:
 
     try:
         store = open_store(settings)
-        return store, open_cache(settings)
+        return store, open_cache(settings, cache_folder(settings))
     except ConfigError as exc:
         logger.warning(
             "cache_dir_unusable",

@@ -19,8 +19,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from mcp_summarizer.cache.guard import Outage, RedisUnavailable
 from mcp_summarizer.errors import ExpiredSource, StoreError, UnknownSource
+from mcp_summarizer.redis_guard import Outage, RedisUnavailable
 from mcp_summarizer.store.content import Source, StoreStats, check_id
 from mcp_summarizer.store.ids import new_secret
 from mcp_summarizer.store.share import check_put

@@ -14,7 +14,7 @@ it.  Each replica judges its own latencies.  The state expires STATE_SECONDS aft
 change: a cluster idle that long starts again from MAX_CONCURRENT_LLM_CALLS.
 
 Redis down or slow: a call goes on under this process's limit alone (the outage is logged
-once; see `cache.guard`), as a cache miss does: the service must keep answering.
+once; see `redis_guard`), as a cache miss does: the service must keep answering.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-from mcp_summarizer.cache.guard import Outage
+from mcp_summarizer.redis_guard import Outage
 from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitState, next_state
 from mcp_summarizer.summarize.limiter import Attempt, FairLimiter, measured
 

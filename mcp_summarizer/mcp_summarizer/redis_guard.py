@@ -1,5 +1,6 @@
-"""One Redis connection's health, shared by the cache and the content store: short timeouts,
-one warning per outage, no calls for a moment after a failure, and a note when it is back."""
+"""One Redis connection's health, for every user of Redis (the result cache, the content store,
+the cluster's LLM leases): short timeouts, one warning per outage, no calls for a moment after a
+failure, and a note when it is back."""
 
 from __future__ import annotations
 
