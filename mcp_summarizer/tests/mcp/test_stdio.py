@@ -49,7 +49,8 @@ class Stdio:
         """The next response (notifications the server may send are skipped)."""
         assert self.proc.stdout is not None
         while True:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=15)
+            # A liveness bound: the first answer waits for the server to start (12-23 s seen at load 6).
+            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=60)
             assert line, "the server closed stdout"
             message: dict[str, Any] = json.loads(line)
             if "id" in message:
