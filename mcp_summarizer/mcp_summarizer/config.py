@@ -17,7 +17,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_summarizer.clients.profiles import Limits, Profile, limits_for
 from mcp_summarizer.errors import ConfigError
-from mcp_summarizer.summarize.budget import DEFAULT_FETCH_TOKENS, DEFAULT_OUTPUT_TOKENS, max_output_tokens
+from mcp_summarizer.summarize.budget import (
+    DEFAULT_FETCH_TOKENS,
+    DEFAULT_OUTPUT_TOKENS,
+    Budget,
+    max_output_tokens,
+)
 from shared import settings as shared_settings
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "FailurePolicy", "Settings", "load_settings"]
@@ -207,6 +212,24 @@ class Settings(BaseSettings):
                     f"with LLM_CONTEXT_TOKENS={self.llm_context_tokens} (half of it, after the prompts)"
                 )
         return self
+
+    def budget(self) -> Budget:
+        """The token limits these settings give.  A default that a small model cannot produce
+        shrinks to what it can; a value someone set was checked against the ceiling above."""
+        ceiling = max_output_tokens(self.llm_context_tokens)
+        chosen = self.model_fields_set
+        return Budget(
+            context_tokens=self.llm_context_tokens,
+            chunk_tokens=self.default_chunk_size_tokens,
+            overlap_tokens=self.default_chunk_overlap_tokens,
+            default_output=self.default_max_output_tokens
+            if "default_max_output_tokens" in chosen
+            else min(self.default_max_output_tokens, ceiling),
+            fetch_output=self.fetch_max_tokens
+            if "fetch_max_tokens" in chosen
+            else min(self.fetch_max_tokens, ceiling),
+            max_input=self.max_input_tokens,
+        )
 
     @property
     def allowed_hosts(self) -> list[str] | None:

@@ -28,12 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mcp_summarizer.errors import InputError
-
-if TYPE_CHECKING:
-    from mcp_summarizer.config import Settings
 
 __all__ = [
     "DEFAULT_FETCH_TOKENS",
@@ -76,7 +72,8 @@ def max_output_tokens(context_tokens: int) -> int:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Budget:
-    """The token limits of one configured service, built once from its settings."""
+    """The token limits of one configured service, built once from its settings
+    (`config.Settings.budget`)."""
 
     context_tokens: int  # LLM_CONTEXT_TOKENS
     chunk_tokens: int  # DEFAULT_CHUNK_SIZE_TOKENS: shrunk per request if the prompt needs room
@@ -84,24 +81,6 @@ class Budget:
     default_output: int  # a summary's budget when the caller gives 0
     fetch_output: int  # fetch_url's budget for a page (FETCH_MAX_TOKENS)
     max_input: int  # MAX_INPUT_TOKENS
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> Budget:
-        ceiling = max_output_tokens(settings.llm_context_tokens)
-        chosen = settings.model_fields_set  # a value someone set was checked against the ceiling
-        return cls(
-            context_tokens=settings.llm_context_tokens,
-            chunk_tokens=settings.default_chunk_size_tokens,
-            overlap_tokens=settings.default_chunk_overlap_tokens,
-            # A default that a small model cannot produce shrinks to what it can.
-            default_output=settings.default_max_output_tokens
-            if "default_max_output_tokens" in chosen
-            else min(settings.default_max_output_tokens, ceiling),
-            fetch_output=settings.fetch_max_tokens
-            if "fetch_max_tokens" in chosen
-            else min(settings.fetch_max_tokens, ceiling),
-            max_input=settings.max_input_tokens,
-        )
 
     @property
     def max_output(self) -> int:

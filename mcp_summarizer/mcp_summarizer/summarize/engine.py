@@ -41,7 +41,6 @@ from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, sourc
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.budget import (
-    Budget,
     level_output_tokens,
     map_output_tokens,
     map_share_settled,
@@ -212,7 +211,7 @@ class _Facts:
 class Engine:
     def __init__(self, settings: Settings, backend: Backend | None, limiter: FairLimiter) -> None:
         self.settings = settings
-        self.budget = Budget.from_settings(settings)
+        self.budget = settings.budget()
         self.backend = backend
         self.limiter = limiter
         self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)

@@ -7,7 +7,6 @@ from pydantic import SecretStr, ValidationError
 
 from mcp_summarizer.config import DEFAULT_BASE_URL, Settings, load_settings
 from mcp_summarizer.errors import ConfigError
-from mcp_summarizer.summarize.budget import Budget
 
 ENV_NAMES = [name.upper() for name in Settings.model_fields]
 
@@ -37,7 +36,7 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.on_llm_failure == "extractive"
     assert s.summarizer_backend == "auto"
     assert s.log_level == "INFO"
-    assert Budget.from_settings(s).max_output == 55_984  # half of 128000 - 32 - 128000 / 8
+    assert s.budget().max_output == 55_984  # half of 128000 - 32 - 128000 / 8
     assert s.openrouter_api_key.get_secret_value() == ""
 
 
@@ -114,11 +113,11 @@ def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], 
 
 
 def test_budget_defaults_shrink_to_what_a_small_model_can_produce() -> None:
-    small = Budget.from_settings(load_settings({"LLM_CONTEXT_TOKENS": "8192"}))
+    small = load_settings({"LLM_CONTEXT_TOKENS": "8192"}).budget()
     assert small.default_output == small.fetch_output == small.max_output == 3568
-    usual = Budget.from_settings(load_settings({}))
+    usual = load_settings({}).budget()
     assert (usual.default_output, usual.fetch_output) == (5000, 4096)
-    chosen = Budget.from_settings(load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}))
+    chosen = load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}).budget()
     assert chosen.fetch_output == 1000
 
 
