@@ -18,9 +18,9 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from mcp_summarizer.documents.cite import CITATION
-from mcp_summarizer.summarize.chunker import Chunk
 from shared.prompt_loader import load_prompt, render
 
 __all__ = ["LABEL", "NO_CITATIONS", "Ask", "relabel"]
@@ -36,6 +36,18 @@ _SPLIT = re.compile(r"[ \t]*[,;][ \t]*")
 _LABELED = re.compile(rf"(?<![A-Za-z0-9._~-]){LABEL}#(\d{{1,7}})\b")
 
 
+class Placed(Protocol):
+    """What `Ask` reads of a chunk (summarize.chunker.Chunk): its text, after its header
+    context, is ``source[start:...]``.  A protocol, so drill/ needs nothing from summarize/."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def context(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Ask:
     """A kept source's excerpts: ``ids[i]`` starts at ``starts[i]`` of ``source``."""
@@ -44,7 +56,7 @@ class Ask:
     ids: Sequence[str]
     starts: Sequence[int]
 
-    def map_values(self, piece: Chunk | None) -> dict[str, str]:
+    def map_values(self, piece: Placed | None) -> dict[str, str]:
         """The map prompt's ``citations``: the excerpts ``piece`` holds; for None (the
         prompt's size, before the chunks are known), the longest such list."""
         if not self.ids:
@@ -69,7 +81,7 @@ class Ask:
             return NO_CITATIONS
         return {"citations": render(_template("cite_reduce"), example=f"{LABEL}#0")}
 
-    def held(self, piece: Chunk) -> range:
+    def held(self, piece: Placed) -> range:
         """The excerpts a chunk's text overlaps, in the source's order."""
         body = piece.text[len(piece.context) :]
         lead = len(body) - len(body.lstrip())

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_summarizer.auth import auth_settings, load_tokens
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
-from mcp_summarizer.store import open_storage
+from mcp_summarizer.storage import open_storage
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.version import __version__

@@ -58,7 +58,8 @@ from mcp_summarizer.proxy.tools import (
 )
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
 from mcp_summarizer.search.find import Indexes, search
-from mcp_summarizer.store import ContentStore, open_storage
+from mcp_summarizer.storage import open_storage
+from mcp_summarizer.store import ContentStore
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import Tenant

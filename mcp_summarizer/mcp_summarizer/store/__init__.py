@@ -1,25 +1,18 @@
-"""Where originals are kept for `expand`: the interface (`content`) and its backends, and
-`open_storage`, which opens the store and the result cache together from the settings."""
+"""Where originals are kept for `expand`: the interface (`content`), its backends, and
+`open_store`, which opens the configured one."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import Settings
-from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.store.content import ContentStore, Source, StoreStats
 from mcp_summarizer.store.share import tenant_max_bytes
 from mcp_summarizer.store.sqlite import SQLiteStore, default_cache_dir
 
-if TYPE_CHECKING:
-    from mcp_summarizer.cache.results import ResultCache
-
-__all__ = ["ContentStore", "Source", "StoreStats", "open_storage", "open_store"]
-
-logger = logging.getLogger("mcp_summarizer")
+__all__ = ["ContentStore", "Source", "StoreStats", "cache_folder", "open_store", "store_limits"]
 
 
 def open_store(settings: Settings) -> ContentStore:
@@ -29,33 +22,16 @@ def open_store(settings: Settings) -> ContentStore:
     if settings.redis_url:
         from mcp_summarizer.store.redis import RedisStore
 
-        return RedisStore(settings.redis_url, **_limits(settings))
+        return RedisStore(settings.redis_url, **store_limits(settings))
     folder = None if settings.cache == "off" else cache_folder(settings)
-    return SQLiteStore(folder, **_limits(settings))
-
-
-def open_storage(settings: Settings) -> tuple[ContentStore, ResultCache | None]:
-    """The content store and the result cache (None: off).  A CACHE_DIR that cannot be used
-    (not a folder, not writable) is one warning: the service starts with the cache off and
-    the store in memory, rather than not at all."""
-    from mcp_summarizer.cache import open_cache
-
-    try:
-        store = open_store(settings)
-        return store, open_cache(settings, cache_folder(settings))
-    except ConfigError as exc:
-        logger.warning(
-            "cache_dir_unusable",
-            extra={"reason": str(exc), "effect": "the result cache is off; sources are kept in memory"},
-        )
-        return SQLiteStore(None, **_limits(settings)), None
+    return SQLiteStore(folder, **store_limits(settings))
 
 
 def cache_folder(settings: Settings) -> Path:
     return Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
 
 
-def _limits(settings: Settings) -> dict[str, Any]:
+def store_limits(settings: Settings) -> dict[str, Any]:
     max_bytes = int(settings.source_store_max_mb * 1_000_000)
     return {
         "ttl_seconds": settings.source_ttl_seconds,
