@@ -9,7 +9,9 @@ line, the whole within the budget and the client's limits; `links` are the answe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from mcp.types import ResourceLink
 
@@ -23,7 +25,18 @@ from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 
-__all__ = ["LINE_TOKENS", "URI_TEMPLATE", "Drill", "ask", "finish", "links", "prepare", "reserve", "uri"]
+__all__ = [
+    "LINE_TOKENS",
+    "URI_TEMPLATE",
+    "Drill",
+    "ask",
+    "finish",
+    "links",
+    "links_to",
+    "prepare",
+    "reserve",
+    "uri",
+]
 
 URI_TEMPLATE = "summary://{handle}/{n}"
 _CITATION_SHARE = 5  # a fifth of the budget is held back for citations
@@ -124,18 +137,37 @@ async def finish(
     return done.text + tail, facts
 
 
+class Part(Protocol):
+    """A stored excerpt as a link names it (a summary's `Excerpt`, a proxy result's `Source`)."""
+
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def chunk_count(self) -> int: ...
+
+
 def links(drill: Drill | None, text: str) -> list[ResourceLink]:
     """A ``resource_link`` for each excerpt the answer cites (the first when it cites none)."""
-    if drill is None or not drill.kept.stored or not drill.kept.excerpts:
+    if drill is None or not drill.kept.stored:
         return []
-    mine = {e.source_id: e for e in drill.kept.excerpts}
-    ids = [i for i in cited(text) if i in mine][:_MAX_LINKS] or [drill.kept.excerpts[0].source_id]
+    return links_to(drill.kept.excerpts, text, "the summarized source")
+
+
+def links_to(parts: Sequence[Part], text: str, whole: str, uncited: int = 1) -> list[ResourceLink]:
+    """A ``resource_link`` for each of ``parts`` that ``text`` cites, at most `_MAX_LINKS`
+    (the first ``uncited`` parts when it cites none); ``whole`` names what they are parts of."""
+    mine = {p.source_id: p for p in parts}
+    ids = [i for i in cited(text) if i in mine][:_MAX_LINKS] or [
+        p.source_id for p in parts[: min(uncited, _MAX_LINKS)]
+    ]
     return [
         ResourceLink(
             type="resource_link",
             uri=uri(i),
             name=i,
-            description=f"excerpt {mine[i].index + 1} of {mine[i].chunk_count} of the summarized source",
+            description=f"excerpt {mine[i].index + 1} of {mine[i].chunk_count} of {whole}",
             mime_type="text/markdown",
         )
         for i in ids

@@ -6,28 +6,41 @@ tenant only.
 # No `from __future__ import annotations`: the tools' annotations hold values of this
 # configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
 import logging
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import CallToolResult
+from mcp.shared.uri_template import UriTemplate
+from mcp.types import CallToolResult, ResourceTemplate
 from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.drill.answer import URI_TEMPLATE
 from mcp_summarizer.errors import InputError, StoreError, SummarizerError
 from mcp_summarizer.search.find import search as search_source
-from mcp_summarizer.store.content import check_id
+from mcp_summarizer.store.content import ContentStore, check_id
 from mcp_summarizer.store.expand import expand as expand_source
+from mcp_summarizer.tenant import Tenant
 
 from .arguments import bounded
 from .registry import EXPAND_ANNOTATIONS, Tools
 from .results import text_result
 from .service import Service, client_limits, rejected
 
-__all__ = ["register"]
+__all__ = ["EXCERPT_TEMPLATE", "excerpt_id", "read_excerpt", "register"]
 
 logger = logging.getLogger("mcp_summarizer")
+
+# The excerpt resource, as the service and the proxy both list it.
+EXCERPT_TEMPLATE = ResourceTemplate(
+    uri_template=URI_TEMPLATE,
+    name="excerpt",
+    description="A stored excerpt's exact original text: the excerpt <handle>#<n> of a summary "
+    "(or of summarize_documents, or a proxy result).",
+    mime_type="text/markdown",
+)
+_TEMPLATE = UriTemplate.parse(URI_TEMPLATE)
 
 
 def register(tools: Tools, service: Service) -> None:
@@ -87,15 +100,19 @@ def register(tools: Tools, service: Service) -> None:
         return await service.run("search", _search(service, ctx, handle, query, max_tokens))
 
     @server.resource(
-        URI_TEMPLATE,
-        name="excerpt",
-        description="A stored excerpt's exact original text: the excerpt <handle>#<n> of a summary "
-        "(or of summarize_documents, or a proxy result).",
-        mime_type="text/markdown",
+        EXCERPT_TEMPLATE.uri_template,
+        name=EXCERPT_TEMPLATE.name,
+        description=EXCERPT_TEMPLATE.description,
+        mime_type=EXCERPT_TEMPLATE.mime_type,
     )
     async def excerpt(handle: str, n: str) -> str:
         """The same excerpt, for the same tenant only, as expand opens."""
-        return await _excerpt(service, f"{handle}#{n}")
+        return await read_excerpt(
+            service.store,
+            tenant_of(),
+            f"{handle}#{n}",
+            lambda exc: rejected(service, "resources/read", exc),
+        )
 
 
 async def _expand(
@@ -135,17 +152,27 @@ async def _search(service: Service, ctx: Context, handle: str, query: str, max_t
     return text_result(found.text)
 
 
-async def _excerpt(service: Service, source_id: str) -> str:
-    """A resource read: the excerpt's exact text; an unknown, expired or another tenant's id is
-    the same error expand gives."""
+def excerpt_id(uri: str) -> str | None:
+    """The excerpt id a ``summary://{handle}/{n}`` URI names, or None for any other URI."""
+    found = _TEMPLATE.match(uri)
+    handle, n = (found or {}).get("handle"), (found or {}).get("n")
+    return f"{handle}#{n}" if isinstance(handle, str) and isinstance(n, str) else None
+
+
+async def read_excerpt(
+    store: ContentStore,
+    tenant: Tenant,
+    source_id: str,
+    refused: Callable[[SummarizerError], object] = lambda exc: None,
+) -> str:
+    """A resource read: the excerpt's exact text, as expand opens it; an unknown, expired or
+    another tenant's id is the same error expand gives (``refused`` is told first)."""
     try:
         check_id(source_id)
-        source = await service.store.get(tenant_of(), source_id)
+        source = await store.get(tenant, source_id)
     except SummarizerError as exc:
-        refused = rejected(service, "resources/read", exc)
+        refused(exc)
         # Not there (for this tenant) is invalid params; the store failing is the server's error.
-        raise (ResourceError if isinstance(exc, StoreError) else ResourceNotFoundError)(
-            str(refused)
-        ) from None
+        raise (ResourceError if isinstance(exc, StoreError) else ResourceNotFoundError)(str(exc)) from None
     logger.info("resource_read", extra={"source_id": source.source_id})
     return source.text

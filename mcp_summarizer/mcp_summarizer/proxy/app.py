@@ -26,6 +26,8 @@ from typing import Any, Literal, Self
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
@@ -39,6 +41,7 @@ from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.mcp.arguments import check_arguments
 from mcp_summarizer.mcp.http_runner import serve_until_stopped, transport_security
 from mcp_summarizer.mcp.results import inline
+from mcp_summarizer.mcp.source_tools import EXCERPT_TEMPLATE, excerpt_id, read_excerpt
 from mcp_summarizer.mcp.stdio import serve_stdio
 from mcp_summarizer.proxy.config import ProxyConfig
 from mcp_summarizer.proxy.names import Published, publish
@@ -371,6 +374,35 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
             logger.exception("proxy_call_crashed", extra={"tool": params.name})
             return _error(f"the proxy failed on {params.name}: {type(exc).__name__}: {exc}")
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[])  # the parts are read by the template
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[EXCERPT_TEMPLATE])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        """A stored part, as expand opens it whole, for the caller's tenant only (the service's
+        own reading: `mcp.source_tools.read_excerpt`)."""
+        uri = str(params.uri)
+        try:
+            source_id = excerpt_id(uri)
+            if source_id is None:
+                raise ResourceNotFoundError(
+                    f"unknown resource {uri[:200]!r}: this proxy serves {EXCERPT_TEMPLATE.uri_template}"
+                )
+            text = await read_excerpt(proxy.store, tenant_of(), source_id, _refused)
+        except ResourceError as err:
+            code = types.INVALID_PARAMS if isinstance(err, ResourceNotFoundError) else types.INTERNAL_ERROR
+            raise MCPError(code=code, message=str(err), data={"uri": uri}) from None
+        part = types.TextResourceContents(uri=uri, text=text, mime_type=EXCERPT_TEMPLATE.mime_type)
+        return types.ReadResourceResult(contents=[part])
+
     return Server(
         "mcp-summarizer-proxy",
         version=__version__,
@@ -378,6 +410,9 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
         get_tool_input_schema=proxy.input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
     )
 
 
@@ -428,6 +463,12 @@ def _engine_progress(progress: UpstreamProgress | None) -> Any:
         await progress(done, total, message)
 
     return forward
+
+
+def _refused(exc: SummarizerError) -> None:
+    logger.info(
+        "request_rejected", extra={"tool": "resources/read", "reason": str(exc), "error": type(exc).__name__}
+    )
 
 
 def _error(text: str) -> types.CallToolResult:

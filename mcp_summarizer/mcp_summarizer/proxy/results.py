@@ -28,6 +28,7 @@ import mcp_types as types
 
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.drill.answer import links_to
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.store.content import ContentStore, Source, source_id
@@ -99,21 +100,18 @@ async def shape(
     # The parts do not depend on the client (their ids do not either): expand pages a part
     # that is over the client's limits.
     parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
-    not_kept = await _keep(
-        store,
-        tenant,
-        [
-            Source(
-                source_id=source_id(doc_id, i),
-                doc_id=doc_id,
-                index=i,
-                chunk_count=len(parts),
-                text=part,
-                title=f"{server}/{tool} result",
-            )
-            for i, part in enumerate(parts)
-        ],
-    )
+    sources = [
+        Source(
+            source_id=source_id(doc_id, i),
+            doc_id=doc_id,
+            index=i,
+            chunk_count=len(parts),
+            text=part,
+            title=f"{server}/{tool} result",
+        )
+        for i, part in enumerate(parts)
+    ]
+    not_kept = await _keep(store, tenant, sources)
     handle = "" if not_kept else source_id(doc_id, 0)
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
@@ -173,8 +171,11 @@ async def shape(
         "sources_stored": not not_kept,
         "excerpts": len(parts),
     }
+    # A resource link to each part (up to the service's cap), beside the text as the service's
+    # answers have them: a client that follows links reads the original without calling expand.
+    links = links_to(sources, text, f"the {server}/{tool} result", len(sources)) if handle else []
     shaped = types.CallToolResult(
-        content=[types.TextContent(type="text", text=text), *others],
+        content=[types.TextContent(type="text", text=text), *links, *others],
         is_error=result.is_error,
         _meta=meta,
     )
