@@ -171,11 +171,12 @@ async def shape(
         "sources_stored": not not_kept,
         "excerpts": len(parts),
     }
-    # A resource link to each part (up to the service's cap), beside the text as the service's
-    # answers have them: a client that follows links reads the original without calling expand.
+    # A resource link to each part (up to the service's cap), as the service's answers have
+    # them: a client that follows links reads the original without calling expand.  They come
+    # last, so the upstream's own blocks keep their places after the text.
     links = links_to(sources, text, f"the {server}/{tool} result", len(sources)) if handle else []
     shaped = types.CallToolResult(
-        content=[types.TextContent(type="text", text=text), *links, *others],
+        content=[types.TextContent(type="text", text=text), *others, *links],
         is_error=result.is_error,
         _meta=meta,
     )
