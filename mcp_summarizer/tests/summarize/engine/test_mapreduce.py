@@ -16,10 +16,9 @@ import pytest
 
 from mcp_summarizer.config import FailurePolicy, Settings, load_settings
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.summarize import engine as engine_module
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
-from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request
+from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request, failure, mapreduce
 from mcp_summarizer.summarize.llm import Backend, Completion, Slot
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import strip_boilerplate
@@ -27,7 +26,7 @@ from tests.support.fake_llm import FakeLLM, Recorded, default_summary, error, ha
 
 CONTEXT = 4096  # a small model: every share of its context is reached with small inputs
 LIMIT = 3  # MAX_CONCURRENT_LLM_CALLS
-ENGINE_LOGGER = "mcp_summarizer.summarize.engine"
+ENGINE_LOGGER = "mcp_summarizer.summarize.engine"  # the package's: its modules log under it
 MERGE = "Merge them into a single coherent summary"  # in the reduce prompt only
 SENTENCE = re.compile(r"Sentence (\d+) of paragraph (\d+) in region (\d+)")
 WRAPPED = re.compile(r"\A<document>\n(.*)\n</document>\n?\Z", re.DOTALL)
@@ -81,7 +80,7 @@ def chunking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     """Every test twice: content chunked whole before the map calls, and (STREAM_CHARS at 1,
     so the small documents here take that path too) chunked while the calls run."""
     if request.param == "streamed":
-        monkeypatch.setattr(engine_module, "STREAM_CHARS", 1)
+        monkeypatch.setattr(mapreduce, "STREAM_CHARS", 1)
     return str(request.param)
 
 
@@ -104,7 +103,7 @@ async def make_engine(fresh_llm: FakeLLM) -> AsyncIterator[MakeEngine]:
 
 def degraded_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [
-        r for r in caplog.records if r.name == ENGINE_LOGGER and r.getMessage() == "summarization_degraded"
+        r for r in caplog.records if r.name == failure.__name__ and r.getMessage() == "summarization_degraded"
     ]
 
 

@@ -1,0 +1,54 @@
+"""The summarize engine: one request in, one summary out, within its budget (`Engine`).
+
+Its public API is here; each module does one job:
+
+* `mapreduce`: `Engine`, the map-reduce over chunks under the fair limiter, and the paths that
+  need no call (content within budget, site chrome alone too long).
+* `model`: the request and outcome types, and the `Prompt` and `Run` a pipeline built on the
+  engine (documents) drives calls with.
+* `streamed`: long content chunked in a worker thread while the map calls run.
+* `map_cache`: chunk summaries kept in the result cache, per tenant.
+* `failure`: the failure policy (ON_LLM_FAILURE) and its notice lines.
+* `fidelity`: the source's facts scanned while the LLM works, and FIDELITY_REPAIR.
+* `prompts`, `answers`: the system prompts; a cut answer made to end cleanly.
+
+Nothing here knows about MCP.
+"""
+
+from mcp_summarizer.summarize.engine.failure import (
+    describe_failure,
+    offline_notice,
+    store_notice,
+    truncated_with_notice,
+)
+from mcp_summarizer.summarize.engine.mapreduce import INLINE_CHARS, SEPARATOR, Engine
+from mcp_summarizer.summarize.engine.model import (
+    Observer,
+    Outcome,
+    Progress,
+    Prompt,
+    Request,
+    Run,
+    Strategy,
+    Writer,
+)
+from mcp_summarizer.summarize.extractive import Kind
+
+__all__ = [
+    "INLINE_CHARS",
+    "SEPARATOR",
+    "Engine",
+    "Kind",
+    "Observer",
+    "Outcome",
+    "Progress",
+    "Prompt",
+    "Request",
+    "Run",
+    "Strategy",
+    "Writer",
+    "describe_failure",
+    "offline_notice",
+    "store_notice",
+    "truncated_with_notice",
+]

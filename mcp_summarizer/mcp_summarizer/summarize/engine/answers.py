@@ -1,0 +1,29 @@
+"""A model's answer made fit to read or merge: an answer cut at max_tokens ends at a sentence,
+line or word end without the broken character the cut may leave (`end_cleanly`)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["end_cleanly"]
+
+# A sentence's end (with any closing quote, bracket or emphasis after it), and a break to cut
+# at: a line end or a sentence end followed by white space.
+_CLOSERS = "\"'\u201d\u2019\u00bb)]*_"
+_ENDS_A_SENTENCE = re.compile(rf"[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*\Z")
+_BREAK = re.compile(rf"\n|[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*(?=\s)")
+_CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split by the cut
+
+
+def end_cleanly(text: str) -> str:
+    """An answer cut at max_tokens, made fit to read or merge: without the broken character
+    the cut may leave, and ending at a sentence or line end when one is in its last third (as
+    `tokens.truncate` cuts), else at a word end: a half word or sentence is no summary."""
+    text = _CUT_TAIL.sub("", text)
+    if _ENDS_A_SENTENCE.search(text):
+        return text
+    floor = len(text) * 2 // 3
+    cut = max((m.end() for m in _BREAK.finditer(text, floor)), default=0)
+    if not cut:
+        cut = max(text.rfind(" ", floor), text.rfind("\n", floor), 0)
+    return text[:cut].rstrip() if cut else text

@@ -1,0 +1,556 @@
+"""Map-reduce summarization: chunk, summarize chunks concurrently, merge as a tree.
+
+* Map: every chunk is summarized under one process-wide fair limit on in-flight calls.  Long
+  content is chunked in a worker thread while its first map calls run (`streamed`).
+* Reduce: while the summaries do not fit the caller's budget, they are grouped so that each
+  merge call fits the model's context (system + content + max_tokens <= LLM_CONTEXT_TOKENS)
+  and the groups are merged concurrently, level after level.  Each level at least halves
+  the number of summaries, so the tree is logarithmically deep and always ends.  The
+  arithmetic is in `budget`.
+* The result is at most ``max_output_tokens`` cl100k tokens: a summary that overshoots
+  (``finish_reason == "length"``, or a model whose tokenizer counts differently) is trimmed
+  at a sentence or line end, and that is logged.
+* When the request is cancelled, or one call fails for good, the other calls are cancelled
+  with it (a TaskGroup).
+* When the LLM path fails, the failure policy answers (`failure`); a summary made gets its
+  fidelity receipt, and a repair call when FIDELITY_REPAIR asks for one (`fidelity`).
+
+Nothing here knows about MCP; prompts come from the markdown files in ``prompts/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Coroutine, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from mcp_summarizer.cache.key import CacheKeys
+from mcp_summarizer.cache.results import ResultCache
+from mcp_summarizer.config import Settings
+from mcp_summarizer.drill.cite import uncited
+from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.summarize.admission import Admission, estimate_tokens
+from mcp_summarizer.summarize.budget import (
+    level_output_tokens,
+    map_output_tokens,
+    map_share_settled,
+    plan_groups,
+)
+from mcp_summarizer.summarize.chunker import Chunk, chunk
+from mcp_summarizer.summarize.engine.answers import end_cleanly
+from mcp_summarizer.summarize.engine.failure import embedded, fail
+from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
+from mcp_summarizer.summarize.engine.map_cache import MapCache
+from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
+from mcp_summarizer.summarize.engine.prompts import Prompts
+from mcp_summarizer.summarize.engine.streamed import stream_chunks
+from mcp_summarizer.summarize.limiter import FairLimiter
+from mcp_summarizer.summarize.limiters import build_limiter
+from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
+from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.boilerplate import Cleaned, strip_boilerplate
+from mcp_summarizer.text.offsets import TokenOffsets
+
+__all__ = ["INLINE_CHARS", "SEPARATOR", "STREAM_CHARS", "Engine"]
+
+logger = logging.getLogger(__name__)
+
+SEPARATOR = "\n\n---\n\n"
+_T = TypeVar("_T")
+INLINE_CHARS = 8_000  # content up to this size is checked on the event loop (see _summarize)
+# Content from this size on is chunked while its map calls run (see `_streamed`): below it the
+# whole encoding takes a few tens of milliseconds, less than the first call would gain.
+STREAM_CHARS = 200_000
+_MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
+
+
+def _measure(summaries: list[str], joined: str, target: int) -> tuple[list[int], int | None]:
+    """Token sizes of summaries (each + its separator), and of their concatenation when they
+    might fit ``target`` together (else None: counting it is another pass over them all, and
+    at 2M tokens of input the map's answers are ~140,000 tokens)."""
+    sizes = [tokens.count(s) + 3 for s in summaries]
+    fits = len(summaries) == 1 or sum(sizes) <= target
+    return sizes, tokens.count(joined) if fits else None
+
+
+class Engine:
+    def __init__(self, settings: Settings, backend: Backend | None, limiter: FairLimiter) -> None:
+        self.settings = settings
+        self.budget = settings.budget()
+        self.backend = backend
+        self.limiter = limiter
+        self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
+        # Told of each LLM call and each wait for a slot (the server's metrics), if anyone listens.
+        self.observer: Observer | None = None
+        # Map summaries already made, by chunk (the server's result cache, if it has one): a
+        # page changed in one section costs LLM calls for the changed chunks only.
+        self.cache: ResultCache | None = None
+        self.keys = CacheKeys.from_settings(settings, model=self.model)
+        self.prompts = Prompts()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, backend: Backend | None = None) -> Engine:
+        """An engine with its own concurrency limit.  ``backend`` defaults to the configured
+        one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
+        if backend is None and settings.backend == "openai":
+            backend = OpenAIBackend(settings)
+        return cls(settings, backend, build_limiter(settings))
+
+    @property
+    def model(self) -> str:
+        return self.backend.model if self.backend else "extractive"
+
+    async def aclose(self) -> None:
+        if self.backend is not None:
+            await self.backend.aclose()
+        close = getattr(self.limiter, "aclose", None)  # the cluster limiter's Redis client
+        if close is not None:
+            await close()
+
+    async def summarize(
+        self, request: Request, progress: Progress | None = None, offsets: TokenOffsets | None = None
+    ) -> Outcome:
+        """Summarize ``request.content`` to at most ``request.max_output_tokens`` tokens.
+
+        ``offsets``: the caller's encoding of ``request.content`` (fetch_url has one), reused
+        when no boilerplate is removed instead of encoding the content again.
+
+        Raises InputError for requests that cannot be served, BusyError when the server had no
+        room for it in time (MAX_INFLIGHT_INPUT_TOKENS).  When the LLM path fails (the LLM for
+        good, after retries; or a bug of ours) the failure policy answers and the outcome is
+        ``degraded``; cancellation is never caught.
+        """
+        if not request.content.strip():
+            return Outcome(text="", input_tokens=0, bypassed=True)
+        async with self.admission.hold(estimate_tokens(request.content)):
+            facts = SourceScan(request.content)
+            try:
+                outcome = await self._summarize(request, progress, offsets, facts)
+                if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
+                    focus = f"{request.focus} {request.query}"
+                    outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
+                    if self.settings.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
+                        await self._repair(request, outcome, focus, facts)
+                return outcome
+            finally:
+                facts.cancel()
+
+    async def _repair(self, request: Request, outcome: Outcome, focus: str, scan: SourceScan) -> None:
+        """FIDELITY_REPAIR (see `fidelity.repair`): its call under the limiter, counted in
+        the outcome."""
+        target = request.max_output_tokens
+        run = self.new_run(outcome.input_tokens, None, request.tenant)
+
+        async def ask(system: str, content: str) -> str:
+            return await self._call(run, system, content, target, "repair")
+
+        await repair(
+            outcome,
+            scan=scan,
+            focus=focus,
+            max_tokens=target,
+            template=self.prompts.repair,
+            room=lambda system: self.budget.merge_room(tokens.count(system), target),
+            ask=ask,
+        )
+        outcome.llm_calls += run.outcome.llm_calls
+        outcome.llm_prompt_tokens += run.outcome.llm_prompt_tokens
+
+    async def _summarize(
+        self, request: Request, progress: Progress | None, offsets: TokenOffsets | None, facts: SourceScan
+    ) -> Outcome:
+        content, target = request.content, request.max_output_tokens
+        # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
+        # the count, the bypass check and the chunker.
+        # Small content is handled on the event loop: a thread hop costs more than the work
+        # (a few hundred microseconds of CPU at most), and most tool calls are small.
+        inline = len(content) <= INLINE_CHARS
+        cleaned = (
+            strip_boilerplate(content) if inline else await asyncio.to_thread(strip_boilerplate, content)
+        )
+        if offsets is None and self.backend is not None and len(cleaned.text) >= STREAM_CHARS:
+            try:
+                systems = await asyncio.to_thread(self.prompts.systems, request, self.budget)
+            except InputError:  # said below, where a request within budget is still answered
+                systems = None
+            if systems is not None:
+                return await self._streamed(request, cleaned, systems, progress, facts)
+        if offsets is None or cleaned.text is not content:
+            text = cleaned.text
+            offsets = TokenOffsets(text) if inline else await asyncio.to_thread(TokenOffsets, text)
+        removed = await self._removed_tokens(content, cleaned, offsets.n, target)
+        input_tokens = offsets.n + removed
+        if (answer := self._without_llm(content, cleaned, offsets.n, removed, target)) is not None:
+            return answer
+        stripped = replace(request, content=cleaned.text)
+        # Checked on both backends, so a request means the same whichever one answers (an
+        # InputError, not a failure to degrade); off the event loop, since counting a caller's
+        # 10 MB focus or schema hint takes seconds.
+        map_system, reduce_system = await asyncio.to_thread(self.prompts.systems, request, self.budget)
+        if self.backend is None:
+            outcome = await embedded(stripped, input_tokens, progress)
+            outcome.boilerplate_tokens = removed
+            return outcome
+        run = Run(
+            owner=object(),
+            progress=progress,
+            outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed, backend="llm"),
+            tenant=request.tenant,
+        )
+        try:
+            return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
+        except Exception as exc:  # a summary that failed must not lose the caller's content
+            return await self._fail(request, stripped, run.outcome, exc, progress)
+
+    @staticmethod
+    async def _removed_tokens(content: str, cleaned: Cleaned, n: int, target: int) -> int:
+        """Tokens of the site chrome removed from ``content``, where ``n`` counts what is left."""
+        if not cleaned.removed_chars:
+            return 0
+        if n <= target:  # exact: the bypass depends on it
+            return await asyncio.to_thread(tokens.count, content) - n
+        # Counting the cut lines alone gives the source's size to within a few tokens (line
+        # joins), without a second pass over the whole page.
+        return await asyncio.to_thread(tokens.count, cleaned.removed_text)
+
+    def _without_llm(
+        self, content: str, cleaned: Cleaned, n: int, removed: int, target: int
+    ) -> Outcome | None:
+        """The answers that need no summary: the content within budget (unchanged), or its
+        chrome all that made it too long (the page without it).  Raises InputError for content
+        over MAX_INPUT_TOKENS; None when a summary must be made."""
+        input_tokens = n + removed
+        if input_tokens <= target:
+            return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
+        self.budget.check_input(input_tokens)
+        if cleaned.removed_chars:
+            logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
+            if n <= target:
+                return Outcome(
+                    text=cleaned.text, input_tokens=input_tokens, output_tokens=n, boilerplate_tokens=removed
+                )
+        return None
+
+    def _chunk_size(self, map_system: Prompt, target: int) -> int:
+        system_tokens = tokens.count(map_system(target))
+        return self.budget.chunk_size(system_tokens, self.prompts.document_overhead, target)
+
+    async def _streamed(
+        self,
+        request: Request,
+        cleaned: Cleaned,
+        systems: tuple[Prompt, Prompt],
+        progress: Progress | None,
+        facts: SourceScan,
+    ) -> Outcome:
+        """`_summarize` for long content: the map calls start while the text is still being
+        encoded and chunked (in a worker thread, `streamed`), so the LLM is not idle
+        for the second or two that a million tokens take.
+
+        The answer is the one the whole-text path gives: the chunks are the same, and a chunk's
+        map budget is settled once `map_share_settled` chunks are known (until then the calls
+        wait; a short text waits for its count).  No call starts before the content is known to
+        be over the budget (the tokens encoded so far are); MAX_INPUT_TOKENS is checked as the
+        count grows and on the exact count, and an input found over it cancels the calls
+        already out (at most a few, of one chunk each)."""
+        content, target = request.content, request.max_output_tokens
+        map_system, reduce_system = systems
+        text = cleaned.text
+        chunk_size = self._chunk_size(map_system, target)
+        overlap = self.budget.overlap(chunk_size)
+        run = Run(
+            owner=object(),
+            progress=progress,
+            outcome=Outcome(text="", input_tokens=0, backend="llm"),
+            tenant=request.tenant,
+        )
+        stripped = replace(request, content=text)
+        settled = map_share_settled(target)
+        chunks: list[Chunk] = []
+        calls: list[asyncio.Task[str]] = []
+
+        def map_one(piece: Chunk, num_chunks: int) -> Coroutine[Any, Any, str]:
+            return self._map(run, map_system, target, piece, num_chunks)
+
+        began = time.perf_counter()
+        async with stream_chunks(
+            text, strategy=request.strategy, chunk_size=chunk_size, overlap=overlap
+        ) as stream:
+            try:
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        async for piece, so_far in stream:
+                            chunks.append(piece)
+                            self.budget.check_input(so_far, so_far=True)
+                            if calls or (so_far > target and len(chunks) >= settled):
+                                run.planned = len(chunks)
+                                calls += [
+                                    group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]
+                                ]
+                        offsets = await stream.offsets()
+                        logger.info(
+                            "chunked_while_mapping",
+                            extra={
+                                "chunks": len(chunks),
+                                "seconds": round(time.perf_counter() - began, 3),
+                                "map_calls_started": len(calls),
+                            },
+                        )
+                        removed = await self._removed_tokens(content, cleaned, offsets.n, target)
+                        # Calls are out only for content known over the budget: then this is
+                        # None or an InputError, which cancels them.
+                        if (
+                            answer := self._without_llm(content, cleaned, offsets.n, removed, target)
+                        ) is not None:
+                            return answer
+                        run.outcome.input_tokens = offsets.n + removed
+                        run.outcome.boilerplate_tokens = removed
+                        run.outcome.num_chunks = run.planned = len(chunks)
+                        self._map_started(request, run.outcome.input_tokens, chunks, target, len(calls))
+                        calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
+                        facts.start()
+                except BaseExceptionGroup as eg:
+                    errors = eg.exceptions
+                    raise next(
+                        (e for e in errors if isinstance(e, InputError)),
+                        next((e for e in errors if isinstance(e, LLMError)), errors[0]),
+                    ) from None
+                out = run.outcome
+                out.text = await self._reduce(run, [c.result() for c in calls], reduce_system, target)
+                out.output_tokens = tokens.count(out.text)
+                return out
+            except InputError:
+                raise
+            except Exception as exc:  # a summary that failed must not lose the caller's content
+                if not run.outcome.input_tokens:
+                    stream.stop()
+                    n = await asyncio.to_thread(tokens.count, text)
+                    removed = await self._removed_tokens(content, cleaned, n, target)
+                    run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
+                return await self._fail(request, stripped, run.outcome, exc, progress)
+
+    async def _fail(
+        self, request: Request, stripped: Request, spent: Outcome, exc: Exception, progress: Progress | None
+    ) -> Outcome:
+        """The answer of the request's failure policy (else the service's): `failure.fail`."""
+        policy = request.on_failure or self.settings.on_llm_failure
+        return await fail(request, stripped, spent, exc, progress, policy=policy)
+
+    # -- phases ---------------------------------------------------------------------------
+
+    async def _map_reduce(
+        self,
+        run: Run,
+        request: Request,
+        offsets: TokenOffsets,
+        map_system: Prompt,
+        reduce_system: Prompt,
+        facts: SourceScan,
+    ) -> Outcome:
+        target = request.max_output_tokens
+        chunk_size = self._chunk_size(map_system, target)
+        chunks = await asyncio.to_thread(
+            chunk,
+            request.content,
+            strategy=request.strategy,
+            chunk_size=chunk_size,
+            overlap=self.budget.overlap(chunk_size),
+            offsets=offsets,
+        )
+        run.outcome.num_chunks = run.planned = len(chunks)
+        self._map_started(request, run.outcome.input_tokens, chunks, target, 0)
+        facts.start()  # the LLM calls start now: the process is mostly waiting from here on
+
+        summaries = await self._gather(self._map(run, map_system, target, c, len(chunks)) for c in chunks)
+        out = run.outcome
+        out.text = await self._reduce(run, summaries, reduce_system, target)
+        out.output_tokens = tokens.count(out.text)
+        return out
+
+    def _map_started(
+        self, request: Request, input_tokens: int, chunks: list[Chunk], target: int, started: int
+    ) -> None:
+        """The design's ``map_phase_started`` event, once every chunk is known (``started``:
+        map calls already out then, when chunking and mapping overlap)."""
+        logger.info(
+            "map_phase_started",
+            extra={
+                "input_tokens": input_tokens,
+                "chunks": len(chunks),
+                "strategy": request.strategy,
+                "max_tokens_per_chunk": max(
+                    (map_output_tokens(target, len(chunks), c.tokens) for c in chunks), default=0
+                ),
+                "map_calls_started": started,
+                "model": self.model,
+            },
+        )
+
+    async def _map(self, run: Run, system: Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
+        max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
+        return await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
+
+    async def _reduce(self, run: Run, summaries: list[str], system_prompt: Prompt, target: int) -> str:
+        for level in range(1, _MAX_LEVELS + 1):
+            joined = SEPARATOR.join(summaries)
+            # Counting a level's summaries is ~100k tokens at 1M input: off the event loop.
+            sizes, joined_tokens = await asyncio.to_thread(_measure, summaries, joined, target)
+            if joined_tokens is not None and joined_tokens <= target:
+                return joined
+            system_final = system_prompt(target)
+            final_system_tokens = tokens.count(system_final)
+            final_room = self.budget.merge_room(final_system_tokens, target)  # what it can read
+            if sum(sizes) <= final_room or len(summaries) == 1:
+                run.outcome.reduce_levels = level
+                run.planned += 1
+                _log_reduce_pass(level, sizes, 1, target, final=True)
+                merged = await self._call(run, system_final, joined, target, "reduce")
+                return self._fit(run, merged, target)
+            out_tokens = self.budget.reduce_output(target, final_system_tokens)
+            system = system_prompt(out_tokens)
+            groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
+            fitted = level_output_tokens(out_tokens, len(groups), final_room)
+            if fitted != out_tokens:
+                # Shorter answers: the final merge reads them all (each group may grow with
+                # the room a shorter answer leaves, so there are no more groups than before).
+                out_tokens, system = fitted, system_prompt(fitted)
+                groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
+            run.planned += len(groups)
+            run.outcome.reduce_levels = level
+            _log_reduce_pass(level, sizes, len(groups), out_tokens, final=False)
+            summaries = await self._gather(
+                self._call(run, system, SEPARATOR.join(summaries[a:b]), out_tokens, f"reduce level {level}")
+                for a, b in groups
+            )
+        raise LLMError(f"reduce did not converge in {_MAX_LEVELS} levels")  # pragma: no cover
+
+    async def _call(self, run: Run, system: str, content: str, max_tokens: int, phase: str) -> str:
+        assert self.backend is not None
+        cache = None if self.cache is None else MapCache(self.cache, self.keys, self.observer)
+        key = cache.key(phase, system, content, max_tokens) if cache else None
+        if cache and key and (text := await self._cached(run, cache, key)) is not None:
+            return text
+        user = self.prompts.document(content)
+
+        @asynccontextmanager
+        async def slot() -> AsyncIterator[None]:
+            # Held by each attempt, not across the backend's waits between attempts (a call
+            # sleeping on a Retry-After would keep a slot others could use).
+            asked = time.perf_counter()
+            async with self.limiter.slot(run.owner):
+                if self.observer is not None:
+                    self.observer.waited(time.perf_counter() - asked)
+                # The slot a failed call frees goes to the next queued attempt before the task
+                # group cancels it: that attempt must not reach the provider (it could be billed).
+                if run.failed:
+                    raise asyncio.CancelledError
+                yield
+
+        started = time.perf_counter()
+        try:
+            completion = await self.backend.complete(system, user, max_tokens, slot=slot)
+        except Exception as exc:
+            run.failed = True
+            if self.observer is not None:
+                self.observer.llm_call(exc, time.perf_counter() - started)
+            raise
+        if self.observer is not None:
+            self.observer.llm_call(None, time.perf_counter() - started)
+        out = run.outcome
+        out.llm_calls += 1
+        out.llm_prompt_tokens += completion.prompt_tokens or 0
+        text = completion.text.strip()
+        if completion.finish_reason == "length":
+            out.length_stops += 1
+            cut = end_cleanly(text)
+            logger.info(
+                "llm_output_hit_max_tokens",
+                extra={"phase": phase, "max_tokens": max_tokens, "dropped_chars": len(text) - len(cut)},
+            )
+            out.trimmed = out.trimmed or cut != text
+            text = cut
+        text = self._fit(run, text, max_tokens)
+        if cache and key:
+            await cache.put(run.tenant, key, text, finish_reason=completion.finish_reason)
+        run.done += 1
+        if run.progress is not None:
+            await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
+        return text
+
+    async def _cached(self, run: Run, cache: MapCache, key: str) -> str | None:
+        """A map call answered from the cache, counted and reported as done; None on a miss."""
+        text = await cache.get(run.tenant, key)
+        if text is None:
+            return None
+        run.outcome.cached_calls += 1
+        run.done += 1
+        if run.progress is not None:
+            await run.progress(run.done, run.planned, f"map: {run.done}/{run.planned} calls done (cached)")
+        return text
+
+    def _fit(self, run: Run, text: str, max_tokens: int) -> str:
+        """Hold a model's answer to its budget, whatever tokenizer the model counts with."""
+        trimmed = tokens.truncate(text, max_tokens)
+        if trimmed != text:
+            run.outcome.trimmed = True
+            logger.info(
+                "llm_output_trimmed",
+                extra={"max_tokens": max_tokens, "from_tokens": tokens.count(text)},
+            )
+        return trimmed
+
+    @staticmethod
+    async def _gather(calls: Iterable[Coroutine[Any, Any, _T]]) -> list[_T]:
+        """Run calls concurrently; the first failure cancels the rest and is raised as is
+        (an LLMError in preference to the cancellations it caused)."""
+        tasks: list[asyncio.Task[_T]] = []
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(c) for c in calls]
+        except BaseExceptionGroup as eg:
+            first = next((e for e in eg.exceptions if isinstance(e, LLMError)), eg.exceptions[0])
+            raise first from None
+        return [t.result() for t in tasks]
+
+    # -- for pipelines built on this one (documents) ---------------------------------------
+
+    def new_run(self, input_tokens: int, progress: Progress | None, tenant: Tenant) -> Run:
+        """Bookkeeping for one request of another pipeline: its fair share of the limiter,
+        its progress, its counts, and whose map cache it uses."""
+        return Run(
+            owner=object(),
+            progress=progress,
+            outcome=Outcome(text="", input_tokens=input_tokens, backend="llm"),
+            tenant=tenant,
+        )
+
+    async def call(self, run: Run, system: str, content: str, max_tokens: int, phase: str) -> str:
+        """One LLM call under the limiter, its answer held to ``max_tokens``."""
+        return await self._call(run, system, content, max_tokens, phase)
+
+    async def reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
+        """Merge ``summaries`` as a tree until they fit ``target`` (no call if they already do)."""
+        return await self._reduce(run, summaries, system, target)
+
+    gather = _gather
+
+
+def _log_reduce_pass(level: int, sizes: list[int], outputs: int, max_tokens: int, *, final: bool) -> None:
+    """The design's ``reduce_pass`` event: ``inputs`` summaries merged into ``outputs``
+    (``reduce_level``: a log line's ``level`` is its severity)."""
+    logger.info(
+        "reduce_pass",
+        extra={
+            "reduce_level": level,
+            "inputs": len(sizes),
+            "input_tokens": sum(sizes),
+            "outputs": outputs,
+            "max_tokens": max_tokens,
+            "final": final,
+        },
+    )

@@ -1,0 +1,100 @@
+"""The engine's request and outcome types, and the two a pipeline built on it drives calls with
+(`Prompt`, `Run`): one place the engine's units and its callers share."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from mcp_summarizer.config import FailurePolicy
+from mcp_summarizer.drill.ask import Ask
+from mcp_summarizer.fidelity.receipt import Receipt
+from mcp_summarizer.summarize.chunker import Chunk
+from mcp_summarizer.summarize.extractive import Kind
+from mcp_summarizer.tenant import LOCAL, Tenant
+from shared.prompt_loader import render
+
+__all__ = ["Observer", "Outcome", "Progress", "Prompt", "Request", "Run", "Strategy", "Writer"]
+
+Progress = Callable[[float, float | None, str], Awaitable[None]]
+Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
+Strategy = Literal["semantic", "token"]
+
+
+class Observer(Protocol):
+    def llm_call(self, exc: BaseException | None, seconds: float) -> None: ...
+
+    def waited(self, seconds: float) -> None: ...
+
+    def cached(self, level: str, outcome: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """One summary to make, resolved: ``max_output_tokens`` is the budget itself
+    (``Budget.output_tokens`` turns a caller's 0 into the default and checks the bounds)."""
+
+    content: str
+    max_output_tokens: int
+    kind: Kind = "general"
+    focus: str = ""  # focus areas (general) or the schema hint (extraction)
+    # Where the text came from ("the output of the tool search_logs") and the question it is
+    # read for: both steer the summary (in the prompts; the question's words in the extractive one).
+    source: str = ""
+    query: str = ""
+    strategy: Strategy = "semantic"
+    on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
+    tenant: Tenant = LOCAL  # whose map-cache namespace its calls read and fill
+    cite: Ask | None = None  # the kept source's excerpts: the prompts ask for their ids
+
+
+@dataclass(slots=True, kw_only=True)
+class Outcome:
+    text: str
+    input_tokens: int
+    output_tokens: int = 0
+    num_chunks: int = 0
+    llm_calls: int = 0
+    cached_calls: int = 0  # map calls answered from the cache instead
+    reduce_levels: int = 0
+    llm_prompt_tokens: int = 0  # as billed by the server, when it reports usage
+    boilerplate_tokens: int = 0  # site chrome removed before summarizing
+    bypassed: bool = False
+    trimmed: bool = False
+    length_stops: int = 0
+    backend: Writer = "none"  # what wrote ``text`` ("none": nothing did, it is the source's)
+    degraded: bool = False  # the LLM path failed: ``text`` is what the failure policy gave
+    cause: str = ""  # why it degraded, one line
+    notice: str = ""  # the line that says so, at the start of ``text``
+    policy: FailurePolicy | None = None  # the failure policy applied, when degraded
+    fidelity: Receipt | None = None  # the facts the answer kept of the source (None: unchanged)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A system prompt template and its values, rendered once ``max_tokens`` is known."""
+
+    template: str
+    values: dict[str, str]
+    # Values that depend on the chunk (the ids of the excerpts it holds); called with None
+    # for the prompt's size before the chunks are known.
+    per_chunk: Callable[[Chunk | None], dict[str, str]] | None = None
+
+    def __call__(self, max_tokens: int, piece: Chunk | None = None) -> str:
+        more = self.per_chunk(piece) if self.per_chunk is not None else {}
+        return render(self.template, **{**self.values, **more}, max_tokens=max_tokens)
+
+
+@dataclass(slots=True)
+class Run:
+    """One request's bookkeeping across its LLM calls: its fair share of the limiter
+    (``owner``), its progress, its counts, and whose map cache it uses."""
+
+    owner: Hashable
+    progress: Progress | None
+    outcome: Outcome
+    tenant: Tenant
+    done: int = 0
+    planned: int = 0
+    failed: bool = False  # a call failed: the request is over, no other call may start
