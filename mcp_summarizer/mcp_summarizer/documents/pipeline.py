@@ -7,13 +7,13 @@
    answered as a JSON array checked entry by entry.  An excerpt whose answer is malformed or
    missing is asked for once more, then gets a deterministic fallback (its extractive
    summary, its title and heading as the label), never a failed request.  On the embedded
-   path (no key) topics come from the text itself (`topics`).  Either way an id quoted in a
-   document is not a citation: a map summary keeps none.
+   path (no key; `embedded`) topics come from the text itself (`topics`).  Either way an id
+   quoted in a document is not a citation: a map summary keeps none.
 3. Index: excerpts grouped by label (`index`), ranked by relevance, the budget shared out.
 4. Cluster summaries, in parallel under the engine's limiter, each a reduce tree over its
    excerpts' summaries with their ids inline; then a master summary over the cluster
    summaries.  Every citation is checked: an id a model made up is removed and counted.
-5. The answer: markdown within ``max_output_tokens``, and the same as a structure.
+5. The answer (`compose`): markdown within ``max_output_tokens``, and the same as a structure.
 
 When the LLM fails for good, the embedded path answers, with a notice line in the budget and
 ``degraded`` set (the same policy as a single summary's ``extractive``: a structured answer
@@ -24,29 +24,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mcp_summarizer.config import Settings
-from mcp_summarizer.documents import batches, cite, render
+from mcp_summarizer.documents import batches, cite, compose, embedded, render
 from mcp_summarizer.documents.batches import ExcerptCost, MapAnswer
-from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, Plan, group, plan
-from mcp_summarizer.documents.model import (
-    Cluster,
-    ClusterSummary,
-    Coverage,
-    DocumentIn,
-    DocumentInfo,
-    DocumentsSummary,
-    Index,
-    MasterSummary,
-)
-from mcp_summarizer.documents.sources import Document, Excerpt, cut, document_ids, plain, stored
-from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
+from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome
+from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, group
+from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.sources import Cut, Excerpt, cut_all, document_ids, stored, titles
+from mcp_summarizer.documents.topics import Label, focus_terms, relevance
 from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
-from mcp_summarizer.fidelity.receipt import Receipt, receipt
-from mcp_summarizer.store.content import ContentStore, doc_of
+from mcp_summarizer.fidelity.receipt import receipt
+from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, MESSAGE_OVERHEAD, map_output_tokens
@@ -56,9 +47,7 @@ from mcp_summarizer.summarize.engine import (
     Progress,
     Prompt,
     Run,
-    Writer,
     describe_failure,
-    offline_notice,
     store_notice,
 )
 from mcp_summarizer.tenant import Tenant
@@ -66,17 +55,12 @@ from mcp_summarizer.text import tokens
 from shared.prompt_loader import load_prompt
 from shared.prompt_loader import render as fill
 
-__all__ = ["DocumentsOutcome", "DocumentsPipeline"]
+__all__ = ["DocumentsPipeline"]
 
 logger = logging.getLogger(__name__)
 
 MIN_BUDGET = 64  # the smallest answer worth its frame: a heading, a line, its sources
 JSON_OVERHEAD = 80  # the JSON keys and a label around a map summary
-_MEMBER_TOKENS = 50  # embedded path: the least an excerpt's share of a cluster summary may be
-_SECTION_GAP = "\n\n"
-_SENTENCE = re.compile(r"[^\n]*?[.!?\u3002\uff01\uff1f](?=\s|$)|[^\n]+")
-_HEADING_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_LEAD_WORDS = 5  # a lead sentence is prose: a line of links or a heading is not one
 
 
 @dataclass(slots=True)
@@ -84,41 +68,6 @@ class _Mapped:
     summary: str
     label: Label
     score: float
-
-
-@dataclass(slots=True, kw_only=True)
-class DocumentsOutcome:
-    text: str
-    structured: DocumentsSummary
-    input_tokens: int
-    output_tokens: int
-    backend: Writer
-    degraded: bool = False
-    cause: str = ""
-    llm_calls: int = 0
-    llm_prompt_tokens: int = 0
-    json_retries: int = 0
-    json_fallbacks: int = 0
-    fidelity: Receipt | None = None
-    sources_stored: bool = True  # False: expand cannot open the ids (the text says so)
-
-
-@dataclass(slots=True)
-class _Counts:
-    retries: int = 0
-    fallbacks: int = 0
-    removed: int = 0
-
-
-@dataclass(slots=True)
-class _Cut:
-    documents: list[Document]
-    chunk_size: int
-    excerpts: list[Excerpt] = field(default_factory=list)
-
-    @property
-    def tokens(self) -> int:
-        return sum(d.tokens for d in self.documents)
 
 
 class DocumentsPipeline:
@@ -181,22 +130,22 @@ class DocumentsPipeline:
             tokens.count(fill(self._t["document"], content="")) + 16,  # + a title line
             excerpt_target + JSON_OVERHEAD,
         )
-        cuts = await asyncio.to_thread(_cut_all, documents, ids, chunk_size, key, tenant)
+        cuts = await asyncio.to_thread(cut_all, documents, ids, chunk_size, key, tenant)
         self.engine.budget.check_input(cuts.tokens)
         async with self.engine.admission.hold(cuts.tokens):
             notice = await self._store(cuts, budget, tenant)
-            room = budget - (tokens.count(notice + _SECTION_GAP) if notice else 0)
+            room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
             outcome = await self._summarize(cuts, focus, focus_text, room, map_prompt, progress, tenant)
             if cuts.excerpts:
                 source = "\n\n".join(d.text for d in documents)
                 outcome.fidelity = await asyncio.to_thread(receipt, source, outcome.text, focus)
             if notice:
                 outcome.sources_stored = False
-                outcome.text = notice + _SECTION_GAP + outcome.text
+                outcome.text = notice + SECTION_GAP + outcome.text
                 outcome.output_tokens = tokens.count(outcome.text)
             return outcome
 
-    async def _store(self, cuts: _Cut, budget: int, tenant: Tenant) -> str:
+    async def _store(self, cuts: Cut, budget: int, tenant: Tenant) -> str:
         """Put the excerpts in the content store: "" when kept, else the answer's notice line.
         The summary is made either way; only `expand` misses the ids it cites."""
         try:
@@ -209,7 +158,7 @@ class DocumentsPipeline:
 
     async def _summarize(
         self,
-        cuts: _Cut,
+        cuts: Cut,
         focus: str,
         focus_text: str,
         budget: int,
@@ -222,7 +171,9 @@ class DocumentsPipeline:
                 0, None, f"indexing {len(cuts.excerpts)} excerpts of {len(cuts.documents)} documents"
             )
         if self.engine.backend is None or not cuts.excerpts:
-            outcome = await asyncio.to_thread(self._embedded, cuts, focus, budget, "")
+            outcome = await asyncio.to_thread(
+                embedded.summarize, cuts, focus, budget, "", min_relevance=self.min_relevance
+            )
             if progress is not None:
                 clusters = outcome.structured.index.coverage.clusters
                 await progress(
@@ -240,7 +191,9 @@ class DocumentsPipeline:
                 exc_info=not isinstance(exc, LLMError),  # not the LLM's fault: keep the traceback
                 extra={"cause": cause},
             )
-            outcome = await asyncio.to_thread(self._embedded, cuts, focus, budget, cause)
+            outcome = await asyncio.to_thread(
+                embedded.summarize, cuts, focus, budget, cause, min_relevance=self.min_relevance
+            )
             outcome.llm_calls = run.outcome.llm_calls
             outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
             return outcome
@@ -250,14 +203,14 @@ class DocumentsPipeline:
     async def _llm(
         self,
         run: Run,
-        cuts: _Cut,
+        cuts: Cut,
         focus: str,
         focus_text: str,
         budget: int,
         map_prompt: Prompt,
         excerpt_target: int,
     ) -> DocumentsOutcome:
-        engine, counts, terms = self.engine, _Counts(), focus_terms(focus)
+        engine, counts, terms = self.engine, Counts(), focus_terms(focus)
         excerpts = cuts.excerpts
         target = map_output_tokens(budget, len(excerpts), engine.budget.chunk_tokens)
         target = min(target, excerpt_target)
@@ -269,7 +222,7 @@ class DocumentsPipeline:
                 counts.fallbacks += 1
                 logger.info("documents_map_fallback", extra={"source_id": e.source_id, "reason": error})
                 summary = await asyncio.to_thread(extractive.summarize, e.text, limit, focus=focus)
-                label, score = _fallback_label(e), relevance(e.text, terms, titles=_titles(e))
+                label, score = _fallback_label(e), relevance(e.text, terms, titles=titles(e))
             else:
                 summary = tokens.truncate(parsed.summary.strip(), limit)
                 label = Label(parsed.topic, parsed.subtopic)
@@ -323,13 +276,15 @@ class DocumentsPipeline:
         }
         mapped_all = [by_id[e.source_id] for e in excerpts]
         groups = group(excerpts, [m.label for m in mapped_all], [m.score for m in mapped_all])
-        shape = self._plan(groups, cuts, budget, focused=bool(terms))
+        shape = compose.plan_budget(
+            groups, cuts, budget, focused=bool(terms), min_relevance=self.min_relevance
+        )
         run.planned += len(shape.kept) + 1
         cluster_prompt = self._t["documents_cluster"]
 
         async def cluster_one(g: Group, share: int) -> str:
             pieces = [f"[{e.source_id}] {by_id[e.source_id].summary}" for e in g.members]
-            label = _heading(g)
+            label = render.title(g.topic, g.subtopic)
             prompt = Prompt(cluster_prompt, {"label": label, "focus_instructions": focus_text})
             text = await engine.reduce(run, pieces, prompt, share)
             text, removed = cite.clean(text.replace(SEPARATOR, "\n\n"), set(g.source_ids))
@@ -343,7 +298,9 @@ class DocumentsPipeline:
         master = ""
         if shape.kept and shape.master_tokens >= MIN_CLUSTER_TOKENS // 2:
             pieces = [
-                f"## {_heading(g)}\n\n{s}" for g, s in zip(shape.kept, summaries, strict=True) if s.strip()
+                f"## {render.title(g.topic, g.subtopic)}\n\n{s}"
+                for g, s in zip(shape.kept, summaries, strict=True)
+                if s.strip()
             ]
             prompt = Prompt(self._t["documents_master"], {"focus_instructions": focus_text})
             calls = run.outcome.llm_calls
@@ -355,14 +312,14 @@ class DocumentsPipeline:
             allowed = {sid for ids in rests_on for sid in ids}
             master, removed = cite.clean(master.replace(SEPARATOR, "\n\n"), allowed)
             counts.removed += removed
-        outcome = self._answer(cuts, groups, shape, summaries, rests_on, master, budget, counts, terms, "")
+        outcome = compose.answer(cuts, groups, shape, summaries, rests_on, master, budget, counts, terms, "")
         outcome.backend = "llm"
         outcome.llm_calls = run.outcome.llm_calls
         outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
         return outcome
 
-    def _map_calls(self, cuts: _Cut, focus_text: str, target: int) -> list[list[ExcerptCost]]:
+    def _map_calls(self, cuts: Cut, focus_text: str, target: int) -> list[list[ExcerptCost]]:
         """The map calls: excerpts packed so that a call reads at most a chunk's worth and
         writes at most the service's default answer (what a final merge already asks of the
         model), both within its context.  Each excerpt's summary may take half as many tokens
@@ -376,250 +333,6 @@ class DocumentsPipeline:
         slots = [batches.slot(e, min(target, map_output_tokens(target, 1, e.tokens))) for e in cuts.excerpts]
         return batches.pack(slots, read_limit, write_limit)
 
-    # -- the embedded path ------------------------------------------------------------------
-
-    def _embedded(self, cuts: _Cut, focus: str, budget: int, cause: str) -> DocumentsOutcome:
-        """No model: labels from the text, relevance from focus terms, each cluster's summary
-        made of its most relevant excerpts' extractive summaries, each cited."""
-        terms = focus_terms(focus)
-        notice = offline_notice(cause, budget) if cause else ""
-        room = budget - (tokens.count(notice + _SECTION_GAP) if notice else 0)
-        excerpts = cuts.excerpts
-        labels = label_excerpts(excerpts)
-        scores = [relevance(e.text, terms, titles=_titles(e)) for e in excerpts]
-        groups = group(excerpts, labels, scores)
-        shape = self._plan(groups, cuts, room, focused=bool(terms))
-        summaries: list[str] = []
-        rests_on: list[list[str]] = []
-        leads: list[str] = []
-        counts = _Counts()
-        for g, share in zip(shape.kept, shape.shares, strict=True):
-            text, ids, lead = _cluster_extract(g, share, focus, counts)
-            summaries.append(text)
-            rests_on.append(ids)
-            leads.append(lead)
-        master = _master_extract(shape.kept, leads, shape.master_tokens)
-        outcome = self._answer(cuts, groups, shape, summaries, rests_on, master, room, counts, terms, notice)
-        outcome.backend = "extractive"
-        outcome.degraded, outcome.cause = bool(cause), cause
-        return outcome
-
-    # -- shared -----------------------------------------------------------------------------
-
-    def _plan(self, groups: list[Group], cuts: _Cut, budget: int, *, focused: bool) -> Plan:
-        docs = {d.id: d for d in cuts.documents}
-
-        def overhead(g: Group) -> int:
-            frame = render.cluster_section(
-                g.topic, g.subtopic, g.relevance, "", g.source_ids, docs, focused=focused
-            )
-            return tokens.count(frame + _SECTION_GAP) + 2
-
-        # The master's frame, and the footer a dropped cluster adds (at its longest).
-        master_overhead = tokens.count(render.master_section(len(cuts.documents), "")) + tokens.count(
-            _SECTION_GAP + render.footer(len(groups))
-        )
-        return plan(
-            groups,
-            budget,
-            min_relevance=self.min_relevance,
-            overhead=overhead,
-            master_overhead=master_overhead,
-        )
-
-    def _answer(
-        self,
-        cuts: _Cut,
-        groups: list[Group],
-        shape: Plan,
-        summaries: list[str],
-        rests_on: list[list[str]],
-        master: str,
-        budget: int,
-        counts: _Counts,
-        terms: Sequence[str],
-        notice: str,
-    ) -> DocumentsOutcome:
-        docs = {d.id: d for d in cuts.documents}
-        focused = bool(terms)
-        kept = shape.kept
-        summaries = [demote_headings(s) for s in summaries]
-        master = demote_headings(master)
-
-        def compose() -> str:
-            sections = [notice, render.master_section(len(cuts.documents), master)]
-            for g, s, ids in zip(kept, summaries, rests_on, strict=True):
-                sections.append(
-                    render.cluster_section(g.topic, g.subtopic, g.relevance, s, ids, docs, focused=focused)
-                )
-            sections.append(render.footer(len(groups) - len(kept)))
-            return _SECTION_GAP.join(s for s in sections if s)
-
-        text = compose()
-        limit = budget + (tokens.count(notice + _SECTION_GAP) if notice else 0)
-        for _ in range(8):  # planned sizes are close; a model's tokenizer may not be
-            excess = tokens.count(text) - limit
-            if excess <= 0:
-                break
-            longest = max(range(len(summaries)), key=lambda i: tokens.count(summaries[i]), default=None)
-            if longest is None:
-                master = tokens.truncate(master, max(tokens.count(master) - excess - 2, 0))
-            else:
-                size = tokens.count(summaries[longest])
-                summaries[longest] = tokens.truncate(summaries[longest], max(size - excess - 2, 0))
-            text = compose()
-        text = tokens.truncate(text, limit)
-
-        covered = {sid for ids in rests_on for sid in ids}
-        covered_docs = {doc_of(sid) for sid in covered}
-        structured = DocumentsSummary(
-            index=Index(
-                clusters=[
-                    Cluster(
-                        cluster_id=g.cluster_id,
-                        topic=g.topic,
-                        subtopic=g.subtopic,
-                        relevance_score=g.relevance,
-                        source_ids=g.source_ids,
-                        doc_ids=g.doc_ids,
-                        excerpt_count=len(g.members),
-                        summarized=g in kept,
-                        dropped_because=None if g in kept else g.dropped_because,
-                    )
-                    for g in groups
-                ],
-                coverage=Coverage(
-                    documents=len(cuts.documents),
-                    clusters=len(groups),
-                    excerpts=len(cuts.excerpts),
-                    clusters_summarized=len(kept),
-                    documents_not_covered=[d.id for d in cuts.documents if d.id not in covered_docs],
-                    citations_removed=counts.removed,
-                ),
-            ),
-            cluster_summaries=[
-                ClusterSummary(
-                    cluster_id=g.cluster_id,
-                    topic=g.topic,
-                    subtopic=g.subtopic,
-                    relevance_score=g.relevance,
-                    summary=s,
-                    source_ids=ids,
-                    doc_ids=list(dict.fromkeys(doc_of(i) for i in ids)),
-                )
-                for g, s, ids in zip(kept, summaries, rests_on, strict=True)
-            ],
-            master_summary=MasterSummary(
-                summary=master,
-                source_ids=[sid for ids in rests_on for sid in ids],
-                cluster_ids=[g.cluster_id for g in kept],
-                doc_ids=[d.id for d in cuts.documents if d.id in covered_docs],
-            ),
-            documents=[
-                DocumentInfo(
-                    id=d.id,
-                    title=d.title,
-                    url=d.url,
-                    chunk_count=d.chunk_count,
-                    tokens=d.tokens,
-                    version=d.version,
-                )
-                for d in cuts.documents
-            ],
-        )
-        return DocumentsOutcome(
-            text=text,
-            structured=structured,
-            input_tokens=cuts.tokens,
-            output_tokens=tokens.count(text),
-            backend="none",
-        )
-
-
-def _cut_all(
-    documents: Sequence[DocumentIn], ids: list[str], chunk_size: int, key: IdKey, tenant: Tenant
-) -> _Cut:
-    out = _Cut([], chunk_size)
-    for doc, doc_id in zip(documents, ids, strict=True):
-        document, excerpts = cut(doc, doc_id, chunk_size, key, tenant)
-        out.documents.append(document)
-        out.excerpts.extend(excerpts)
-    return out
-
-
-def _titles(e: Excerpt) -> str:
-    """What an excerpt is under: its document's title and the headings above it."""
-    return f"{e.title}\n{e.context}"
-
 
 def _fallback_label(e: Excerpt) -> Label:
     return Label(e.title or e.doc_id, e.heading or "text")
-
-
-def _heading(g: Group) -> str:
-    return render.title(g.topic, g.subtopic)
-
-
-def _cluster_extract(g: Group, share: int, focus: str, counts: _Counts) -> tuple[str, list[str], str]:
-    """A cluster's embedded summary: its most relevant (then largest) excerpts, as many as
-    can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id.  An id
-    the text quotes is removed (and counted): only the id written after it is a citation."""
-    n = max(1, min(len(g.members), share // _MEMBER_TOKENS))
-    order = sorted(range(len(g.members)), key=lambda i: (-g.scores[i], -g.members[i].tokens, i))
-    chosen = sorted(order[:n])
-    each = share // n
-    parts: list[str] = []
-    ids: list[str] = []
-    lead = ""
-    for i in chosen:
-        e = g.members[i]
-        cite_tag = f" [{e.source_id}]"
-        room = each - tokens.count(cite_tag) - 2
-        if room <= 0:
-            continue
-        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus), ())
-        counts.removed += removed
-        summary = summary.strip()
-        if not summary:
-            continue
-        parts.append(summary + cite_tag)
-        ids.append(e.source_id)
-        if not lead:
-            lead = _lead(summary)
-            lead = lead + cite_tag if lead else ""
-    return "\n\n".join(parts), ids, lead
-
-
-def _lead(summary: str) -> str:
-    """The first sentence of a summary that reads as prose, in plain words."""
-    for line in summary.splitlines():
-        if line.lstrip().startswith("#"):
-            continue
-        words = plain(line.lstrip(" \t-*>0123456789."))
-        if len(words.split()) >= _LEAD_WORDS:
-            first = _SENTENCE.search(words)
-            return first.group(0).strip() if first else words
-    return ""
-
-
-def demote_headings(text: str) -> str:
-    """Headings inside a summary become bold lines: the answer's own headings (master, one
-    per cluster) must stay its only structure."""
-    return _HEADING_LINE.sub(lambda m: f"**{plain(m.group(1))}**", text)
-
-
-def _master_extract(kept: list[Group], leads: list[str], budget: int) -> str:
-    """The embedded overview: each summarized cluster's leading sentence, with its id, most
-    relevant first, as many as fit."""
-    lines: list[str] = []
-    used = 0
-    for g, lead in zip(kept, leads, strict=True):
-        if not lead:
-            continue
-        line = f"- **{_heading(g)}**: {tokens.truncate(lead, 80)}"
-        cost = tokens.count(line + "\n")
-        if used + cost > budget:
-            break
-        lines.append(line)
-        used += cost
-    return "\n".join(lines)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.errors import InputError
@@ -23,7 +23,18 @@ from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["Document", "Excerpt", "cut", "document_ids", "plain", "source_id", "stored"]
+__all__ = [
+    "Cut",
+    "Document",
+    "Excerpt",
+    "cut",
+    "cut_all",
+    "document_ids",
+    "plain",
+    "source_id",
+    "stored",
+    "titles",
+]
 
 _HASH_CHARS = 8  # 32 bits: a collision among a run's documents is reported, never merged;
 # the version tag in every source id carries the 64 bits no client can compute
@@ -126,6 +137,35 @@ def cut(
     ]
     total = sum(e.tokens for e in excerpts)
     return Document(doc_id, doc.title, doc.url, total, n, version), excerpts
+
+
+@dataclass(slots=True)
+class Cut:
+    """A request's documents and all their excerpts, in order, cut to ``chunk_size``."""
+
+    documents: list[Document]
+    chunk_size: int
+    excerpts: list[Excerpt] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(d.tokens for d in self.documents)
+
+
+def cut_all(
+    documents: Sequence[DocumentIn], ids: list[str], chunk_size: int, key: IdKey, tenant: Tenant
+) -> Cut:
+    out = Cut([], chunk_size)
+    for doc, doc_id in zip(documents, ids, strict=True):
+        document, excerpts = cut(doc, doc_id, chunk_size, key, tenant)
+        out.documents.append(document)
+        out.excerpts.extend(excerpts)
+    return out
+
+
+def titles(e: Excerpt) -> str:
+    """What an excerpt is under: its document's title and the headings above it."""
+    return f"{e.title}\n{e.context}"
 
 
 # Markdown inline markup in a heading, for a label that reads as plain words: a link's target
