@@ -3,8 +3,8 @@
 glibc gives every thread that allocates its own malloc arena, up to eight per core, and an
 arena keeps the pages it once needed.  The service hands megabyte strings to worker threads
 (encoding, chunking, the cache's JSON, SQLite), so after a few large requests each of those
-threads sits on tens of megabytes that no request holds: the bad-input suite measured RSS
-+29% over its post-warm-up baseline with the default, within +20% with two arenas.  Two
+threads sits on tens of megabytes that no request holds (the bad-input suite checks the
+server's RSS against its post-warm-up baseline; figures: CHANGELOG.md, 2026-11-26).  Two
 arenas (as ``MALLOC_ARENA_MAX=2`` would set, a common setting for Python servers) is enough for
 the few threads that allocate at once here: the encoder's work happens inside tiktoken, with
 the GIL released, and in numpy buffers allocated once per request.
@@ -23,8 +23,8 @@ _M_ARENA_MAX = -8
 ARENAS = 2
 # Allocations from this size on get their own mapping, given back to the system when freed.
 # glibc raises its threshold (up to 32 MB) each time such a block is freed, after which the
-# 10 MB strings of the next requests come from the heap and stay there: the bad-input suite's
-# server grew ~35 MB on each further pass of five 10 MB requests.  Setting it fixes it.
+# 10 MB strings of the next requests come from the heap and stay there, and the server grows
+# with each further pass of large requests.  A fixed threshold keeps them in mappings.
 MMAP_THRESHOLD = 1 << 20
 
 

@@ -218,8 +218,8 @@ _REACH = 4096  # longer than any match (a URL is at most 508 characters, a path 
 
 def scan(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
     """``pattern.finditer(text)``, found one window at a time.  One call over a megabyte
-    with no match (numbers without units, in a million headings) holds the GIL for 130 ms,
-    and /health with it; windows of 32k characters take ~4 ms each.  Each window reads
+    with no match (numbers without units, in a million headings) holds the GIL, and /health
+    with it, for the whole scan; a window holds it briefly.  Each window reads
     `_REACH` further so a match that starts in it ends in it, and resumes after the last
     match, so the matches are exactly finditer's."""
     size, resume = len(text), 0

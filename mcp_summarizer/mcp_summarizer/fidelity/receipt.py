@@ -135,8 +135,8 @@ def _searchable_parts(text: str) -> Iterator[str]:
 
     Each part is cut where a whitespace run starts, so no run and no word spans two parts:
     the parts join into what one pass over the whole text gives, and each part's words are
-    whole words.  One regex call over megabytes holds the GIL for a third of a second (the
-    event loop, /health and the LLM calls' hand-offs wait); a part takes a few ms."""
+    whole words.  One regex call over megabytes holds the GIL for all of its run (the event
+    loop, /health and the LLM calls' hand-offs wait); a part holds it briefly."""
     start, size = 0, len(text)
     while start < size:
         found = _BEFORE_SPACE.search(text, start + _PART_CHARS) if size - start > _PART_CHARS else None

@@ -171,9 +171,9 @@ def level_output_tokens(out_tokens: int, groups: int, final_room: int) -> int:
     When the level's answers, each as long as allowed, could be too many for the final merge,
     each is asked for its even share of that merge's input instead, as long as the share is a
     useful summary (``MAP_OUTPUT_FLOOR``): the final merge then reads them all, which saves a
-    level (a round of calls, and one more summary of summaries).  At a 32k context, 313 chunk
-    summaries made 6 groups whose 5,000-token answers were 30,000 tokens for a 27,500-token
-    final merge: a second level merged 6 into 2, and the final merge read ~6,000 tokens.
+    level (a round of calls, and one more summary of summaries).  At a 32k context, say, 313
+    chunk summaries make 6 groups whose 5,000-token answers come to 30,000 tokens for a
+    27,500-token final merge: without the share, a second level merges 6 into 2 first.
     """
     share = final_room // max(groups, 1)
     if groups > 1 and groups * out_tokens > final_room and share >= MAP_OUTPUT_FLOOR:

@@ -56,9 +56,9 @@ _STRONG_HINT = re.compile(r"(?<=\n)(?=\S)|(?= )")
 _WEAK_HINT = re.compile(r"(?<=\D)(?=\d)|(?<=\d)(?=\D)")
 _DIGIT = re.compile(r"\d")
 # A full chunk ends at the most major boundary (an H1 beats an H2 beats a paragraph) among
-# those that leave it at least 3/4 full.  With 1/2, sections stayed together more often, but
-# the python docs (a "# Title" every page) made chunks 82% full on average: 153 map calls at
-# 1M tokens where LangChain's splitter makes 141; with 3/4, 142 (88% full).
+# those that leave it at least 3/4 full.  A lower floor keeps sections together more often,
+# but on text with a heading every page it leaves chunks part empty, and every chunk is a
+# map call (figures: CHANGELOG.md, 2026-11-26).
 FILL_FLOOR = (3, 4)
 _HEADER_CONTEXT_SHARE = 4  # header context may use at most 1/4 of a chunk
 _UNSAFE_MARGIN = 8  # tokens an unsafely cut window starts short by

@@ -31,7 +31,7 @@ _SPECIAL_START = re.compile(r"\n" + LINE_STRUCTURE, re.MULTILINE | re.VERBOSE)
 _FIRST_LINE = re.compile(LINE_STRUCTURE, re.MULTILINE | re.VERBOSE)
 _NOT_SPACE = re.compile(r"\S")
 
-BLOCK_SEGMENT_CHARS = 1 << 16  # characters the block scan reads at a time (~1 ms)
+BLOCK_SEGMENT_CHARS = 1 << 16  # characters the block scan reads at a time: a short step
 
 
 def block_starts(
@@ -52,7 +52,7 @@ def block_starts(
 
 class BlockScan:
     """Block starts segment by segment, so that the chunker can cut the first chunks of a long
-    text before the rest is read (a scan of 8 MB takes ~0.1 s).
+    text before the rest is read (a scan of megabytes would hold back the first map calls).
 
     Paragraphs are most of the blocks and need no state, so they are found in bulk (numpy,
     per segment) and filtered; the rare structure (headers, breaks, fences) is walked in order,

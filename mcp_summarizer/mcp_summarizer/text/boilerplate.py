@@ -32,8 +32,8 @@ retries a run of characters from each of its positions).  One regular-expression
 anchored at line starts finds the lines that may be chrome, at regex-engine speed; Python
 judges each distinct line text once (memoized) and walks only those lines' neighbours.
 For `repeated`, a text with 3+ top-level sections gets one more scan, for its one-line
-paragraphs.  Measured at 17-33% of one cl100k encoding pass over the same text (more
-chrome, more cost): see bench/README.md, "Boilerplate removal".
+paragraphs.  More chrome costs more; the figures, against one cl100k encoding pass over the
+same text, are in bench/README.md, "Boilerplate removal".
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ SENTENCE, LINE, CODE, HEADER = 0, 1, 2, 3
 # A unit is a plain tuple (text, kind, block, group, path, table), not a class: the garbage
 # collector stops tracking a tuple of strings and ints once it has seen it, a class instance
 # it tracks for good, and a megabyte makes 100,000s of units; each full collection walks
-# every tracked object holding the GIL (it froze /health for ~100 ms in the server).
+# every tracked object holding the GIL (long enough for /health to stall).
 #   text   as rendered (a sentence's inner line breaks become spaces)
 #   kind   SENTENCE (joined on its block's line), LINE (a line or lines), CODE, HEADER
 #   block  sentences of one block (paragraph, list item) share an output line
