@@ -71,6 +71,9 @@ class _Mapped:
 
 
 class DocumentsPipeline:
+    """`summarize_documents` for one service: cut, store, map and reduce through the engine,
+    and `embedded` when there is no model or it fails for good."""
+
     def __init__(self, engine: Engine, store: ContentStore, settings: Settings) -> None:
         self.engine = engine
         self.store = store
