@@ -223,7 +223,7 @@ class _Page:
                 continue
             elif kind == "delim":
                 if start < table_end:  # another delimiter row of the table just recorded
-                    continue  # (searching from each of them again was quadratic)
+                    continue  # (searching from each of them again would be quadratic)
                 above = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start > 0 else 0
                 blank = _BLANK_LINE_AFTER.search(text, start)
                 table_end = blank.start() + 1 if blank else len(text) + 1
