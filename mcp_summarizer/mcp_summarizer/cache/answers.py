@@ -19,14 +19,14 @@ from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["Answers", "Counter", "Level", "PageSummary"]
+__all__ = ["Answers", "Level", "LookupCounter", "PageSummary"]
 
 Level = Literal["result", "map"]  # a tool's whole answer, or one map call's
 
 _INLINE_CHARS = 8_000  # content up to this size is hashed on the event loop
 
 
-class Counter(Protocol):
+class LookupCounter(Protocol):
     """Where lookups are counted (the metrics, the engine's observer)."""
 
     def cached(self, level: str, outcome: str) -> None: ...
@@ -46,7 +46,7 @@ class Answers:
     """Answers already made, kept in each tenant's namespace of ``cache`` under the keys of
     ``keys``; every lookup counted for ``counter`` (None: not counted)."""
 
-    def __init__(self, cache: ResultCache, keys: CacheKeys, counter: Counter | None = None) -> None:
+    def __init__(self, cache: ResultCache, keys: CacheKeys, counter: LookupCounter | None = None) -> None:
         self.cache = cache
         self.keys = keys
         self.counter = counter

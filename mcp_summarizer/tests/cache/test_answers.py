@@ -40,7 +40,9 @@ def counts(metrics: Metrics, level: str) -> tuple[float, float, float]:
     return value("hit"), value("miss"), value("error")
 
 
-async def test_each_lookup_is_counted_once_as_a_hit_or_a_miss_at_its_level(results: SQLiteResultCache) -> None:
+async def test_each_lookup_is_counted_once_as_a_hit_or_a_miss_at_its_level(
+    results: SQLiteResultCache,
+) -> None:
     metrics = Metrics()
     answers = Answers(results, KEYS, metrics)
     key = await answers.key("summarize", "Marshal Dughan guards Goldshire.", budget=100)
@@ -87,13 +89,16 @@ async def test_without_a_counter_nothing_is_counted_and_answers_are_found(result
     assert counts(metrics, "map") == (0, 0, 0)
 
 
-async def test_keys_are_the_services_keys_whether_hashed_on_the_loop_or_off_it(results: SQLiteResultCache) -> None:
+async def test_keys_are_the_services_keys_whether_hashed_on_the_loop_or_off_it(
+    results: SQLiteResultCache,
+) -> None:
     answers = Answers(results, KEYS)
     small, large = "Dughan. " * 10, "Dughan guards Goldshire. " * 4_000  # 100,000 characters
     for content in (small, large):
         key = await answers.key("fetch_url", content, url="https://x.test/", budget=300, focus="")
         assert key == KEYS.result("fetch_url", content, url="https://x.test/", budget=300, focus="")
-    assert await answers.key("summarize", small, budget=300) != await answers.key("summarize", small, budget=301)
+    other_budget = await answers.key("summarize", small, budget=301)
+    assert await answers.key("summarize", small, budget=300) != other_budget
 
 
 async def test_a_page_summary_round_trips_and_its_lookup_is_a_counted_result_lookup(
