@@ -13,8 +13,10 @@ import logging
 from mcp.server.mcpserver import MCPServer
 
 from mcp_summarizer.auth import auth_settings, load_tokens
+from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.storage import open_storage
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.summarize.llm import Backend
@@ -44,16 +46,20 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     configured one."""
     engine = Engine.from_settings(settings, backend)
     store, cache = open_storage(settings)
+    metrics = Metrics()
+    # One seam over the result cache for the tools, fetch_url and the engine's map level.
+    answers = None if cache is None else Answers(cache, engine.keys, metrics)
     service = Service(
         settings,
         engine,
-        Pages(settings, cache),
+        Pages(settings, answers),
         store,
         DocumentsPipeline(engine, store, settings),
-        cache,
+        answers,
+        metrics=metrics,
     )
     engine.observer = service.metrics
-    engine.cache = service.cache
+    engine.cache = service.answers
     service.metrics.gauges(
         requests=lambda: len(service.inflight),
         llm_in_flight=lambda: engine.limiter.in_flight,

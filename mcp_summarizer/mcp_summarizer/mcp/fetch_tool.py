@@ -17,6 +17,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
+from mcp_summarizer.cache.answers import PageSummary
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.answers import cut_with_notice, made_within
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
@@ -210,9 +211,10 @@ async def _fetch_url(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    if answer.cache_key is not None and service.cache is not None and facts_more.get("sources_stored", True):
-        kept = {"status": answer.status, "body": answer.body, "facts": (result.meta or {})[META_SUMMARY]}
-        await service.cache.put(tenant, answer.cache_key, kept)
+    kept_sources = facts_more.get("sources_stored", True)
+    if answer.cache_key is not None and service.answers is not None and kept_sources:
+        kept = PageSummary(status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY])
+        await service.answers.keep_page_summary(tenant, answer.cache_key, kept)
     return result
 
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_summarizer.cache import ResultCache
+from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
@@ -46,7 +46,7 @@ class Service:
     pages: Pages
     store: ContentStore
     documents: DocumentsPipeline
-    cache: ResultCache | None = None
+    answers: Answers | None = None  # the result cache (None: CACHE=off)
     indexes: Indexes = field(default_factory=Indexes)
     metrics: Metrics = field(default_factory=Metrics)
     counters: Counter[str] = field(default_factory=Counter)

@@ -198,12 +198,12 @@ async def _summarize(
     kept = drill is None or drill.kept.stored
     if (
         key is not None
-        and service.cache is not None
+        and service.answers is not None
         and not outcome.degraded
         and not outcome.bypassed
         and kept
     ):
-        await service.cache.put(
+        await service.answers.keep(
             tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
         )
     return result
@@ -212,21 +212,16 @@ async def _summarize(
 async def _cache_key(service: Service, tool: str, request: Request) -> str | None:
     """The request's cache key, or None when there is no cache or the content surely fits the
     budget (at most 4 tokens a character: answered unchanged, faster than any lookup)."""
-    if service.cache is None or len(request.content) * 4 <= request.max_output_tokens:
+    if service.answers is None or len(request.content) * 4 <= request.max_output_tokens:
         return None
-
-    def key() -> str:
-        return service.engine.keys.result(
-            tool,
-            request.content,
-            kind=request.kind,
-            budget=request.max_output_tokens,
-            focus=request.focus,
-            strategy=request.strategy,
-        )
-
-    # Hashing a megabyte takes milliseconds: off the event loop then.
-    return key() if len(request.content) <= INLINE_CHARS else await asyncio.to_thread(key)
+    return await service.answers.key(
+        tool,
+        request.content,
+        kind=request.kind,
+        budget=request.max_output_tokens,
+        focus=request.focus,
+        strategy=request.strategy,
+    )
 
 
 async def _surely_within(content: str, budget: int) -> bool:
@@ -247,9 +242,8 @@ async def _cached(
     limits: Limits,
     drill: Drill | None = None,
 ) -> CallToolResult | None:
-    assert service.cache is not None
-    hit = await service.cache.get(tenant, key)
-    service.metrics.cached("result", "hit" if hit else ("error" if service.cache.failing else "miss"))
+    assert service.answers is not None
+    hit = await service.answers.lookup(tenant, "result", key)
     if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
         return None
     facts = {**hit["facts"], "cached": True}
@@ -259,7 +253,7 @@ async def _cached(
         extra={
             "tool": tool,
             "cached": True,
-            "cache": service.cache.name,
+            "cache": service.answers.name,
             "input_tokens": facts.get("input_tokens"),
             "output_tokens": facts.get("output_tokens"),
             "model": facts.get("model"),

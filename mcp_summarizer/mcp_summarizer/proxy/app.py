@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
+from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
@@ -97,8 +98,9 @@ class Proxy:
         # page changed in one place) costs LLM calls only for the chunks not seen before.
         opened, self.cache = open_storage(settings)
         self.store = store or opened
-        if self.engine.cache is None:
-            self.engine.cache = self.cache
+        if self.engine.cache is None and self.cache is not None:
+            # Its lookups counted by the engine's observer, if it has one.
+            self.engine.cache = Answers(self.cache, self.engine.keys, self.engine.observer)
         self.upstreams = {
             spec.name: Upstream(
                 spec,

@@ -37,8 +37,7 @@ from typing import Any
 
 import httpx
 
-from mcp_summarizer.cache.key import CacheKeys
-from mcp_summarizer.cache.results import ResultCache
+from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.config import Settings
 from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import InputError
@@ -100,7 +99,7 @@ def limits_from(settings: Settings) -> FetchLimits:
 class Pages:
     """Fetch (robots.txt first), convert, tokenize once; keep recent pages for a while."""
 
-    def __init__(self, settings: Settings, shared: ResultCache | None = None) -> None:
+    def __init__(self, settings: Settings, shared: Answers | None = None) -> None:
         self.limits = limits_from(settings)
         self.robots = Robots(self.limits) if settings.fetch_respect_robots else None
         self.ttl = settings.fetch_cache_seconds
@@ -134,14 +133,14 @@ class Pages:
         if self.shared is not None and self.ttl > 0 and len(page.markdown) <= _SHARED_MAX_CHARS:
             kept = {"url": page.url, "title": title, "kind": page.kind, "markdown": page.markdown}
             # Wall-clock expiry: processes do not share a monotonic clock.
-            await self.shared.put(tenant, _page_key(url), {**kept, "expires": time.time() + self.ttl})
+            await self.shared.keep_page(tenant, url, {**kept, "expires": time.time() + self.ttl})
         return page, False
 
     async def _shared_page(self, url: str, tenant: Tenant) -> Page | None:
         """The page another process fetched within FETCH_CACHE_SECONDS, or None."""
         if self.shared is None or self.ttl <= 0:
             return None
-        kept = await self.shared.get(tenant, _page_key(url))
+        kept = await self.shared.page(tenant, url)
         if kept is None or float(kept["expires"]) <= time.time():
             return None
         markdown = str(kept["markdown"])
@@ -162,10 +161,6 @@ class Pages:
         while self._held > _CACHE_MAX_CHARS:
             _, (_, old) = self._cache.popitem(last=False)
             self._held -= len(old.markdown)
-
-
-def _page_key(url: str) -> str:
-    return CacheKeys.page(url)
 
 
 def window(page: Page, start: int, length: int) -> tuple[str, int, int]:
@@ -306,20 +301,15 @@ async def _summary(
             return Answer(text=text, page=page, status=status)
     key = None
     if engine.cache is not None:
-        # Hashing a page of megabytes takes milliseconds: off the event loop.
-        key = await asyncio.to_thread(_summary_key, engine, page, context, budget, reserve)
-        hit = await engine.cache.get(tenant, key)
-        if engine.observer is not None:
-            engine.observer.cached("result", "hit" if hit else ("error" if engine.cache.failing else "miss"))
-        if hit is not None:
-            status, body = str(hit["status"]), str(hit["body"])
+        key = await _summary_key(engine.cache, page, context, budget, reserve)
+        if (hit := await engine.cache.page_summary(tenant, key)) is not None:
             return Answer(
-                text=render_answer(page, status, body),
+                text=render_answer(page, hit.status, hit.body),
                 page=page,
-                status=status,
+                status=hit.status,
                 summarized=True,
-                body=body,
-                facts=dict(hit["facts"]),
+                body=hit.body,
+                facts=hit.facts,
             )
     answer = await _summarize_page(engine, page, context, progress, budget, tenant, reserve, cite)
     if not answer.degraded:
@@ -327,9 +317,9 @@ async def _summary(
     return answer
 
 
-def _summary_key(engine: Engine, page: Page, context: str, budget: int, reserve: int) -> str:
+async def _summary_key(answers: Answers, page: Page, context: str, budget: int, reserve: int) -> str:
     """Everything that decides a page's summary; the header lines (URL, title) included."""
-    return engine.keys.result(
+    return await answers.key(
         "fetch_url",
         page.markdown,
         url=page.url,

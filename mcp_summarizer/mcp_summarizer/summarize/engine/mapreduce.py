@@ -28,8 +28,8 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
-from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import InputError, LLMError
@@ -87,9 +87,10 @@ class Engine:
         self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
         # Told of each LLM call and each wait for a slot (the server's metrics), if anyone listens.
         self.observer: Observer | None = None
-        # Map summaries already made, by chunk (the server's result cache, if it has one): a
-        # page changed in one section costs LLM calls for the changed chunks only.
-        self.cache: ResultCache | None = None
+        # Map summaries already made, by chunk (the server's result cache, if it has one, as
+        # its callers use it): a page changed in one section costs LLM calls for the changed
+        # chunks only.
+        self.cache: Answers | None = None
         self.keys = CacheKeys.from_settings(settings, model=self.model)
         self.prompts = Prompts()
 
@@ -431,7 +432,7 @@ class Engine:
 
     async def _call(self, run: Run, system: str, content: str, max_tokens: int, phase: str) -> str:
         assert self.backend is not None
-        cache = None if self.cache is None else MapCache(self.cache, self.keys, self.observer)
+        cache = None if self.cache is None else MapCache(self.cache)
         key = cache.key(phase, system, content, max_tokens) if cache else None
         if cache and key and (text := await self._cached(run, cache, key)) is not None:
             return text
