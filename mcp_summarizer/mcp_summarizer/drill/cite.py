@@ -2,7 +2,10 @@
 came from, ``[<handle>#<n>]``.  Pure, no I/O.
 
 A line of an extractive summary is the source's own words: its sentences are found in the
-source, and the excerpts holding them are cited.  A model is asked to cite the excerpts
+source, and the excerpts holding them are cited.  They are found with white space flattened
+on both sides (every run of spaces, tabs and line breaks is one space): the summarizer joins
+a hard-wrapped paragraph's lines into one line, so a sentence of it is in the source with line
+breaks (and indentation) where the summary has spaces.  A model is asked to cite the excerpts
 its lines come from (`drill.ask`): a line holding a valid id keeps it as it is; a line
 without one is matched to the excerpt sharing most of its words (none when too few are
 shared: no citation beats a wrong one).  A run of lines from the same excerpts cites them
@@ -17,6 +20,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from mcp_summarizer.documents.cite import CITATION, clean
 
@@ -25,6 +29,7 @@ __all__ = ["Cited", "cite", "uncited"]
 _MARKER = re.compile(r"^\s{0,12}(?:[-*+>]|\d{1,4}[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s+$")
 _WORD = re.compile(r"[^\W_]{4,}")
+_SPACES = re.compile(r"\s+")
 _MIN_FRAGMENT = 24  # characters: shorter pieces are found in too many places
 _MIN_SHARED = 3  # words a written line shares with its excerpt, at least
 _MIN_SHARE = 0.4  # and that share of its own words
@@ -55,6 +60,7 @@ def cite(
     lines = summary.split("\n")
     ends = [*starts[1:], len(source)]
     words = [] if verbatim else [_words(source[s:e]) for s, e in zip(starts, ends, strict=True)]
+    flat, flat_starts = _flatten(source, starts) if verbatim else ("", [])
     # Units: a sentence of a line (the source's own words) or a whole line (a model's); never
     # inside a code block, whose text must stay exact.
     units: list[tuple[int, int, tuple[int, ...]]] = []
@@ -69,7 +75,7 @@ def cite(
             units.append((i, 0, ()))  # cited by the model: a run ends here
             continue
         if not fenced:
-            found = _sentences(line, source, starts, after) if verbatim else _line(line, words)
+            found = _sentences(line, flat, flat_starts, after) if verbatim else _line(line, words)
             units += [(i, end, got) for end, got in found]
     # A citation after the last unit of each run of units from the same excerpts.
     marks = [
@@ -121,12 +127,34 @@ def _body(line: str) -> tuple[int, str]:
     return at, body
 
 
+def _flatten(source: str, starts: Sequence[int]) -> tuple[str, list[int]]:
+    """``source`` with each run of white space one space, and where each excerpt starts in
+    it.  Each piece between excerpt starts is flattened at regex speed (a space run across a
+    boundary stays one space): linear, whatever the text."""
+    cuts = sorted({0, len(source), *(min(max(s, 0), len(source)) for s in starts)})
+    pieces: list[str] = []
+    at: dict[int, int] = {}
+    size = 0
+    for a, b in pairwise(cuts):
+        at[a] = size
+        piece = _SPACES.sub(" ", source[a:b])
+        if piece.startswith(" ") and pieces and pieces[-1].endswith(" "):
+            piece = piece[1:]
+        if piece:
+            pieces.append(piece)
+            size += len(piece)
+    at[len(source)] = size
+    return "".join(pieces), [at[min(max(s, 0), len(source))] for s in starts]
+
+
 def _sentences(
-    line: str, source: str, starts: Sequence[int], after: list[int]
+    line: str, flat: str, starts: Sequence[int], after: list[int]
 ) -> list[tuple[int, tuple[int, ...]]]:
     """Each sentence of a line of the source's own words: where it ends in the line, and the
-    excerpt it was found in (none when it is too short to place, or not found).  Sentences
-    come mostly in the source's order: each is looked for after the last one first."""
+    excerpt it was found in (none when it is too short to place, or not found), looked for in
+    ``flat``, the source with its white space flattened (excerpt ``i`` starts at
+    ``starts[i]`` of it).  Sentences come mostly in the source's order: each is looked for
+    after the last one first."""
     at, body = _body(line)
     found: list[tuple[int, tuple[int, ...]]] = []
     pos = 0
@@ -137,10 +165,12 @@ def _sentences(
             continue
         where = -1
         if len(fragment) >= _MIN_FRAGMENT:
-            where = source.find(fragment[:200], after[0])
-            where = where if where >= 0 else source.find(fragment[:200], 0, after[0] + 200)
+            probe = _SPACES.sub(" ", fragment[:400])[:200]
+            where = flat.find(probe, after[0])
+            where = where if where >= 0 else flat.find(probe, 0, after[0] + 200)
             after[0] = max(where, after[0])
-        got = (bisect_right(starts, where) - 1,) if where >= 0 else ()
+        n = bisect_right(starts, where) - 1 if where >= 0 else -1
+        got = (n,) if n >= 0 else ()  # before the first excerpt (never expected): none
         found.append((at + m.start(), got))
     return found
 

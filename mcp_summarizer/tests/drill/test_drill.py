@@ -21,6 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_summarizer.text import tokens
+from tests.drill.test_cite import flat, wrapped_markdown
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, ok
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer, start_server, stop_server
@@ -130,6 +131,27 @@ async def test_summarize_carries_a_handle_and_cites_excerpts_expand_opens(embedd
         n = int(re.search(r"\((\d+) excerpts", text).group(1))  # type: ignore[union-attr]
         parts = [body_of(await client.call_tool("expand", {"source_id": f"{handle}#{i}"})) for i in range(n)]
         assert "".join(parts).replace("\n", "") == LOG.replace("\n", "")
+
+
+async def test_a_hard_wrapped_document_cites_every_sentence_into_its_excerpt(embedded: RunningServer) -> None:
+    # README-like markdown wrapped at 72 characters: the summary joins each paragraph's lines,
+    # and still every sentence is cited, by an excerpt that holds it (white space aside).
+    async with Client(f"{embedded.base}/mcp") as client:
+        text, _, ids = await drilled(client, "summarize", {"content": wrapped_markdown()}, 800)
+        runs = re.split(r" \[([^\]]+)\]", text.rpartition("\n\nSource: ")[0])
+        said, cites = runs[0::2], runs[1::2]
+        assert not [x for x in said[-1].splitlines() if x.strip() and not x.startswith("#")], said[-1]
+        sentences = 0
+        for run, named in zip(said, cites, strict=False):
+            opened = [
+                flat(body_of(await client.call_tool("expand", {"source_id": i}))) for i in named.split(", ")
+            ]
+            for line in run.splitlines():
+                if line.strip() and not line.startswith("#"):
+                    for sentence in re.split(r"(?<=[.!?])\s+", line.lstrip("- ").strip()):
+                        assert any(flat(sentence) in o for o in opened), (sentence, named)
+                        sentences += 1
+        assert sentences >= 10 and len(set(ids)) >= 3, text
 
 
 async def test_extraction_and_the_llm_path_carry_handles_too(
