@@ -9,7 +9,7 @@ line, the whole within the budget and the client's limits; `links` are the answe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,7 +19,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.drill.ask import Ask, relabel
-from mcp_summarizer.drill.cite import cite
+from mcp_summarizer.drill.cite import Cited, cite
 from mcp_summarizer.drill.keep import Kept, keep
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.tenant import Tenant
@@ -30,6 +30,8 @@ __all__ = [
     "URI_TEMPLATE",
     "Drill",
     "ask",
+    "citation_room",
+    "cite_into",
     "finish",
     "links",
     "links_to",
@@ -46,7 +48,12 @@ LINE_TOKENS = 40  # the handle's line, at most (an id is ~15 tokens)
 
 def reserve(room: int, citations: bool) -> int:
     """What a summary of ``room`` tokens leaves for its handle's line and citations."""
-    return LINE_TOKENS + (room // _CITATION_SHARE if citations else 0)
+    return LINE_TOKENS + (citation_room(room) if citations else 0)
+
+
+def citation_room(room: int) -> int:
+    """What a summary of ``room`` tokens leaves for its citations."""
+    return room // _CITATION_SHARE
 
 
 def uri(source_id: str) -> str:
@@ -129,12 +136,19 @@ async def finish(
         facts.update(citations=0)
         return summary + tail, facts
     kept = drill.kept
-    ids = [e.source_id for e in kept.excerpts]
-    if not verbatim:  # the model cited the labels its prompts gave
-        summary = relabel(summary, ids)
-    done = await asyncio.to_thread(cite, summary, source, ids, kept.starts, within, verbatim=verbatim)
+    into = Ask(source, [e.source_id for e in kept.excerpts], kept.starts)
+    done = await cite_into(into, summary, within, verbatim=verbatim)
     facts.update(citations=done.citations, citations_removed=done.removed)
     return done.text + tail, facts
+
+
+async def cite_into(into: Ask, summary: str, fits: Callable[[str], bool], *, verbatim: bool) -> Cited:
+    """``summary`` citing the excerpts of ``into``, as many citations as ``fits`` allows: an
+    extractive one (``verbatim``) where its sentences are found, a model's where it cited
+    the labels its prompts gave (made-up ids removed and counted) or shares its words."""
+    if not verbatim:  # the model cited the labels its prompts gave
+        summary = relabel(summary, into.ids)
+    return await asyncio.to_thread(cite, summary, into.source, into.ids, into.starts, fits, verbatim=verbatim)
 
 
 class Part(Protocol):

@@ -8,7 +8,8 @@ and ``structuredContent`` included.  A larger one is stored whole (its exact tex
   what went wrong, never a summary of it;
 - JSON is cut by `shrink` (keys, ids, errors, counts, first and last items survive);
 - anything else is summarized by the engine, with the tool, its arguments and the agent's
-  goal as context.
+  goal as context; its lines cite the parts they come from, ``[<handle>#<n>]``, as every
+  summary of the service does (`drill.answer.cite_into`, the citations within the budget).
 
 It starts with one line saying so: from how many tokens, how, and the handle.  Images, audio
 and other non-text blocks pass through unchanged (they are no text to summarize).  The
@@ -22,13 +23,16 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 import mcp_types as types
 
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.drill.answer import links_to
+from mcp_summarizer.drill.answer import citation_room, cite_into, links_to
+from mcp_summarizer.drill.ask import Ask
+from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.store.content import ContentStore, Source, source_id
@@ -120,17 +124,46 @@ async def shape(
         how, size, budget, server, tool, handle, len(parts), dropped, not_kept=not_kept, limits=limits
     )
     room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
-    body, how, cause = await _body(
-        how, original, value, room, engine, server, tool, arguments, goal, tenant, progress, limits, header
+    # A summary cites the parts its lines come from (the kept ones: ids that open).
+    starts = [0, *accumulate(map(len, parts))][:-1]
+    into = Ask(original, [s.source_id for s in sources], starts) if handle and how == "summarized" else None
+    body, how, cause, cited = await _body(
+        how,
+        original,
+        value,
+        room,
+        engine,
+        server,
+        tool,
+        arguments,
+        goal,
+        tenant,
+        progress,
+        limits,
+        header,
+        into,
     )
     for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
         if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
             break
         room = fit.shrink(room, body, limits, header + "\n\n")
         # A summary is summarized again (one small call), JSON cut again from the original.
-        again = body if how == "summarized" else original
-        body, how, cause = await _body(
-            how, again, value, room, engine, server, tool, arguments, goal, tenant, progress, limits, header
+        again = uncited(body) if how == "summarized" else original
+        body, how, cause, cited = await _body(
+            how,
+            again,
+            value,
+            room,
+            engine,
+            server,
+            tool,
+            arguments,
+            goal,
+            tenant,
+            progress,
+            limits,
+            header,
+            into,
         )
     if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
         how = "truncated"
@@ -170,6 +203,7 @@ async def shape(
         "handle": doc_id if handle else None,
         "sources_stored": not not_kept,
         "excerpts": len(parts),
+        **(cited if how == "summarized" else {}),
     }
     # A resource link to each part (up to the service's cap), as the service's answers have
     # them: a client that follows links reads the original without calling expand.  They come
@@ -197,30 +231,44 @@ async def _body(
     progress: Progress | None,
     limits: Limits,
     header: str,
-) -> tuple[str, How, str]:
-    """The answer's text within ``room`` tokens, how it was made, and why it was only cut."""
+    into: Ask | None = None,
+) -> tuple[str, How, str, dict[str, object]]:
+    """The answer's text within ``room`` tokens, how it was made, why it was only cut, and
+    the facts of its citations into ``into`` (the original's parts), when it cites them."""
     if how == "error":
-        return await asyncio.to_thread(_start, original, max(room, 1), limits, header), how, ""
+        return await asyncio.to_thread(_start, original, max(room, 1), limits, header), how, "", {}
     if how == "json":
         shrunk = await asyncio.to_thread(shrink, value, room)
         if shrunk is not None:
-            return shrunk.text, how, ""
-        return "", "truncated", "JSON too deep or too wide to cut within the budget"
+            return shrunk.text, how, "", {}
+        return "", "truncated", "JSON too deep or too wide to cut within the budget", {}
+    # The model is asked for the parts' ids when it reads the original (not a summary of it,
+    # made again smaller); the citations' room is left out of the summary's.
+    asked = into if into is not None and original is into.source else None
+    size = room - citation_room(room) if into is not None else room
     try:
         request = Request(
             content=original,
-            max_output_tokens=min(room, engine.budget.max_output),
+            max_output_tokens=max(min(size, engine.budget.max_output), 1),
             focus=goal,
             source=f"the result of the MCP tool {tool} (server {server}), called with {_quote(arguments)}",
             query=goal,
             # The proxy's promise is the budget: never the unsummarized original on failure.
             on_failure="extractive" if engine.settings.on_llm_failure == "original" else None,
             tenant=tenant,
+            cite=asked,
         )
         outcome = await engine.summarize(request, progress)
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
-        return "", "truncated", describe_failure(exc)
-    return outcome.text, how, ""
+        return "", "truncated", describe_failure(exc), {}
+    if into is None:
+        return outcome.text, how, "", {}
+
+    def fits(text: str) -> bool:
+        return tokens.count(text) <= room and fit.fits(f"{header}\n\n{text}", limits)
+
+    done = await cite_into(into, outcome.text, fits, verbatim=outcome.backend != "llm")
+    return done.text, how, "", {"citations": done.citations, "citations_removed": done.removed}
 
 
 def _header(
