@@ -35,6 +35,7 @@ __all__ = [
     "finish",
     "links",
     "links_to",
+    "links_to_parts",
     "prepare",
     "reserve",
     "uri",
@@ -186,3 +187,14 @@ def links_to(parts: Sequence[Part], text: str, whole: str, uncited: int = 1) -> 
         )
         for i in ids
     ]
+
+
+def links_to_parts(parts: Sequence[Part], text: str, whole: str) -> list[ResourceLink]:
+    """A ``resource_link`` for each of ``parts`` that ``text`` cites and for the first others,
+    at most `_MAX_LINKS`, in the parts' order: a client that follows links reads the cited
+    parts and the whole's start."""
+    mine = set(cited(text))
+    chosen = [p for p in parts if p.source_id in mine][:_MAX_LINKS]
+    chosen += [p for p in parts if p.source_id not in mine][: _MAX_LINKS - len(chosen)]
+    chosen.sort(key=lambda p: p.index)
+    return links_to(chosen, "", whole, len(chosen))

@@ -30,7 +30,7 @@ import mcp_types as types
 
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.drill.answer import citation_room, cite_into, links_to
+from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import SummarizerError
@@ -205,10 +205,10 @@ async def shape(
         "excerpts": len(parts),
         **(cited if how == "summarized" else {}),
     }
-    # A resource link to each part (up to the service's cap), as the service's answers have
-    # them: a client that follows links reads the original without calling expand.  They come
+    # A resource link to each part the summary cites and to the first others (up to the
+    # service's cap): a client that follows links reads them without calling expand.  They come
     # last, so the upstream's own blocks keep their places after the text.
-    links = links_to(sources, text, f"the {server}/{tool} result", len(sources)) if handle else []
+    links = links_to_parts(sources, text, f"the {server}/{tool} result") if handle else []
     shaped = types.CallToolResult(
         content=[types.TextContent(type="text", text=text), *others, *links],
         is_error=result.is_error,

@@ -84,7 +84,9 @@ def checked(result: Any, budget: int) -> tuple[str, dict[str, Any]]:
     assert facts["citations"] == len(CITATION.findall(text)) >= 3, (facts, text)
     cited = list(dict.fromkeys(i for c in CITATION.findall(text) for i in c.split(", ")))
     links = [c.name for c in result.content if c.type == "resource_link"]
-    assert links == cited[:20]  # a link to each part the summary cites
+    # A link to each part the summary cites, and to the first others, in order, up to 20.
+    at = [int(i.rpartition("#")[2]) for i in links]
+    assert set(cited[:20]) <= set(links) and at == sorted(at) and len(at) == min(20, facts["excerpts"])
     return text, facts
 
 
