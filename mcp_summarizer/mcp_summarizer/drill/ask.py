@@ -81,6 +81,12 @@ class Ask:
             return NO_CITATIONS
         return {"citations": render(_template("cite_reduce"), example=f"{LABEL}#0")}
 
+    def repair_values(self) -> dict[str, str]:
+        """The repair prompt's ``citations``: keep the ids of the summary it corrects."""
+        if not self.ids:
+            return NO_CITATIONS
+        return {"citations": render(_template("cite_repair"), example=f"{LABEL}#0")}
+
     def held(self, piece: Placed) -> range:
         """The excerpts a chunk's text overlaps, in the source's order."""
         body = piece.text[len(piece.context) :]

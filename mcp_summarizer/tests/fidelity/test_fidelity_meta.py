@@ -4,6 +4,7 @@ tool, both backends (the embedded one, and the LLM path against the test LLM).""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -195,3 +196,53 @@ async def test_a_summary_of_tool_output_counts_its_numbers_and_ids(embedded: Run
     assert 0 < kept_servers < 120
     assert all(counts[kind]["kept"] == kept_servers for kind in NEW_KINDS), (kept_servers, counts)
     assert fidelity == receipt(TOOL_OUTPUT, uncited(summary)).as_meta()
+
+
+# Long enough for over 10 excerpts: the labels the model cites by have two digits.
+CITED_PAGE = "\n\n".join(
+    f"## Region {i}\n\nMarshal Dughan {i} guards Goldshire since 2024-05-0{i % 9 + 1}; "
+    f"the road is {i * 3 + 1} km long and costs 1,{i:03d} gold. " * 4
+    for i in range(160)
+)
+LABEL = re.compile(r"\[src#(\d+)\]")  # an excerpt, as the prompts name it
+MAP_MARK = "Summarize that section concisely"  # prompts/map_general.md
+INVENTED = " The Lich King waits 999 km away."
+
+
+def citing_repair(r: Recorded) -> Reply:
+    """A model that cites the first excerpt of its section and makes one fact up; asked to
+    repair, it drops that fact and keeps its citations, as the repair prompt asks."""
+    if "correcting a summary" in r.system:
+        assert "[src#" in r.system and "citations" in r.system  # the prompt asks to keep them
+        return ok(
+            r.user.split("<document>")[-1]
+            .split("</document>")[0]
+            .split("\n\n---\nSource lines:")[0]
+            .replace(INVENTED, "")
+        )
+    labels = LABEL.findall(r.system)
+    if MAP_MARK not in r.system:  # a merge: the sections' summaries as they are
+        return ok(r.user.split("<document>")[-1].split("</document>")[0].strip())
+    said = re.search(r"Marshal Dughan \d+ guards Goldshire since [\d-]+", r.user)
+    assert said is not None
+    return ok(f"- {said.group()}. [src#{labels[0]}]{INVENTED}")
+
+
+async def test_a_repaired_summary_keeps_its_citations(repairing: RunningServer, fresh_llm: FakeLLM) -> None:
+    fresh_llm.responder = citing_repair
+    async with Client(f"{repairing.base}/mcp") as client:
+        result = await client.call_tool("summarize", {"content": CITED_PAGE, "max_output_tokens": 1500})
+        text, facts = text_of(result), result.meta[META]
+        fidelity, handle = facts["fidelity"], facts["handle"]
+        assert "Lich King" not in text and fidelity["repair"]["calls"] == 1, text
+        # The receipt after the repair sees the summary's facts, not its citations' numbers.
+        assert fidelity["invented_facts"] == 0 and fidelity["repair"]["after"]["invented_facts"] == 0, (
+            fidelity
+        )
+        cited = re.findall(rf"^- (Marshal Dughan \d+ .*)\. \[({re.escape(handle)}#(\d+))\]$", text, re.M)
+        maps = [r for r in fresh_llm.requests if MAP_MARK in r.system]
+        assert len(cited) == len(maps) >= 3 and max(int(n) for *_, n in cited) >= 10, text
+        assert facts["citations"] == len(cited) and facts["citations_removed"] == 0
+        for said, sid, _ in cited:  # each line cites the excerpt the model named: it holds it
+            opened = await client.call_tool("expand", {"source_id": sid})
+            assert said in text_of(opened), (said, sid)

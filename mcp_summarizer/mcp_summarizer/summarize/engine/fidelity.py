@@ -8,6 +8,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize.engine.failure import describe_failure
 from mcp_summarizer.summarize.engine.model import Outcome
@@ -59,12 +60,14 @@ async def repair(
     template: str,
     room: Callable[[str], int],
     ask: RepairCall,
+    citations: str = "",
 ) -> None:
     """Repair ``outcome`` (whose ``fidelity`` is its receipt) in place: one call to ``ask``
     with the ``repair`` prompt ``template``, naming the facts it invented and the lost focus
     facts (with the source lines that hold them), its content held to ``room(system)``
     tokens.  No call when there is nothing to repair; a failed call keeps the summary as it
-    was, its receipt saying why."""
+    was, its receipt saying why.  ``citations`` asks to keep the summary's citations (the
+    prompt's text for them, "" when it has none); the receipt is of the text without them."""
     before = outcome.fidelity
     assert before is not None
     wanted = before.dropped_focus[:REPAIR_FACTS]
@@ -76,6 +79,7 @@ async def repair(
         invented="; ".join(before.invented) or "none",
         restore="; ".join(wanted) or "none",
         max_tokens=max_tokens,
+        citations=citations,
     )
     notes = "\n".join(f"- {line}" for line in lines if line)
     content = outcome.text + (f"\n\n---\nSource lines:\n{notes}" if notes else "")
@@ -86,7 +90,7 @@ async def repair(
         logger.warning("fidelity_repair_failed", extra={"cause": describe_failure(exc)})
         before.repair = {"failed": describe_failure(exc), "before": before.totals()}
         return
-    after = await scan.receipt(fixed, focus)
+    after = await scan.receipt(uncited(fixed), focus)
     after.repair = {"before": before.totals(), "after": after.totals(), "calls": 1}
     outcome.text, outcome.fidelity = fixed, after
     outcome.output_tokens = await asyncio.to_thread(tokens.count, fixed)

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.config import Settings
+from mcp_summarizer.drill.ask import NO_CITATIONS
 from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
@@ -158,6 +159,7 @@ class Engine:
             template=self.prompts.repair,
             room=lambda system: self.budget.merge_room(tokens.count(system), target),
             ask=ask,
+            citations=(request.cite.repair_values() if request.cite else NO_CITATIONS)["citations"],
         )
         outcome.llm_calls += run.outcome.llm_calls
         outcome.llm_prompt_tokens += run.outcome.llm_prompt_tokens

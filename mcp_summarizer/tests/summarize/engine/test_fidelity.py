@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.summarize.engine.fidelity import SCAN_AHEAD_CHARS, SourceScan, line_around, repair
@@ -91,6 +92,33 @@ async def test_a_repair_names_the_invented_facts_and_its_answer_replaces_the_sum
     assert out.text == fixed and out.output_tokens == tokens.count(fixed)
     assert out.fidelity is not None and out.fidelity.invented == []
     assert out.fidelity.repair == {"before": before.totals(), "after": out.fidelity.totals(), "calls": 1}
+
+
+async def test_a_repair_keeps_the_citations_and_its_receipt_does_not_count_them() -> None:
+    asked: list[str] = []
+    cited = "The Lion's Pride Inn has 42 rooms [src#12]. Marshal Dughan posted 7 bounties [src#13]."
+
+    async def ask(system: str, content: str) -> str:
+        asked.append(system)
+        return cited  # the labels kept, as the prompt asks
+
+    out = outcome_of(cited.replace(" [src#13].", ", says Captain Zorbo [src#13]."))
+    await repair(
+        out,
+        scan=SourceScan(SOURCE),
+        focus="",
+        max_tokens=100,
+        template=Prompts().repair,
+        room=lambda s: 1000,
+        ask=ask,
+        citations=Ask(SOURCE, ["h#0", "h#1"], [0, 20]).repair_values()["citations"],
+    )
+    [system] = asked
+    assert "Keep those citations exactly as written" in system and "[src#0]" in system
+    # 12 and 13 are the citations' labels, not facts of the summary: nothing invented.
+    assert out.text == cited and out.fidelity is not None and out.fidelity.invented == [], (
+        out.fidelity.invented
+    )
 
 
 async def test_the_repair_content_is_held_to_its_room() -> None:
