@@ -104,7 +104,8 @@ async def drilled(client: Client, tool: str, args: dict[str, Any], budget: int) 
 
 async def check_citations_point_home(client: Client, text: str, handle: str, verbatim: bool = True) -> int:
     """Each cited line opens with expand; an extractive line's last sentence is, word for
-    word, in the excerpt it cites; how many lines were checked."""
+    word (white space aside: a paragraph's lines are joined), in the excerpt it cites; how
+    many lines were checked."""
     checked = 0
     for line in text.splitlines():
         m = re.search(rf" \[({re.escape(handle)}#\d+(?:, [^\]]+)?)\]$", line)
@@ -118,7 +119,7 @@ async def check_citations_point_home(client: Client, text: str, handle: str, ver
         if not verbatim:
             continue
         first = re.split(r"(?<=[.!?])\s+", said)[-1].strip(" .…")
-        assert any(first[:60] in o for o in opened), (line, first)
+        assert any(flat(first)[:60] in flat(o) for o in opened), (line, first)  # white space aside
     return checked
 
 
