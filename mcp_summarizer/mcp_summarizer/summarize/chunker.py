@@ -35,7 +35,7 @@ import numpy as np
 
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.blocks import BLOCK_SEGMENT_CHARS, BlockScan
-from mcp_summarizer.text.offsets import TokenOffsets, safe_kind
+from mcp_summarizer.text.offsets import TokenOffsets, encodes_as_slice, safe_kind
 
 __all__ = ["STRATEGIES", "Chunk", "chunk"]
 
@@ -396,6 +396,11 @@ class _Splitter:
             k = max(s + 1, k - _UNSAFE_MARGIN)
             while k > s + 1 and not off.is_char_boundary(k):
                 k -= 1
+        if encodes_as_slice(text, start, int(off.char[k])):
+            # Counting it again would give k - s: the one pass has the size (a run of one
+            # letter, CJK without spaces, a line of dots).  The context ends a line, and a
+            # line start before a non-blank character is a safe cut.
+            return k, context_tokens + k - s
         while k > s + 1:
             n = tokens.count(context + text[start : int(off.char[k])])
             if n <= self.size:

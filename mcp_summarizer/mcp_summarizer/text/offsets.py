@@ -10,11 +10,17 @@ slices cut at safe boundaries are read off that one encoding (the chunker and `w
 window text this way).  (The encoding is `tokens.encode_array`'s, in pieces; a whitespace
 run of over 131,072 characters, which tiktoken cannot encode whole past a million, is cut at
 offsets from its own start, so the claim holds there too.)
+
+Where no safe boundary is near (a run of one letter, CJK written without spaces, a line of
+dots), a cut falls inside a pre-tokenizer piece, and such a slice may encode differently from
+the whole; `encodes_as_slice` tells the slices that cannot (see there).
 """
 
 from __future__ import annotations
 
+import re
 import threading
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +28,10 @@ import numpy.typing as npt
 from mcp_summarizer.errors import Stopped
 from mcp_summarizer.text import tokens
 
-__all__ = ["GrowingOffsets", "TokenOffsets", "is_safe_boundary", "safe_kind"]
+__all__ = ["GrowingOffsets", "TokenOffsets", "encodes_as_slice", "is_safe_boundary", "safe_kind"]
+
+# ASCII punctuation and symbols: in cl100k's pattern none is a letter, a digit or a blank.
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]*")
 
 
 def is_safe_boundary(text: str, pos: int) -> bool:
@@ -44,6 +53,39 @@ def safe_kind(text: str, pos: int) -> int:
     # in no digit piece and digits in no letter piece), and neither looks past its end: so
     # "abc|123" and "123|abc" are safe, which gives base64 and hex blobs places to cut.
     return int((before.isalpha() and after.isdecimal()) or (before.isdecimal() and after.isalpha()))
+
+
+def encodes_as_slice(text: str, a: int, b: int) -> bool:
+    """True when ``text[a:b]`` (``a`` and ``b`` token boundaries of the encoding of ``text``,
+    on characters) is known to encode alone into exactly the tokens between ``a`` and ``b``:
+    it lies within one pre-tokenizer piece of the whole, is one piece alone, and is longer
+    than any token.  Checked cheaply for two kinds of piece: a run of letters (the three
+    characters before ``a`` letters too, so no contraction such as ``'ll`` ends at ``a``),
+    and a run of ASCII punctuation (the character before ``a`` too); or either starting at
+    a safe boundary, where the whole starts a piece as well.
+
+    Why that suffices: tiktoken merges a piece's adjacent parts lowest rank first, leftmost
+    on ties, and the pairs' ranks depend only on their bytes.  No merge of the whole crosses
+    ``a`` or ``b`` (they are boundaries of its result), so each merge it makes between them
+    was the lowest-ranked, leftmost pair there: alone, the slice makes the same merges in the
+    same order and ends with the same tokens.  (Longer than any token: tiktoken maps a piece
+    that is itself a token to that token without merging.)
+    """
+    if b - a <= _longest_token():
+        return False
+    if _PUNCTUATION.fullmatch(text, a, b):
+        within = a > 0 and _PUNCTUATION.fullmatch(text, a - 1, a) is not None
+    elif text[a:b].isalpha():
+        within = a >= 3 and text[a - 3 : a].isalpha()
+    else:
+        return False
+    # Inside the run, or where the whole starts a piece too (the text's start, a safe cut).
+    return within or safe_kind(text, a) > 0
+
+
+@cache
+def _longest_token() -> int:
+    return int(tokens.token_byte_lengths().max())
 
 
 class TokenOffsets:

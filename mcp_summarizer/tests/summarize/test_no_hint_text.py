@@ -24,3 +24,31 @@ def test_the_same_chunks_as_with_the_search(
     assert fast == searched
     assert len(fast) > 10
     assert all(c.tokens == tokens.count(c.text) <= 512 for c in fast)
+
+
+RUNS = {
+    "one letter": "a" * 60_000,
+    "CJK": CJK * 900,
+    "dots": "." * 200_000,
+    "symbols": "=-" * 40_000,
+    "under a header": "# Title\n\n" + "b" * 60_000,
+}
+
+
+@pytest.mark.parametrize("strategy", ["semantic", "token"])
+@pytest.mark.parametrize("name", list(RUNS))
+def test_a_run_is_sized_off_the_one_encoding(monkeypatch: pytest.MonkeyPatch, name: str, strategy: str) -> None:
+    """A run with no safe cut (one letter, CJK without spaces, a line of dots) is cut inside
+    one pre-tokenizer piece: its windows are sized off the one encoding, never counted again,
+    and they are the chunks that counting each window gives."""
+    text = RUNS[name]
+    counted: list[int] = []
+    count = tokens.count
+    monkeypatch.setattr(tokens, "count", lambda s: counted.append(len(s)) or count(s))
+    fast = chunker.chunk(text, strategy=strategy, chunk_size=512, overlap=64)
+    assert len(fast) > 5
+    # Only header contexts are counted, and a token window that starts with the header.
+    assert len([n for n in counted if n > 200]) == (name == "under a header" and strategy == "token")
+    monkeypatch.setattr(chunker, "encodes_as_slice", lambda text, a, b: False)
+    assert chunker.chunk(text, strategy=strategy, chunk_size=512, overlap=64) == fast
+    assert all(c.tokens == count(c.text) <= 512 for c in fast)
