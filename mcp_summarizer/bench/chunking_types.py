@@ -5,9 +5,11 @@ Each repeat times the baseline and each strategy back to back, order rotated, so
 moment hits all of them; reported are the ratio of best times and the median of the
 per-repeat ratios.  Inputs (about 1M tokens unless named): the Python docs as markdown (the
 corpus of build_corpus.py), generated prose in paragraphs, 50,000 tiny paragraphs, CJK text
-in paragraphs, and 300k tokens without a newline (words, and a base64-like blob).
+in paragraphs, and 300k tokens without a newline (words, a base64-like blob, CJK without
+spaces, one letter repeated).  ``--clock cpu`` times CPU seconds of the process (all its
+threads) instead of wall time: steadier on a shared machine.
 
-    cd mcp_summarizer && ../.venv/bin/python -m bench.chunking_types [--repeats 7]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.chunking_types [--repeats 7] [--inputs "no newline"] [--clock cpu]
 """
 
 from __future__ import annotations
@@ -47,25 +49,32 @@ def inputs() -> dict[str, str]:
     out["no newline, words (300k)"] = prose(280_000)
     out["no newline, base64 (300k)"] = base64.b64encode(rng.randbytes(520_000)).decode()
     out["no newline, CJK (300k)"] = "東京は日本の首都です人口は約千四百万人です" * 14_000
+    out["no newline, one letter (300k)"] = "a" * 2_400_000
     return out
 
 
-def timed(fn: Callable[[], object]) -> float:
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def timed(fn: Callable[[], object], clock: Callable[[], float]) -> float:
     gc.collect()
-    start = time.perf_counter()
+    start = clock()
     fn()
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def main(repeats: int) -> None:
+def main(repeats: int, only: str, clock_name: str) -> None:
     enc = tokens.encoding()
-    print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, {repeats} repeats\n")
+    clock = CLOCKS[clock_name]
+    print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, {repeats} repeats, {clock_name} time\n")
     print(
         "| input | tokens | semantic: best ratio / paired median | token: best ratio / paired median "
         "| semantic streamed (GrowingOffsets, as the engine does): best / paired |"
     )
     print("|---|---|---|---|---|")
     for name, text in inputs().items():
+        if only not in name:
+            continue
         runs: dict[str, list[float]] = {"encode": [], "semantic": [], "token": [], "streamed": []}
         jobs: dict[str, Callable[[], object]] = {
             "encode": lambda text=text: enc.encode_ordinary(text),
@@ -79,7 +88,7 @@ def main(repeats: int) -> None:
         jobs["semantic"]()  # warm caches (the vocabulary's byte lengths) outside the timing
         for r in range(repeats):
             for key in order[r % len(order) :] + order[: r % len(order)]:
-                runs[key].append(timed(jobs[key]))
+                runs[key].append(timed(jobs[key], clock))
         cells = []
         for key in ("semantic", "token", "streamed"):
             best = min(runs[key]) / min(runs["encode"])
@@ -93,4 +102,7 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=7)
-    main(parser.parse_args().repeats)
+    parser.add_argument("--inputs", default="", help="only the inputs whose name holds this")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    args = parser.parse_args()
+    main(args.repeats, args.inputs, args.clock)

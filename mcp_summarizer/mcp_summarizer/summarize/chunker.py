@@ -48,6 +48,7 @@ MIN_CHUNK_SIZE = 16
 _RANK_LINE = 7
 
 _LINE_START = re.compile(r"\n(?=\S)")
+_LEADING_BLANKS = re.compile(r"\s*")
 # Every safe boundary is at one of these places (supersets, checked with safe_kind): a line
 # start or a space (a reader's cut), else where a digit (\d: Unicode decimal) meets a
 # non-digit.  Found by the regex engine, so a window with no place to cut (CJK with no
@@ -275,8 +276,13 @@ class _Splitter:
         """Pack the lines of text[a:b]; lines too large become token windows."""
         # The block's first line (after any leading whitespace) stays with the start: it is
         # the header when the block is a section, and whitespace alone is no chunk.
-        first_line_end = self.text.find("\n", a + len(self.text[a:b]) - len(self.text[a:b].lstrip()))
-        inner = [m.end() for m in _LINE_START.finditer(self.text, max(a, first_line_end), b)]
+        lead = _LEADING_BLANKS.match(self.text, a, b)
+        assert lead is not None  # the pattern matches the empty string
+        first_line_end = self.text.find("\n", lead.end())
+        # With no line break after the leading blanks (a block of one long line), only they
+        # can hold a line start: the rest of the block is not scanned for one.
+        stop = b if first_line_end >= 0 else min(b, lead.end() + 1)
+        inner = [m.end() for m in _LINE_START.finditer(self.text, max(a, first_line_end), stop)]
         lines = [a, *(p for p in inner if p > a and self.off.index(p) is not None), b]
         cum = [self._tokens_between(a, p) for p in lines]
         context, context_tokens = first_context
