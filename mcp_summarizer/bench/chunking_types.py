@@ -9,7 +9,8 @@ in paragraphs, and 300k tokens without a newline (words, a base64-like blob, CJK
 spaces, one letter repeated).  ``--clock cpu`` times CPU seconds of the process (all its
 threads) instead of wall time: steadier on a shared machine.
 
-    cd mcp_summarizer && ../.venv/bin/python -m bench.chunking_types [--repeats 7] [--inputs "no newline"] [--clock cpu]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.chunking_types \
+        [--repeats 7] [--inputs "no newline"] [--clock cpu]
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def timed(fn: Callable[[], object], clock: Callable[[], float]) -> float:
 def main(repeats: int, only: str, clock_name: str) -> None:
     enc = tokens.encoding()
     clock = CLOCKS[clock_name]
-    print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, {repeats} repeats, {clock_name} time\n")
+    load = os.getloadavg()[0]
+    print(f"nproc {os.cpu_count()}, load average {load:.2f}, {repeats} repeats, {clock_name} time\n")
     print(
         "| input | tokens | semantic: best ratio / paired median | token: best ratio / paired median "
         "| semantic streamed (GrowingOffsets, as the engine does): best / paired |"

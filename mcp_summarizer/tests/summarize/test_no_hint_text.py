@@ -37,7 +37,9 @@ RUNS = {
 
 @pytest.mark.parametrize("strategy", ["semantic", "token"])
 @pytest.mark.parametrize("name", list(RUNS))
-def test_a_run_is_sized_off_the_one_encoding(monkeypatch: pytest.MonkeyPatch, name: str, strategy: str) -> None:
+def test_a_run_is_sized_off_the_one_encoding(
+    monkeypatch: pytest.MonkeyPatch, name: str, strategy: str
+) -> None:
     """A run with no safe cut (one letter, CJK without spaces, a line of dots) is cut inside
     one pre-tokenizer piece: its windows are sized off the one encoding, never counted again,
     and they are the chunks that counting each window gives."""

@@ -21,7 +21,9 @@ EDGES = st.sampled_from(["", " ", "'ll", "'s", "x'", "1", "\n", ". ", "é", "²"
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(EDGES, st.one_of(LETTERS, PUNCTUATION)), min_size=1, max_size=4), EDGES)
-def test_a_slice_it_accepts_encodes_as_the_whole_between_its_ends(parts: list[tuple[str, str]], tail: str) -> None:
+def test_a_slice_it_accepts_encodes_as_the_whole_between_its_ends(
+    parts: list[tuple[str, str]], tail: str
+) -> None:
     text = "".join(edge + run for edge, run in parts) + tail
     off = TokenOffsets(text)
     ends = [int(off.char[i]) for i in range(off.n + 1) if off.is_char_boundary(i)]
@@ -36,7 +38,9 @@ def test_a_slice_it_accepts_encodes_as_the_whole_between_its_ends(parts: list[tu
                 assert tokens.count(text[a:b]) == ib - ia, (a, b)
 
 
-@pytest.mark.parametrize("alphabet", ["abcxyzQ", "éßΩμ", "日本語の文字东京は", "!\"#'()*+,-./:;<=>?@[]^_`{|}~"])
+@pytest.mark.parametrize(
+    "alphabet", ["abcxyzQ", "éßΩμ", "日本語の文字东京は", "!\"#'()*+,-./:;<=>?@[]^_`{|}~"]
+)
 def test_random_runs_cut_anywhere(alphabet: str) -> None:
     rng = random.Random(alphabet)
     text = "x'll " + "".join(rng.choice(alphabet) for _ in range(6000)) + " end"
