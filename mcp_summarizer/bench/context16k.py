@@ -18,8 +18,9 @@ from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
-from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens
 
 
@@ -35,7 +36,7 @@ async def main(n_tokens: int, budget: int, context: int) -> None:
                 "MAX_INFLIGHT_INPUT_TOKENS": str(max(n_tokens * 2, 8_000_000)),
             }
         )
-        engine = Engine.from_settings(settings)
+        engine = build_engine(settings)
         started = time.perf_counter()
         out = await engine.summarize(
             Request(content=text, max_output_tokens=engine.budget.output_tokens(budget))

@@ -38,8 +38,8 @@ from bench import corpus
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.store import open_store
-from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text import tokens
 
@@ -99,7 +99,7 @@ async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str
     with tempfile.TemporaryDirectory() as cache:
         settings = Settings(summarizer_backend="extractive", cache_dir=cache)  # type: ignore[call-arg]
         store = open_store(settings)
-        pipeline = DocumentsPipeline(Engine.from_settings(settings), store, settings)
+        pipeline = DocumentsPipeline(build_engine(settings), store, settings)
         walls = []
         for _ in range(repeats):
             start = time.perf_counter()

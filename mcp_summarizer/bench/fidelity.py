@@ -44,10 +44,11 @@ from typing import Any
 
 from bench import corpus
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize import extractive
-from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens
 
 FIRST = "Aldric Brenna Corvin Dalia Eamon Fiora Garrick Helena Ivor Jessa Kestrel Lorcan Maren Nolan".split()
@@ -163,7 +164,7 @@ async def llm_summary(
     url: str, model: str, key: str, text: str, budget: int, focus: str, repair: bool
 ) -> tuple[str, dict[str, float]]:
     """The LLM path's summary, and its LLM calls and whether a repair call was made."""
-    engine = Engine.from_settings(
+    engine = build_engine(
         load_settings(
             {
                 "OPENROUTER_BASE_URL": url,

@@ -28,10 +28,11 @@ from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import Stopped
 from mcp_summarizer.summarize.budget import map_share_settled
 from mcp_summarizer.summarize.chunker import chunk
-from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text.boilerplate import strip_boilerplate
 from mcp_summarizer.text.offsets import GrowingOffsets
 
@@ -73,7 +74,7 @@ async def engine_first_call(llm: FakeLLM, text: str, context: int) -> float:
     settings = load_settings(
         {"OPENROUTER_BASE_URL": llm.base_url, "OPENROUTER_API_KEY": "k", "LLM_CONTEXT_TOKENS": str(context)}
     )
-    engine = Engine.from_settings(settings)
+    engine = build_engine(settings)
     llm.reset()
     try:
         task = asyncio.create_task(engine.summarize(Request(content=text, max_output_tokens=TARGET)))

@@ -18,6 +18,7 @@ from typing import get_args
 from mcp_summarizer.allocator import limit_arenas
 from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import ConfigError, SummarizerError
 from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.gil import hand_over_sooner
@@ -156,7 +157,7 @@ def summarize_command(args: argparse.Namespace) -> None:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         parser.exit(2, f"mcp-summarizer: cannot read {args.file}: {exc}\n")
-    engine = Engine.from_settings(settings)
+    engine = build_engine(settings)
     try:
         request = Request(
             content=decode_text(body),  # any charset, sniffed as fetch_url sniffs a page's

@@ -2,7 +2,9 @@
 
 Every variable is documented in the repository's `.env.example`.  A bad value stops
 start-up with a message naming the variable, rather than failing on the first request.
-Token budgets derived from these values live in `summarize.budget`.
+Token budgets derived from these values live in `summarize.budget`.  Each part takes only its
+own: `budget()`, `llm()`, `concurrency()` and `engine()` build the small objects of
+`summarize.options`, and `engine_setup.build_engine` the engine from them.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from mcp_summarizer.summarize.budget import (
     Budget,
     max_output_tokens,
 )
+from mcp_summarizer.summarize.options import ConcurrencyOptions, EngineOptions, FailurePolicy, LLMOptions
 from shared import settings as shared_settings
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "FailurePolicy", "Settings", "load_settings"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "Settings", "load_settings"]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 # The first word is the product token robots.txt groups are matched against.
@@ -38,9 +41,6 @@ _PLACEHOLDER = re.compile(r"\$\{[^}\s]{0,64}\}?")
 # The smallest output limits that still hold an answer's header lines and some summary.
 _MIN_OUTPUT_BYTES = 1024
 _MIN_OUTPUT_LINES = 16
-
-# What a request answers when the LLM fails for good (summarize.engine applies it).
-FailurePolicy = Literal["original", "extractive", "truncate"]
 
 
 class Settings(BaseSettings):
@@ -229,6 +229,40 @@ class Settings(BaseSettings):
             if "fetch_max_tokens" in chosen
             else min(self.fetch_max_tokens, ceiling),
             max_input=self.max_input_tokens,
+        )
+
+    def llm(self) -> LLMOptions:
+        """The LLM client's options (summarize.llm)."""
+        return LLMOptions(
+            base_url=self.openrouter_base_url,
+            api_key=self.openrouter_api_key.get_secret_value(),
+            model=self.llm_model,
+            timeout_seconds=self.llm_timeout_seconds,
+            max_attempts=self.llm_max_attempts,
+            retry_base_seconds=self.llm_retry_base_seconds,
+            retry_max_seconds=self.llm_retry_max_seconds,
+            temperature=self.llm_temperature,
+        )
+
+    def concurrency(self) -> ConcurrencyOptions:
+        """The LLM concurrency limit's options (summarize.limiters)."""
+        return ConcurrencyOptions(
+            limit=self.max_concurrent_llm_calls,
+            mode=self.llm_concurrency,
+            maximum=self.llm_concurrency_max,
+            scope=self.llm_concurrency_scope,
+            redis_url=self.redis_url,
+            lease_seconds=self.llm_lease_seconds,
+        )
+
+    def engine(self) -> EngineOptions:
+        """The summarize engine's options (summarize.engine)."""
+        return EngineOptions(
+            budget=self.budget(),
+            max_inflight_input_tokens=self.max_inflight_input_tokens,
+            admission_wait_seconds=self.admission_wait_seconds,
+            on_failure=self.on_llm_failure,
+            fidelity_repair=self.fidelity_repair,
         )
 
     @property

@@ -30,9 +30,11 @@ import logging
 from dataclasses import dataclass
 from functools import cache
 
-from mcp_summarizer.config import FailurePolicy, load_settings
+from mcp_summarizer.config import load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.engine import Engine, Request, describe_failure, truncated_with_notice
+from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
 
 __all__ = ["Summarized", "serialize_output", "summarize_if_needed", "summarize_with_receipt"]
@@ -52,7 +54,7 @@ def serialize_output(output: object) -> str:
 
 @cache
 def _default_engine() -> Engine:
-    return Engine.from_settings(load_settings())
+    return build_engine(load_settings())
 
 
 @dataclass(frozen=True, slots=True)

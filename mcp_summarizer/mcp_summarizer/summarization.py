@@ -27,8 +27,9 @@ from functools import cache
 from pydantic import ValidationError
 
 from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
-from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens
 
 __all__ = ["SummarizationService", "estimate_tokens", "get_summarization_service", "serialize_output"]
@@ -80,7 +81,7 @@ class SummarizationService:
                 problems = "; ".join(f"{_named(e['loc'])}: {e['msg']}" for e in exc.errors())
                 raise ValueError(f"SummarizationService: {problems}") from None
         self.settings = settings
-        self.engine = Engine.from_settings(settings)
+        self.engine = build_engine(settings)
         self.model = self.engine.model
         self.timeout = settings.llm_timeout_seconds
 

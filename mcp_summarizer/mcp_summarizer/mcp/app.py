@@ -16,9 +16,9 @@ from mcp_summarizer.auth import auth_settings, load_tokens
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.storage import open_storage
-from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.version import __version__
 from mcp_summarizer.web.pages import Pages
@@ -44,7 +44,7 @@ INSTRUCTIONS = (
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:
     """The MCP server with its tools, /health and /metrics.  ``backend`` defaults to the
     configured one."""
-    engine = Engine.from_settings(settings, backend)
+    engine = build_engine(settings, backend)
     store, cache = open_storage(settings)
     metrics = Metrics()
     # One seam over the result cache for the tools, fetch_url and the engine's map level.

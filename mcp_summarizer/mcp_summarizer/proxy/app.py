@@ -38,6 +38,7 @@ from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.mcp.arguments import check_arguments
 from mcp_summarizer.mcp.http_runner import serve_until_stopped, transport_security
@@ -91,7 +92,7 @@ class Proxy:
         store: ContentStore | None = None,
     ) -> None:
         self.settings = settings
-        self.engine = engine or Engine.from_settings(settings)
+        self.engine = engine or build_engine(settings)
         self._indexes = Indexes()  # search: the last few handles' passages, indexed
         self.tokens = load_tokens(settings)
         # The result cache's map level: a large output summarized again (a log read twice, a

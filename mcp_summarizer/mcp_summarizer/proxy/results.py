@@ -254,7 +254,7 @@ async def _body(
             source=f"the result of the MCP tool {tool} (server {server}), called with {_quote(arguments)}",
             query=goal,
             # The proxy's promise is the budget: never the unsummarized original on failure.
-            on_failure="extractive" if engine.settings.on_llm_failure == "original" else None,
+            on_failure="extractive" if engine.options.on_failure == "original" else None,
             tenant=tenant,
             cite=asked,
         )

@@ -38,8 +38,8 @@ from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
-from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import AttemptTimeout, LLMError
+from mcp_summarizer.summarize.options import LLMOptions
 
 __all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot"]
 
@@ -157,19 +157,19 @@ def sanitize(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
-def _secrets(settings: Settings) -> tuple[str, ...]:
+def _secrets(options: LLMOptions) -> tuple[str, ...]:
     """The values no error text may repeat: the API key and the base URL's password."""
-    password = urllib.parse.urlsplit(settings.openrouter_base_url).password or ""
-    return (settings.openrouter_api_key.get_secret_value(), password, urllib.parse.unquote(password))
+    password = urllib.parse.urlsplit(options.base_url).password or ""
+    return (options.api_key, password, urllib.parse.unquote(password))
 
 
 class OpenAIBackend:
     """Chat completions against OpenRouter or any OpenAI-compatible server (vLLM, Ollama, LiteLLM)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.model = settings.llm_model
-        self._settings = settings
-        self._secrets = _secrets(settings)
+    def __init__(self, options: LLMOptions) -> None:
+        self.model = options.model
+        self._options = options
+        self._secrets = _secrets(options)
         # One client per event loop: its connection pool belongs to the loop that made it, and
         # in-process callers may run `asyncio.run()` many times (each a new loop).
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
@@ -182,10 +182,10 @@ class OpenAIBackend:
         if client is None:
             client = self._clients[loop] = AsyncOpenAI(
                 # Local servers need no key, but the SDK insists on one.
-                api_key=self._settings.openrouter_api_key.get_secret_value() or "not-needed",
-                base_url=self._settings.openrouter_base_url,
+                api_key=self._options.api_key or "not-needed",
+                base_url=self._options.base_url,
                 max_retries=0,
-                timeout=self._settings.llm_timeout_seconds,
+                timeout=self._options.timeout_seconds,
             )
         return client
 
@@ -195,10 +195,10 @@ class OpenAIBackend:
         """One chat completion, retried as the module says.  Each attempt runs inside
         ``slot()`` (waiting for it is not part of the attempt's deadline); the waits between
         attempts are outside it, so a call sleeping on a Retry-After holds no slot."""
-        s = self._settings
+        o = self._options
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(s.llm_max_attempts),
-            wait=_Wait(s.llm_retry_base_seconds, s.llm_retry_max_seconds),
+            stop=stop_after_attempt(o.max_attempts),
+            wait=_Wait(o.retry_base_seconds, o.retry_max_seconds),
             retry=retry_if_exception(is_transient),
             before_sleep=self._log_retry,
             reraise=True,
@@ -229,17 +229,17 @@ class OpenAIBackend:
         )
 
     async def _attempt(self, system: str, user: str, max_tokens: int) -> ChatCompletion:
-        s = self._settings
+        o = self._options
         try:
-            async with asyncio.timeout(s.llm_timeout_seconds):
+            async with asyncio.timeout(o.timeout_seconds):
                 return await self._client().chat.completions.create(
                     model=self.model,
                     messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                     max_tokens=max_tokens,
-                    temperature=s.llm_temperature,
+                    temperature=o.temperature,
                 )
         except TimeoutError:
-            raise AttemptTimeout(f"no answer within {s.llm_timeout_seconds} s") from None
+            raise AttemptTimeout(f"no answer within {o.timeout_seconds} s") from None
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None

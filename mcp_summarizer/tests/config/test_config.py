@@ -220,6 +220,13 @@ def test_api_key_is_a_secret_not_shown_in_repr() -> None:
     assert "sk-or-very-secret" not in repr(s.model_dump())
 
 
+def test_the_llm_options_keep_the_api_key_out_of_their_repr() -> None:
+    options = load_settings({"OPENROUTER_API_KEY": "sk-or-very-secret"}).llm()
+    assert options.api_key == "sk-or-very-secret"
+    assert "sk-or-very-secret" not in repr(options)
+    assert "sk-or-very-secret" not in str(options)
+
+
 @pytest.mark.parametrize(
     ("name", "value", "shown"),
     [
@@ -286,3 +293,51 @@ def test_explicit_mapping_is_not_mixed_with_the_process_environment(monkeypatch:
 def test_bad_process_variable_does_not_break_an_explicit_mapping(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAX_CONCURRENT_LLM_CALLS", "zero")
     assert load_settings({}).max_concurrent_llm_calls == 5
+
+
+# -- the small objects each part takes ------------------------------------------------------
+
+
+def test_each_part_gets_its_own_settings() -> None:
+    s = load_settings(
+        {
+            "OPENROUTER_BASE_URL": "http://llm.internal:8000/v1",
+            "OPENROUTER_API_KEY": "sk-x",
+            "LLM_MODEL": "vendor/m",
+            "LLM_TIMEOUT_SECONDS": "7",
+            "LLM_MAX_ATTEMPTS": "4",
+            "LLM_RETRY_BASE_SECONDS": "0.5",
+            "LLM_RETRY_MAX_SECONDS": "9",
+            "LLM_TEMPERATURE": "0.3",
+            "MAX_CONCURRENT_LLM_CALLS": "6",
+            "LLM_CONCURRENCY": "adaptive",
+            "LLM_CONCURRENCY_MAX": "11",
+            "LLM_CONCURRENCY_SCOPE": "cluster",
+            "REDIS_URL": "redis://127.0.0.1:6390/0",
+            "LLM_LEASE_SECONDS": "12",
+            "MAX_INFLIGHT_INPUT_TOKENS": "3000000",
+            "ADMISSION_WAIT_SECONDS": "2.5",
+            "ON_LLM_FAILURE": "truncate",
+            "FIDELITY_REPAIR": "true",
+        }
+    )
+    llm = s.llm()
+    assert (llm.base_url, llm.api_key, llm.model) == ("http://llm.internal:8000/v1", "sk-x", "vendor/m")
+    assert (llm.timeout_seconds, llm.max_attempts, llm.retry_base_seconds, llm.retry_max_seconds) == (
+        7.0,
+        4,
+        0.5,
+        9.0,
+    )
+    assert llm.temperature == 0.3
+    limit = s.concurrency()
+    assert (limit.limit, limit.mode, limit.maximum) == (6, "adaptive", 11)
+    assert (limit.scope, limit.redis_url, limit.lease_seconds) == (
+        "cluster",
+        "redis://127.0.0.1:6390/0",
+        12.0,
+    )
+    engine = s.engine()
+    assert engine.budget == s.budget()
+    assert (engine.max_inflight_input_tokens, engine.admission_wait_seconds) == (3_000_000, 2.5)
+    assert (engine.on_failure, engine.fidelity_repair) == ("truncate", True)

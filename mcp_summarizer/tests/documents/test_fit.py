@@ -25,9 +25,9 @@ from mcp_summarizer.documents.model import (
     MasterSummary,
 )
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.store import open_store
 from mcp_summarizer.store.content import doc_of
-from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
 from tests.support.documents import forty_documents
 
@@ -60,7 +60,7 @@ def summarized(tmp: Path, budget: int) -> DocumentsSummary:
         )
         store = open_store(settings)
         try:
-            pipeline = DocumentsPipeline(Engine.from_settings(settings), store, settings)
+            pipeline = DocumentsPipeline(build_engine(settings), store, settings)
             docs = [DocumentIn.model_validate(d) for d in forty_documents()]
             return (await pipeline.summarize(docs, "wolves hunting deer", budget, tenant=LOCAL)).structured
         finally:

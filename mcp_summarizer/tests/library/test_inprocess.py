@@ -7,15 +7,15 @@ import re
 import pytest
 
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
-from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
 
 
 def _engine(llm: FakeLLM):  # type: ignore[no-untyped-def]
-    return Engine.from_settings(
+    return build_engine(
         load_settings(
             {"OPENROUTER_BASE_URL": llm.base_url, "LLM_RETRY_BASE_SECONDS": "0", "LLM_MAX_ATTEMPTS": "2"}
         )
@@ -95,7 +95,7 @@ async def test_tool_name_and_question_reach_the_prompt(fresh_llm: FakeLLM) -> No
 
 
 async def test_the_question_steers_the_embedded_summary_too() -> None:
-    engine = Engine.from_settings(load_settings({"SUMMARIZER_BACKEND": "extractive"}))
+    engine = build_engine(load_settings({"SUMMARIZER_BACKEND": "extractive"}))
     log = "".join(
         f"line {i}: worker {i % 7} {'crashed on segfault in libfoo' if i == 2222 else 'finished normally'}.\n"
         for i in range(3000)
@@ -115,7 +115,7 @@ async def test_the_question_steers_the_embedded_summary_too() -> None:
 async def test_errors_become_a_marked_truncation_never_an_exception(
     fresh_llm: FakeLLM, settings: dict[str, str], output: str, cause: str
 ) -> None:
-    engine = Engine.from_settings(
+    engine = build_engine(
         load_settings({"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_CONTEXT_TOKENS": "8000", **settings})
     )
     focus = "errors " * 2000 if "focus_areas" in cause else ""
@@ -128,7 +128,7 @@ async def test_errors_become_a_marked_truncation_never_an_exception(
 
 
 async def test_a_budget_over_the_models_ceiling_is_held_to_the_ceiling(fresh_llm: FakeLLM) -> None:
-    engine = Engine.from_settings(
+    engine = build_engine(
         load_settings({"OPENROUTER_BASE_URL": fresh_llm.base_url, "LLM_CONTEXT_TOKENS": "8000"})
     )
     output = "\n\n".join(f"## Part {i}\n\n" + f"Sentence {i} about item {i}. " * 40 for i in range(300))

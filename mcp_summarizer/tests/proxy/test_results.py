@@ -10,6 +10,7 @@ import mcp_types as types
 import pytest
 
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.proxy.results import META_PROXY, shape
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.engine import Engine
@@ -20,7 +21,7 @@ from tests.support.fake_llm import FakeLLM
 
 def engine(llm: FakeLLM | None = None) -> Engine:
     env = {"SUMMARIZER_BACKEND": "extractive"} if llm is None else {"OPENROUTER_BASE_URL": llm.base_url}
-    return Engine.from_settings(load_settings({**env, "LLM_RETRY_BASE_SECONDS": "0"}))
+    return build_engine(load_settings({**env, "LLM_RETRY_BASE_SECONDS": "0"}))
 
 
 def text_result(*texts: str, **kw: object) -> types.CallToolResult:
@@ -149,7 +150,7 @@ async def test_an_llm_that_fails_still_gives_an_answer_within_the_budget(
     from tests.support.fake_llm import error as failing
 
     fresh_llm.script(*[failing(500)] * 50)
-    eng = Engine.from_settings(
+    eng = build_engine(
         load_settings(
             {
                 "OPENROUTER_BASE_URL": fresh_llm.base_url,

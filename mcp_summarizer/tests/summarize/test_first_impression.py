@@ -13,8 +13,9 @@ import pytest
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.topics import focus_terms, relevance
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize import extractive
-from mcp_summarizer.summarize.engine import Engine, Request
+from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import find_boilerplate, strip_boilerplate
 
@@ -49,7 +50,7 @@ def assert_clean_edges(summary: str, source: str) -> None:
 async def test_the_readme_at_150_tokens_opens_and_ends_cleanly_without_markup() -> None:
     source = README.read_text(encoding="utf-8")
     assert "<!-- mcp-name:" in source, "the case: the README opens with an HTML comment"
-    engine = Engine.from_settings(load_settings({}))  # no API key: the embedded summary
+    engine = build_engine(load_settings({}))  # no API key: the embedded summary
     outcome = await engine.summarize(Request(content=source, max_output_tokens=150))
     summary = outcome.text
     assert outcome.backend == "extractive" and tokens.count(summary) <= 150

@@ -65,13 +65,13 @@ def make_settings(llm: FakeLLM, **env: str) -> Settings:
 
 @pytest.fixture
 async def backend(llm: FakeLLM) -> AsyncIterator[OpenAIBackend]:
-    b = OpenAIBackend(make_settings(llm))
+    b = OpenAIBackend(make_settings(llm).llm())
     yield b
     await b.aclose()
 
 
 async def complete_with(llm: FakeLLM, max_tokens: int = 100, **env: str) -> Completion:
-    b = OpenAIBackend(make_settings(llm, **env))
+    b = OpenAIBackend(make_settings(llm, **env).llm())
     try:
         return await b.complete(SYSTEM, USER, max_tokens)
     finally:
@@ -103,7 +103,7 @@ async def test_request_carries_messages_model_max_tokens_and_temperature(llm: Fa
 
 
 async def test_backend_model_attribute(llm: FakeLLM) -> None:
-    b = OpenAIBackend(make_settings(llm, LLM_MODEL="vendor/x"))
+    b = OpenAIBackend(make_settings(llm, LLM_MODEL="vendor/x").llm())
     try:
         assert b.model == "vendor/x"
     finally:
@@ -386,7 +386,7 @@ async def test_connection_refused_is_retried_then_fails() -> None:
             "LLM_MAX_ATTEMPTS": "3",
         }
     )
-    b = OpenAIBackend(settings)
+    b = OpenAIBackend(settings.llm())
     try:
         with pytest.raises(LLMError, match="APIConnectionError") as info:
             await b.complete(SYSTEM, USER, 64)

@@ -10,10 +10,10 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from mcp_summarizer.config import FailurePolicy
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine.model import Outcome, Progress, Request, Writer
+from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
 
 __all__ = [

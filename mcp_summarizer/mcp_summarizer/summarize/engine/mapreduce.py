@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
-from mcp_summarizer.config import Settings
 from mcp_summarizer.drill.ask import NO_CITATIONS
 from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import InputError, LLMError
@@ -50,8 +49,8 @@ from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, P
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.summarize.engine.streamed import stream_chunks
 from mcp_summarizer.summarize.limiter import FairLimiter
-from mcp_summarizer.summarize.limiters import build_limiter
-from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
+from mcp_summarizer.summarize.llm import Backend
+from mcp_summarizer.summarize.options import EngineOptions
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import Cleaned, strip_boilerplate
@@ -80,28 +79,25 @@ def _measure(summaries: list[str], joined: str, target: int) -> tuple[list[int],
 
 
 class Engine:
-    def __init__(self, settings: Settings, backend: Backend | None, limiter: FairLimiter) -> None:
-        self.settings = settings
-        self.budget = settings.budget()
+    """``keys``: the service's side of the map cache's keys (made for this engine's model:
+    ``engine_setup.build_engine`` builds an engine from the settings)."""
+
+    def __init__(
+        self, options: EngineOptions, backend: Backend | None, limiter: FairLimiter, keys: CacheKeys
+    ) -> None:
+        self.options = options
+        self.budget = options.budget
         self.backend = backend
         self.limiter = limiter
-        self.admission = Admission(settings.max_inflight_input_tokens, settings.admission_wait_seconds)
+        self.admission = Admission(options.max_inflight_input_tokens, options.admission_wait_seconds)
         # Told of each LLM call and each wait for a slot (the server's metrics), if anyone listens.
         self.observer: Observer | None = None
         # Map summaries already made, by chunk (the server's result cache, if it has one, as
         # its callers use it): a page changed in one section costs LLM calls for the changed
         # chunks only.
         self.cache: Answers | None = None
-        self.keys = CacheKeys.from_settings(settings, model=self.model)
+        self.keys = keys
         self.prompts = Prompts()
-
-    @classmethod
-    def from_settings(cls, settings: Settings, backend: Backend | None = None) -> Engine:
-        """An engine with its own concurrency limit.  ``backend`` defaults to the configured
-        one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
-        if backend is None and settings.backend == "openai":
-            backend = OpenAIBackend(settings)
-        return cls(settings, backend, build_limiter(settings))
 
     @property
     def model(self) -> str:
@@ -136,7 +132,7 @@ class Engine:
                 if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
                     focus = f"{request.focus} {request.query}"
                     outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
-                    if self.settings.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
+                    if self.options.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
                         await self._repair(request, outcome, focus, facts)
                 return outcome
             finally:
@@ -341,7 +337,7 @@ class Engine:
         self, request: Request, stripped: Request, spent: Outcome, exc: Exception, progress: Progress | None
     ) -> Outcome:
         """The answer of the request's failure policy (else the service's): `failure.fail`."""
-        policy = request.on_failure or self.settings.on_llm_failure
+        policy = request.on_failure or self.options.on_failure
         return await fail(request, stripped, spent, exc, progress, policy=policy)
 
     # -- phases ---------------------------------------------------------------------------

@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from mcp_summarizer.config import FailurePolicy
 from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.summarize.chunker import Chunk
 from mcp_summarizer.summarize.extractive import Kind
+from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.prompt_loader import render
 

@@ -8,7 +8,6 @@ import logging
 
 import pytest
 
-from mcp_summarizer.config import FailurePolicy
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine.failure import (
@@ -20,6 +19,7 @@ from mcp_summarizer.summarize.engine.failure import (
     truncated_with_notice,
 )
 from mcp_summarizer.summarize.engine.model import Outcome, Request
+from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
 
 CHROME = "[Home](/) › [Zones](/zones)\n\n"

@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 
-from mcp_summarizer.config import FailurePolicy, Settings, load_settings
+from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request, failure, mapreduce
 from mcp_summarizer.summarize.llm import Backend, Completion, Slot
+from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import strip_boilerplate
 from tests.support.fake_llm import FakeLLM, Recorded, default_summary, error, hang, length, ok
@@ -91,7 +93,7 @@ async def make_engine(fresh_llm: FakeLLM) -> AsyncIterator[MakeEngine]:
     engines: list[Engine] = []
 
     def make(backend: Backend | None = None, **env: str) -> Engine:
-        engine = Engine.from_settings(settings(fresh_llm, **env), backend)
+        engine = build_engine(settings(fresh_llm, **env), backend)
         engines.append(engine)
         return engine
 

@@ -1,0 +1,60 @@
+"""What the summarize layer is configured with, as small frozen objects: the LLM client's
+options, the concurrency limit's and the engine's.
+
+`config.Settings` reads the environment once and builds these (`Settings.llm()`,
+`Settings.concurrency()`, `Settings.engine()`); each part takes only its own, so nothing under
+`summarize/` reads the environment or imports the service's settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from mcp_summarizer.summarize.budget import Budget
+
+__all__ = ["ConcurrencyOptions", "EngineOptions", "FailurePolicy", "LLMOptions"]
+
+# What a request answers when the LLM fails for good (the engine's `failure` applies it).
+FailurePolicy = Literal["original", "extractive", "truncate"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMOptions:
+    """The OpenAI-compatible chat backend: where, which model, and how long and how often it
+    tries (see `llm`)."""
+
+    base_url: str
+    api_key: str = field(repr=False)  # never in a repr that may reach a log line
+    model: str
+    timeout_seconds: float  # one attempt's whole time
+    max_attempts: int
+    retry_base_seconds: float
+    retry_max_seconds: float
+    temperature: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConcurrencyOptions:
+    """The limit on LLM calls in flight (see `limiters`): ``limit`` at once, or from there up
+    to ``maximum`` when ``mode`` is adaptive; for this process, or for every replica together
+    (``scope`` cluster: leases in Redis at ``redis_url``, each good for ``lease_seconds``)."""
+
+    limit: int
+    mode: Literal["fixed", "adaptive"]
+    maximum: int
+    scope: Literal["process", "cluster"]
+    redis_url: str
+    lease_seconds: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineOptions:
+    """The engine's own settings: its token budget, its admission limit (input tokens in
+    flight, and how long a request waits for room), the failure policy and FIDELITY_REPAIR."""
+
+    budget: Budget
+    max_inflight_input_tokens: int
+    admission_wait_seconds: float
+    on_failure: FailurePolicy
+    fidelity_repair: bool
