@@ -2,8 +2,9 @@
 
 Its public API is here; each module does one job:
 
-* `mapreduce`: `Engine`, the map-reduce over chunks under the fair limiter, and the paths that
-  need no call (content within budget, site chrome alone too long).
+* `mapreduce`: `Engine`, the map-reduce over chunks under the fair limiter.
+* `reduce`: the merge tree over the map's summaries; `gather`: calls run concurrently as one.
+* `bypass`: the answers that need no call (content within budget, site chrome alone too long).
 * `model`: the request and outcome types, and the `Prompt` and `Run` a pipeline built on the
   engine (documents) drives calls with.
 * `streamed`: long content chunked in a worker thread while the map calls run.
@@ -21,7 +22,7 @@ from mcp_summarizer.summarize.engine.failure import (
     store_notice,
     truncated_with_notice,
 )
-from mcp_summarizer.summarize.engine.mapreduce import INLINE_CHARS, SEPARATOR, Engine
+from mcp_summarizer.summarize.engine.mapreduce import INLINE_CHARS, Engine
 from mcp_summarizer.summarize.engine.model import (
     Observer,
     Outcome,
@@ -32,6 +33,7 @@ from mcp_summarizer.summarize.engine.model import (
     Strategy,
     Writer,
 )
+from mcp_summarizer.summarize.engine.reduce import SEPARATOR
 from mcp_summarizer.summarize.extractive import Kind
 
 __all__ = [

@@ -2,16 +2,14 @@
 
 * Map: every chunk is summarized under one process-wide fair limit on in-flight calls.  Long
   content is chunked in a worker thread while its first map calls run (`streamed`).
-* Reduce: while the summaries do not fit the caller's budget, they are grouped so that each
-  merge call fits the model's context (system + content + max_tokens <= LLM_CONTEXT_TOKENS)
-  and the groups are merged concurrently, level after level.  Each level at least halves
-  the number of summaries, so the tree is logarithmically deep and always ends.  The
-  arithmetic is in `budget`.
+* Reduce: while the summaries do not fit the caller's budget, they are merged as a tree
+  whose every call fits the model's context (`reduce`).
+* Content within its budget, or over it only by its site chrome, needs no call (`bypass`).
 * The result is at most ``max_output_tokens`` cl100k tokens: a summary that overshoots
   (``finish_reason == "length"``, or a model whose tokenizer counts differently) is trimmed
   at a sentence or line end, and that is logged.
 * When the request is cancelled, or one call fails for good, the other calls are cancelled
-  with it (a TaskGroup).
+  with it (a TaskGroup; `gather`).
 * When the LLM path fails, the failure policy answers (`failure`); a summary made gets its
   fidelity receipt, and a repair call when FIDELITY_REPAIR asks for one (`fidelity`).
 
@@ -23,10 +21,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterable
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
@@ -35,18 +33,19 @@ from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.budget import (
-    level_output_tokens,
     map_output_tokens,
     map_share_settled,
-    plan_groups,
 )
 from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.summarize.engine.answers import end_cleanly
+from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.failure import embedded, fail
 from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
+from mcp_summarizer.summarize.engine.gather import gather
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
 from mcp_summarizer.summarize.engine.prompts import Prompts
+from mcp_summarizer.summarize.engine.reduce import reduce_tree
 from mcp_summarizer.summarize.engine.streamed import stream_chunks
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend
@@ -56,26 +55,14 @@ from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import Cleaned, strip_boilerplate
 from mcp_summarizer.text.offsets import TokenOffsets
 
-__all__ = ["INLINE_CHARS", "SEPARATOR", "STREAM_CHARS", "Engine"]
+__all__ = ["INLINE_CHARS", "STREAM_CHARS", "Engine"]
 
 logger = logging.getLogger(__name__)
 
-SEPARATOR = "\n\n---\n\n"
-_T = TypeVar("_T")
 INLINE_CHARS = 8_000  # content up to this size is checked on the event loop (see _summarize)
 # Content from this size on is chunked while its map calls run (see `_streamed`): below it the
 # whole encoding takes a few tens of milliseconds, less than the first call would gain.
 STREAM_CHARS = 200_000
-_MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
-
-
-def _measure(summaries: list[str], joined: str, target: int) -> tuple[list[int], int | None]:
-    """Token sizes of summaries (each + its separator), and of their concatenation when they
-    might fit ``target`` together (else None: counting it is another pass over them all, and
-    at 2M tokens of input the map's answers are ~140,000 tokens)."""
-    sizes = [tokens.count(s) + 3 for s in summaries]
-    fits = len(summaries) == 1 or sum(sizes) <= target
-    return sizes, tokens.count(joined) if fits else None
 
 
 class Engine:
@@ -182,9 +169,9 @@ class Engine:
         if offsets is None or cleaned.text is not content:
             text = cleaned.text
             offsets = TokenOffsets(text) if inline else await asyncio.to_thread(TokenOffsets, text)
-        removed = await self._removed_tokens(content, cleaned, offsets.n, target)
+        removed = await removed_tokens(content, cleaned, offsets.n, target)
         input_tokens = offsets.n + removed
-        if (answer := self._without_llm(content, cleaned, offsets.n, removed, target)) is not None:
+        if (answer := without_llm(content, cleaned, offsets.n, removed, target, self.budget)) is not None:
             return answer
         stripped = replace(request, content=cleaned.text)
         # Checked on both backends, so a request means the same whichever one answers (an
@@ -205,35 +192,6 @@ class Engine:
             return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
         except Exception as exc:  # a summary that failed must not lose the caller's content
             return await self._fail(request, stripped, run.outcome, exc, progress)
-
-    @staticmethod
-    async def _removed_tokens(content: str, cleaned: Cleaned, n: int, target: int) -> int:
-        """Tokens of the site chrome removed from ``content``, where ``n`` counts what is left."""
-        if not cleaned.removed_chars:
-            return 0
-        if n <= target:  # exact: the bypass depends on it
-            return await asyncio.to_thread(tokens.count, content) - n
-        # Counting the cut lines alone gives the source's size to within a few tokens (line
-        # joins), without a second pass over the whole page.
-        return await asyncio.to_thread(tokens.count, cleaned.removed_text)
-
-    def _without_llm(
-        self, content: str, cleaned: Cleaned, n: int, removed: int, target: int
-    ) -> Outcome | None:
-        """The answers that need no summary: the content within budget (unchanged), or its
-        chrome all that made it too long (the page without it).  Raises InputError for content
-        over MAX_INPUT_TOKENS; None when a summary must be made."""
-        input_tokens = n + removed
-        if input_tokens <= target:
-            return Outcome(text=content, input_tokens=input_tokens, output_tokens=input_tokens, bypassed=True)
-        self.budget.check_input(input_tokens)
-        if cleaned.removed_chars:
-            logger.info("boilerplate_removed", extra={"tokens": removed, "lines": cleaned.removed})
-            if n <= target:
-                return Outcome(
-                    text=cleaned.text, input_tokens=input_tokens, output_tokens=n, boilerplate_tokens=removed
-                )
-        return None
 
     def _chunk_size(self, map_system: Prompt, target: int) -> int:
         system_tokens = tokens.count(map_system(target))
@@ -300,11 +258,11 @@ class Engine:
                                 "map_calls_started": len(calls),
                             },
                         )
-                        removed = await self._removed_tokens(content, cleaned, offsets.n, target)
+                        removed = await removed_tokens(content, cleaned, offsets.n, target)
                         # Calls are out only for content known over the budget: then this is
                         # None or an InputError, which cancels them.
                         if (
-                            answer := self._without_llm(content, cleaned, offsets.n, removed, target)
+                            answer := without_llm(content, cleaned, offsets.n, removed, target, self.budget)
                         ) is not None:
                             return answer
                         run.outcome.input_tokens = offsets.n + removed
@@ -329,7 +287,7 @@ class Engine:
                 if not run.outcome.input_tokens:
                     stream.stop()
                     n = await asyncio.to_thread(tokens.count, text)
-                    removed = await self._removed_tokens(content, cleaned, n, target)
+                    removed = await removed_tokens(content, cleaned, n, target)
                     run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
                 return await self._fail(request, stripped, run.outcome, exc, progress)
 
@@ -365,7 +323,7 @@ class Engine:
         self._map_started(request, run.outcome.input_tokens, chunks, target, 0)
         facts.start()  # the LLM calls start now: the process is mostly waiting from here on
 
-        summaries = await self._gather(self._map(run, map_system, target, c, len(chunks)) for c in chunks)
+        summaries = await gather(self._map(run, map_system, target, c, len(chunks)) for c in chunks)
         out = run.outcome
         out.text = await self._reduce(run, summaries, reduce_system, target)
         out.output_tokens = tokens.count(out.text)
@@ -394,39 +352,11 @@ class Engine:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
         return await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
 
-    async def _reduce(self, run: Run, summaries: list[str], system_prompt: Prompt, target: int) -> str:
-        for level in range(1, _MAX_LEVELS + 1):
-            joined = SEPARATOR.join(summaries)
-            # Counting a level's summaries is ~100k tokens at 1M input: off the event loop.
-            sizes, joined_tokens = await asyncio.to_thread(_measure, summaries, joined, target)
-            if joined_tokens is not None and joined_tokens <= target:
-                return joined
-            system_final = system_prompt(target)
-            final_system_tokens = tokens.count(system_final)
-            final_room = self.budget.merge_room(final_system_tokens, target)  # what it can read
-            if sum(sizes) <= final_room or len(summaries) == 1:
-                run.outcome.reduce_levels = level
-                run.planned += 1
-                _log_reduce_pass(level, sizes, 1, target, final=True)
-                merged = await self._call(run, system_final, joined, target, "reduce")
-                return self._fit(run, merged, target)
-            out_tokens = self.budget.reduce_output(target, final_system_tokens)
-            system = system_prompt(out_tokens)
-            groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
-            fitted = level_output_tokens(out_tokens, len(groups), final_room)
-            if fitted != out_tokens:
-                # Shorter answers: the final merge reads them all (each group may grow with
-                # the room a shorter answer leaves, so there are no more groups than before).
-                out_tokens, system = fitted, system_prompt(fitted)
-                groups = plan_groups(sizes, self.budget.merge_room(tokens.count(system), out_tokens))
-            run.planned += len(groups)
-            run.outcome.reduce_levels = level
-            _log_reduce_pass(level, sizes, len(groups), out_tokens, final=False)
-            summaries = await self._gather(
-                self._call(run, system, SEPARATOR.join(summaries[a:b]), out_tokens, f"reduce level {level}")
-                for a, b in groups
-            )
-        raise LLMError(f"reduce did not converge in {_MAX_LEVELS} levels")  # pragma: no cover
+    async def _reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
+        """The reduce tree (`reduce`), its calls this engine's."""
+        return await reduce_tree(
+            run, summaries, system, target, budget=self.budget, call=self._call, fit=self._fit
+        )
 
     async def _call(self, run: Run, system: str, content: str, max_tokens: int, phase: str) -> str:
         assert self.backend is not None
@@ -503,19 +433,6 @@ class Engine:
             )
         return trimmed
 
-    @staticmethod
-    async def _gather(calls: Iterable[Coroutine[Any, Any, _T]]) -> list[_T]:
-        """Run calls concurrently; the first failure cancels the rest and is raised as is
-        (an LLMError in preference to the cancellations it caused)."""
-        tasks: list[asyncio.Task[_T]] = []
-        try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(c) for c in calls]
-        except BaseExceptionGroup as eg:
-            first = next((e for e in eg.exceptions if isinstance(e, LLMError)), eg.exceptions[0])
-            raise first from None
-        return [t.result() for t in tasks]
-
     # -- for pipelines built on this one (documents) ---------------------------------------
 
     def new_run(self, input_tokens: int, progress: Progress | None, tenant: Tenant) -> Run:
@@ -536,20 +453,4 @@ class Engine:
         """Merge ``summaries`` as a tree until they fit ``target`` (no call if they already do)."""
         return await self._reduce(run, summaries, system, target)
 
-    gather = _gather
-
-
-def _log_reduce_pass(level: int, sizes: list[int], outputs: int, max_tokens: int, *, final: bool) -> None:
-    """The design's ``reduce_pass`` event: ``inputs`` summaries merged into ``outputs``
-    (``reduce_level``: a log line's ``level`` is its severity)."""
-    logger.info(
-        "reduce_pass",
-        extra={
-            "reduce_level": level,
-            "inputs": len(sizes),
-            "input_tokens": sum(sizes),
-            "outputs": outputs,
-            "max_tokens": max_tokens,
-            "final": final,
-        },
-    )
+    gather = staticmethod(gather)
