@@ -26,7 +26,8 @@ from tests.support.fake_llm import FakeLLM
 from bench import corpus
 from bench.first_call import TARGET, parse_size
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.summarize.engine import Engine, Request, mapreduce, streamed
+from mcp_summarizer.engine_setup import build_engine
+from mcp_summarizer.summarize.engine import Request, mapreduce, streamed
 from mcp_summarizer.summarize.engine.prompts import Prompts
 
 marks: list[tuple[str, float]] = []
@@ -81,7 +82,7 @@ async def one(llm: FakeLLM, text: str) -> None:
     settings = load_settings(
         {"OPENROUTER_BASE_URL": llm.base_url, "OPENROUTER_API_KEY": "k", "LLM_CONTEXT_TOKENS": "32768"}
     )
-    engine = Engine.from_settings(settings)
+    engine = build_engine(settings)
     assert engine.backend is not None
     complete = engine.backend.complete
 
