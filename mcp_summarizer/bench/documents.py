@@ -39,7 +39,7 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.store import open_store
+from mcp_summarizer.storage import open_store
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text import tokens
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mcp_summarizer.cache.key import CacheKeys, endpoint
 from mcp_summarizer.clients.profiles import Limits, Profile, limits_for
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.summarize.budget import (
@@ -264,6 +265,24 @@ class Settings(BaseSettings):
             on_failure=self.on_llm_failure,
             fidelity_repair=self.fidelity_repair,
         )
+
+    def cache_keys(self, *, model: str) -> CacheKeys:
+        """The service's side of every cache key: everything in these settings that can change
+        an answer of ``model`` ("extractive" for the embedded summarizer)."""
+        backend = self.backend if model != "extractive" else "extractive"
+        facts: dict[str, object] = {
+            "backend": backend,
+            "model": model,
+            "chunk_size": self.default_chunk_size_tokens,
+            "chunk_overlap": self.default_chunk_overlap_tokens,
+            "context_tokens": self.llm_context_tokens,
+            "on_failure": self.on_llm_failure,
+            "repair": self.fidelity_repair,
+        }
+        if backend != "extractive":  # the embedded summarizer asks no endpoint
+            facts["endpoint"] = endpoint(self.openrouter_base_url)
+            facts["temperature"] = self.llm_temperature
+        return CacheKeys(tuple(sorted(facts.items())))
 
     @property
     def allowed_hosts(self) -> list[str] | None:

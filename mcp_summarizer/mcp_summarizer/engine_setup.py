@@ -3,7 +3,6 @@ both `config` and `summarize`, so the engine never imports the service's setting
 
 from __future__ import annotations
 
-from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.config import Settings
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.summarize.limiters import build_limiter
@@ -22,5 +21,5 @@ def build_engine(settings: Settings, backend: Backend | None = None) -> Engine:
         settings.engine(),
         backend,
         build_limiter(settings.concurrency()),
-        CacheKeys.from_settings(settings, model=model),
+        settings.cache_keys(model=model),
     )

@@ -1,18 +1,22 @@
-"""The service's storage, opened together from the settings: the content store (`store`) and
-the result cache (`cache`).  Here, above both, so neither package imports the other."""
+"""The service's storage, opened from the settings: the content store (`store`) and the
+result cache (`cache`).  Here, above both and above `config`, so that neither package
+imports the settings or the other's opener."""
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
+from typing import Any
 
-from mcp_summarizer.cache import open_cache
+from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import ConfigError
-from mcp_summarizer.store import ContentStore, cache_folder, open_store, store_limits
-from mcp_summarizer.store.sqlite import SQLiteStore
+from mcp_summarizer.store.content import ContentStore
+from mcp_summarizer.store.share import tenant_max_bytes
+from mcp_summarizer.store.sqlite import SQLiteStore, default_cache_dir
 
-__all__ = ["open_storage"]
+__all__ = ["cache_folder", "open_cache", "open_storage", "open_store", "store_limits"]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -30,3 +34,49 @@ def open_storage(settings: Settings) -> tuple[ContentStore, ResultCache | None]:
             extra={"reason": str(exc), "effect": "the result cache is off; sources are kept in memory"},
         )
         return SQLiteStore(None, **store_limits(settings)), None
+
+
+def open_store(settings: Settings) -> ContentStore:
+    """The configured store: Redis when REDIS_URL is set (shared by replicas), else a SQLite
+    file under CACHE_DIR (default the user's cache folder), or in this process's memory with
+    CACHE=off (which never touches CACHE_DIR).  ConfigError if CACHE_DIR cannot hold it."""
+    if settings.redis_url:
+        from mcp_summarizer.store.redis import RedisStore
+
+        return RedisStore(settings.redis_url, **store_limits(settings))
+    folder = None if settings.cache == "off" else cache_folder(settings)
+    return SQLiteStore(folder, **store_limits(settings))
+
+
+def open_cache(settings: Settings, folder: Path) -> ResultCache | None:
+    """The configured result cache: None with CACHE=off, Redis when REDIS_URL is set, else a
+    SQLite file in ``folder``."""
+    if settings.cache == "off":
+        return None
+    if settings.redis_url:
+        from mcp_summarizer.cache.redis import RedisResultCache
+
+        return RedisResultCache(settings.redis_url, ttl_seconds=settings.cache_ttl_seconds)
+    from mcp_summarizer.cache.sqlite import SQLiteResultCache
+
+    return SQLiteResultCache(
+        folder,
+        ttl_seconds=settings.cache_ttl_seconds,
+        max_bytes=int(settings.cache_max_mb * 1_000_000),
+    )
+
+
+def cache_folder(settings: Settings) -> Path:
+    return Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
+
+
+def store_limits(settings: Settings) -> dict[str, Any]:
+    max_bytes = int(settings.source_store_max_mb * 1_000_000)
+    return {
+        "ttl_seconds": settings.source_ttl_seconds,
+        "max_bytes": max_bytes,
+        "tenant_max_bytes": tenant_max_bytes(
+            max_bytes, settings.source_store_tenant_max_mb, len(load_tokens(settings))
+        ),
+        "secret": settings.source_id_secret.get_secret_value(),
+    }

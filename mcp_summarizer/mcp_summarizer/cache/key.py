@@ -2,9 +2,9 @@
 changed endpoint, model, size, prompt, policy or version never serves a stale summary.
 
 `CacheKeys` holds the service's side of every key (the setup: endpoint, model, backend,
-chunk sizes, context size, temperature, failure policies, prompt files, version); each
-request adds its own (the content, tool, budget, focus...).  Pure, no I/O but reading the
-package's prompt files once."""
+chunk sizes, context size, temperature, failure policies, prompt files, version; built by
+`Settings.cache_keys`); each request adds its own (the content, tool, budget, focus...).
+Pure, no I/O but reading the package's prompt files once."""
 
 from __future__ import annotations
 
@@ -13,13 +13,9 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from mcp_summarizer.version import __version__
-
-if TYPE_CHECKING:
-    from mcp_summarizer.config import Settings
 
 __all__ = ["CacheKeys", "endpoint", "prompt_version", "result_key"]
 
@@ -64,23 +60,6 @@ class CacheKeys:
     """The setup every answer depends on; `result` and `map` add the request's part."""
 
     setup: tuple[tuple[str, object], ...]
-
-    @classmethod
-    def from_settings(cls, settings: Settings, *, model: str) -> CacheKeys:
-        backend = settings.backend if model != "extractive" else "extractive"
-        facts: dict[str, object] = {
-            "backend": backend,
-            "model": model,
-            "chunk_size": settings.default_chunk_size_tokens,
-            "chunk_overlap": settings.default_chunk_overlap_tokens,
-            "context_tokens": settings.llm_context_tokens,
-            "on_failure": settings.on_llm_failure,
-            "repair": settings.fidelity_repair,
-        }
-        if backend != "extractive":  # the embedded summarizer asks no endpoint
-            facts["endpoint"] = endpoint(settings.openrouter_base_url)
-            facts["temperature"] = settings.llm_temperature
-        return cls(tuple(sorted(facts.items())))
 
     def result(self, tool: str, content: str, **request: object) -> str:
         """A tool's whole answer for ``content`` under the request's ``request`` facts

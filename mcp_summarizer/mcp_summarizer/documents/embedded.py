@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from mcp_summarizer.documents import cite, render
+from mcp_summarizer.citations import syntax as cite
+from mcp_summarizer.documents import render
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome, answer, plan_budget
 from mcp_summarizer.documents.index import Group, group
 from mcp_summarizer.documents.sources import Cut, plain, titles

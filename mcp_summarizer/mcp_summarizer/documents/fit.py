@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Protocol
 
+from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.documents.cite import cited
 from mcp_summarizer.documents.model import DocumentInfo, DocumentsSummary
 from mcp_summarizer.store.content import doc_of
 

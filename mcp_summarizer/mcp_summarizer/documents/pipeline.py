@@ -27,8 +27,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.config import Settings
-from mcp_summarizer.documents import batches, cite, compose, embedded, render
+from mcp_summarizer.documents import batches, compose, embedded, render
 from mcp_summarizer.documents.batches import ExcerptCost, MapAnswer
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, group

@@ -15,11 +15,11 @@ from typing import Protocol
 
 from mcp.types import ResourceLink
 
+from mcp_summarizer.citations.ask import Ask, relabel
+from mcp_summarizer.citations.attribute import Cited, cite
+from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.documents.cite import cited
-from mcp_summarizer.drill.ask import Ask, relabel
-from mcp_summarizer.drill.cite import Cited, cite
 from mcp_summarizer.drill.keep import Kept, keep
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.tenant import Tenant

@@ -16,11 +16,11 @@ from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.clients import fit
-from mcp_summarizer.clients.answers import cut_with_notice, made_within
 from mcp_summarizer.documents.compose import DocumentsOutcome
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 
 from .arguments import bounded
 from .registry import SUMMARIZE_ANNOTATIONS, Tools

@@ -18,13 +18,13 @@ from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.cache.answers import PageSummary
+from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.clients import fit
-from mcp_summarizer.clients.answers import cut_with_notice, made_within
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import reserve as drill_reserve
-from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 from mcp_summarizer.metrics import fetch_outcome
 from mcp_summarizer.text import tokens
 from mcp_summarizer.web.pages import Answer, Page, read

@@ -19,11 +19,11 @@ from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.clients import fit
-from mcp_summarizer.clients.answers import summary_within
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.mcp.answers import summary_within
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens

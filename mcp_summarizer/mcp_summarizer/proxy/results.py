@@ -28,11 +28,11 @@ from typing import Any, Literal
 
 import mcp_types as types
 
+from mcp_summarizer.citations.ask import Ask
+from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
-from mcp_summarizer.drill.ask import Ask
-from mcp_summarizer.drill.cite import uncited
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.store.content import ContentStore, Source, source_id

@@ -38,8 +38,8 @@ from typing import Any
 import httpx
 
 from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import Settings
-from mcp_summarizer.drill.ask import Ask
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.tenant import Tenant

@@ -18,7 +18,7 @@ from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.testing import free_port
 
-KEYS = CacheKeys.from_settings(load_settings({}), model="test/model")
+KEYS = load_settings({}).cache_keys(model="test/model")
 
 
 @pytest.fixture

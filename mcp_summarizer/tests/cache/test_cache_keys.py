@@ -42,7 +42,7 @@ CHANGES = [
 def keys(**env: str) -> CacheKeys:
     settings = load_settings({**BASE, **env})
     model = settings.llm_model if settings.backend == "openai" else "extractive"
-    return CacheKeys.from_settings(settings, model=model)
+    return settings.cache_keys(model=model)
 
 
 def both(k: CacheKeys) -> tuple[str, str]:

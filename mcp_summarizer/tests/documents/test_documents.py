@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer.documents.cite import cited
+from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.documents.model import DocumentsSummary
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok

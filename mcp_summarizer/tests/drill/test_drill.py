@@ -21,7 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_summarizer.text import tokens
-from tests.drill.test_cite import flat, wrapped_markdown
+from tests.citations.test_attribute import flat, wrapped_markdown
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, ok
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer, start_server, stop_server

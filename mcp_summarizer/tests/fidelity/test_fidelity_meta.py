@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_summarizer.drill.cite import uncited
+from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.fidelity.receipt import receipt
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
 from tests.support.local_site import Site

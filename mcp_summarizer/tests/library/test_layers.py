@@ -60,3 +60,65 @@ def test_the_check_sees_imports_at_any_depth(tmp_path: Path) -> None:
         "    import mcp_summarizer.web.pages\n"
     )
     assert {"mcp_summarizer.config", "mcp_summarizer.web.pages"} <= imported(module)
+
+
+def package_imports() -> dict[str, set[str]]:
+    """Each top-level part of the package (a folder, or a module at the root) and the other
+    parts its modules import."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        part = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        targets = graph.setdefault(part, set())
+        for name in imported(path):
+            if name.startswith("mcp_summarizer.") and (other := name.split(".")[1]) != part:
+                if (PACKAGE / other).is_dir() or (PACKAGE / f"{other}.py").is_file():
+                    targets.add(other)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one part (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_package_imports_another_that_imports_it_back() -> None:
+    """The parts stand in layers: a newcomer can read one without the ones above it."""
+    graph = package_imports()
+    loops = {
+        " <-> ".join(group): sorted(f"{a} -> {b}" for a in group for b in graph[a] if b in group)
+        for group in cycles(graph)
+    }
+    assert loops == {}
+
+
+def test_the_cycle_check_finds_a_loop_through_three_parts() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_summarizer.drill.cite import uncited
+from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error, hang, length
 from tests.support.servers import FREEZE_SECONDS, RunningServer, start_server, stop_server

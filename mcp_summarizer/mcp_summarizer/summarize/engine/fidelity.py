@@ -8,7 +8,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from mcp_summarizer.drill.cite import uncited
+from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize.engine.failure import describe_failure
 from mcp_summarizer.summarize.engine.model import Outcome

@@ -28,8 +28,8 @@ from typing import Any
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
-from mcp_summarizer.drill.ask import NO_CITATIONS
-from mcp_summarizer.drill.cite import uncited
+from mcp_summarizer.citations.ask import NO_CITATIONS
+from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
 from mcp_summarizer.summarize.budget import (

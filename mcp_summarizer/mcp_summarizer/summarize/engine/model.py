@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from mcp_summarizer.drill.ask import Ask
+from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.summarize.chunker import Chunk
 from mcp_summarizer.summarize.extractive import Kind

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mcp_summarizer.drill.ask import NO_CITATIONS
+from mcp_summarizer.citations.ask import NO_CITATIONS
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.budget import Budget
 from mcp_summarizer.summarize.engine.model import Prompt, Request

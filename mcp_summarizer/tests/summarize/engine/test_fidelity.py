@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_summarizer.drill.ask import Ask
+from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.summarize.engine.fidelity import SCAN_AHEAD_CHARS, SourceScan, line_around, repair

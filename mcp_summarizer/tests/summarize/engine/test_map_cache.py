@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mcp_summarizer.cache.answers import Answers
-from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.metrics import Metrics
@@ -34,7 +33,7 @@ def lookups(metrics: Metrics, outcome: str) -> float:
 
 
 def map_cache(results: SQLiteResultCache, metrics: Metrics | None = None) -> MapCache:
-    return MapCache(Answers(results, CacheKeys.from_settings(load_settings({}), model="test/model"), metrics))
+    return MapCache(Answers(results, load_settings({}).cache_keys(model="test/model"), metrics))
 
 
 def test_only_map_calls_have_a_key(results: SQLiteResultCache) -> None:

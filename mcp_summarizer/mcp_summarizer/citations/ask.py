@@ -9,7 +9,7 @@ of the source (a page changed in one section still costs map calls for that sect
 A chunk is placed in the kept source by character offsets: the engine chunks the source,
 or the source with some lines of site chrome cut out (then a chunk starts at or after its
 offset in the source, and is found from there).  The model's ids are checked afterwards
-(`drill.cite`): any that is not one of the source's is removed and counted.
+(`citations.attribute`): any that is not one of the source's is removed and counted.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from mcp_summarizer.documents.cite import CITATION
+from mcp_summarizer.citations.syntax import CITATION
 from shared.prompt_loader import load_prompt, render
 
 __all__ = ["LABEL", "NO_CITATIONS", "Ask", "relabel"]
@@ -117,7 +117,7 @@ class Ask:
 
 def relabel(text: str, ids: Sequence[str]) -> str:
     """``text`` with each label a citation holds, ``src#n``, turned into ``ids[n]``; a label of
-    no excerpt is left as it is (`documents.cite.clean` then removes and counts it)."""
+    no excerpt is left as it is (`citations.syntax.clean` then removes and counts it)."""
 
     def one(m: re.Match[str]) -> str:
         n = int(m.group(1))

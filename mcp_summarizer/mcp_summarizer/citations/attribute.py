@@ -6,7 +6,7 @@ source, and the excerpts holding them are cited.  They are found with white spac
 on both sides (every run of spaces, tabs and line breaks is one space): the summarizer joins
 a hard-wrapped paragraph's lines into one line, so a sentence of it is in the source with line
 breaks (and indentation) where the summary has spaces.  A model is asked to cite the excerpts
-its lines come from (`drill.ask`): a line holding a valid id keeps it as it is; a line
+its lines come from (`citations.ask`): a line holding a valid id keeps it as it is; a line
 without one is matched to the excerpt sharing most of its words (none when too few are
 shared: no citation beats a wrong one).  A run of lines from the same excerpts cites them
 once, on its last line.  Citations the text already holds are checked as
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from mcp_summarizer.documents.cite import CITATION, clean
+from mcp_summarizer.citations.syntax import CITATION, clean
 
 __all__ = ["Cited", "cite", "uncited"]
 

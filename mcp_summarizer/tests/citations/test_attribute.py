@@ -1,4 +1,4 @@
-"""Citing a summary into its kept source (drill/cite.py): pure, no I/O."""
+"""Citing a summary into its kept source (citations/attribute.py): pure, no I/O."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import re
 import textwrap
 import time
 
+from mcp_summarizer.citations.attribute import cite, uncited
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.sources import cut
-from mcp_summarizer.drill.cite import cite, uncited
 from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.summarize.extractive import summarize
 from mcp_summarizer.tenant import LOCAL

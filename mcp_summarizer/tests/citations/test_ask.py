@@ -201,7 +201,7 @@ async def test_fetch_url_map_prompts_name_the_page_excerpts(llm: FakeLLM, tmp_pa
 
 
 def test_a_chunk_of_the_source_without_its_chrome_is_placed_in_the_source() -> None:
-    from mcp_summarizer.drill.ask import Ask, relabel
+    from mcp_summarizer.citations.ask import Ask, relabel
     from mcp_summarizer.summarize.chunker import Chunk
 
     parts = [f"Part {i}: " + f"fact {i} is kept. " * 20 + "\n" for i in range(6)]
