@@ -140,4 +140,5 @@ class AttemptTimeout(Exception):
 
 
 class Stopped(Exception):
-    """The reader of a `GrowingOffsets` asked it to stop (its request ended)."""
+    """A worker thread was told its request ended (`GrowingOffsets`, the source scan): it stops
+    early, for nobody waits for its result."""

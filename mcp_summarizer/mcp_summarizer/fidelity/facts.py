@@ -25,8 +25,11 @@ from __future__ import annotations
 import ipaddress
 import re
 import string
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from mcp_summarizer.errors import Stopped
 
 __all__ = ["KINDS", "Fact", "facts", "normalize"]
 
@@ -216,14 +219,17 @@ _WINDOW = 1 << 15  # characters one regex call scans at most: it holds the GIL m
 _REACH = 4096  # longer than any match (a URL is at most 508 characters, a path 1,700)
 
 
-def scan(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+def scan(pattern: re.Pattern[str], text: str, halt: threading.Event | None = None) -> Iterator[re.Match[str]]:
     """``pattern.finditer(text)``, found one window at a time.  One call over a megabyte
     with no match (numbers without units, in a million headings) holds the GIL, and /health
     with it, for the whole scan; a window holds it briefly.  Each window reads
     `_REACH` further so a match that starts in it ends in it, and resumes after the last
-    match, so the matches are exactly finditer's."""
+    match, so the matches are exactly finditer's.  ``halt`` set (the request is over): `Stopped`
+    at the next window."""
     size, resume = len(text), 0
     for start in range(0, size, _WINDOW):
+        if halt is not None and halt.is_set():
+            raise Stopped
         stop = start + _WINDOW
         for m in pattern.finditer(text, max(start, resume), min(stop + _REACH, size)):
             if m.start() >= stop:
@@ -232,13 +238,13 @@ def scan(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-def _matches(text: str) -> list[tuple[int, int, int, str]]:
+def _matches(text: str, halt: threading.Event | None) -> list[tuple[int, int, int, str]]:
     """(start, priority, end, kind) of every candidate, in order; overlaps resolved later."""
     found: list[tuple[int, int, int, str]] = []
     continues = _WORD_CHAR.match
     for kinds, pattern in _PATTERNS:
         single = kinds[0] if len(kinds) == 1 else ""
-        for m in scan(pattern, text):
+        for m in scan(pattern, text, halt):
             a, end = m.start(), m.end()
             kind = single or kinds[(m.lastindex or 1) - 1]
             if a and kind != "url" and continues(text, a - 1) and text[a] not in '`"“/~':
@@ -440,13 +446,13 @@ def _identifiers(text: str, found: list[tuple[int, int, int, str]]) -> None:
                 found.append((a, _PRIORITY["identifier"], joined.end(), "identifier"))
 
 
-def facts(text: str) -> Iterator[Fact]:
+def facts(text: str, halt: threading.Event | None = None) -> Iterator[Fact]:
     """Every fact of ``text`` in order.  A negation yields a ``negation`` fact keyed by the
     negation and the next fact after it (within a short reach, in the same sentence), else
-    nothing."""
+    nothing.  ``halt``: see `scan`."""
     pending: list[tuple[int, str]] = []  # negations waiting for the fact they negate
     end = 0
-    for start, _, stop, kind in _matches(text):
+    for start, _, stop, kind in _matches(text, halt):
         if start < end:
             continue  # overlaps the fact before it
         end = stop

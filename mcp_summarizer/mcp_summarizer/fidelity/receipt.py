@@ -19,9 +19,11 @@ summary: the engine runs it while the LLM works and passes the result in.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
 from mcp_summarizer.text.lexicon import stemmed_words
 from shared.gcpause import no_gc_pauses
@@ -85,10 +87,10 @@ class Receipt:
         }
 
 
-def _distinct(text: str) -> dict[tuple[str, str], tuple[Fact, int]]:
+def _distinct(text: str, halt: threading.Event | None = None) -> dict[tuple[str, str], tuple[Fact, int]]:
     """Each distinct (kind, key): its first occurrence and how often it occurs."""
     seen: dict[tuple[str, str], tuple[Fact, int]] = {}
-    for f in facts(text):
+    for f in facts(text, halt):
         k = (f.kind, f.key)
         first, n = seen.get(k, (f, 0))
         seen[k] = (first, n + 1)
@@ -105,15 +107,20 @@ class SourceFacts:
     words: set[str] | None = None
 
 
-def source_facts(source: str) -> SourceFacts:
+def source_facts(source: str, halt: threading.Event | None = None) -> SourceFacts:
     """All of it, for `receipt`: computed ahead, while the LLM works (window by window: see
-    `_searchable_parts`)."""
+    `_searchable_parts`).  ``halt`` set (the request is over): `Stopped` at the next window,
+    so a worker thread scanning megabytes for a gone client stops with it."""
     with no_gc_pauses():  # every fact of a megabyte: see shared.gcpause
-        parts = list(_searchable_parts(source))
+        distinct = _distinct(source, halt)
+        parts: list[str] = []
         words: set[str] = set()
-        for part in parts:
+        for part in _searchable_parts(source):
+            if halt is not None and halt.is_set():
+                raise Stopped
+            parts.append(part)
             words |= _words(part)
-        return SourceFacts(_distinct(source), "".join(parts), words)
+        return SourceFacts(distinct, "".join(parts), words)
 
 
 def receipt(source: str, summary: str, focus: str = "", src: SourceFacts | None = None) -> Receipt:

@@ -3,12 +3,14 @@ dropped (most salient first), possibly invented; CJK and code; linear on hostile
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.fidelity import receipt as receipt_module
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import LIST_CAP, receipt, source_facts
@@ -154,3 +156,19 @@ def test_the_searchable_text_made_part_by_part_is_the_whole_texts(text: str, par
         src = source_facts(text)
     assert src.text == whole
     assert src.words == receipt_module._words(whole)
+
+
+@pytest.mark.parametrize("text", ["a" * 16_000_000, "Port 8080 on node-17 since 2019-08-17. " * 400_000])
+def test_the_source_scan_stops_when_its_request_ends(text: str) -> None:
+    """The scan runs in a worker thread for a request; when the request ends (its client
+    went), the thread must stop too instead of scanning megabytes for nobody.  Set before:
+    nothing is scanned; set while it runs: `Stopped` at its next window."""
+    halt = threading.Event()
+    halt.set()
+    with pytest.raises(Stopped):
+        source_facts(text, halt)
+    halt = threading.Event()
+    threading.Timer(0.05, halt.set).start()  # the whole scan takes seconds
+    with pytest.raises(Stopped):
+        source_facts(text, halt)
+    assert source_facts("Port 8080.", threading.Event()).facts == source_facts("Port 8080.").facts

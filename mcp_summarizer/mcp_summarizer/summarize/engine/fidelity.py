@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 
 from mcp_summarizer.citations.attribute import uncited
@@ -30,19 +31,21 @@ class SourceScan:
     def __init__(self, source: str) -> None:
         self.source = source
         self._scan: asyncio.Task[SourceFacts] | None = None
+        self._halt = threading.Event()  # a cancelled task does not stop its thread; this does
 
     def start(self) -> None:
         # Only for a long source: a short one is scanned in milliseconds at the end, and many
         # scans at once (a burst of small requests) would contend with the event loop for the
         # GIL just when it dispatches their map calls.
         if self._scan is None and len(self.source) >= SCAN_AHEAD_CHARS:
-            self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source))
+            self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source, self._halt))
 
     async def receipt(self, summary: str, focus: str) -> Receipt:
         src = await self._scan if self._scan is not None else None
         return await asyncio.to_thread(receipt, self.source, summary, focus, src)
 
     def cancel(self) -> None:
+        self._halt.set()
         if self._scan is not None and not self._scan.done():
             self._scan.cancel()
 
