@@ -99,7 +99,9 @@ async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str
     with tempfile.TemporaryDirectory() as cache:
         settings = Settings(summarizer_backend="extractive", cache_dir=cache)  # type: ignore[call-arg]
         store = open_store(settings)
-        pipeline = DocumentsPipeline(build_engine(settings), store, settings)
+        pipeline = DocumentsPipeline(
+            build_engine(settings), store, min_relevance=settings.cluster_min_relevance
+        )
         walls = []
         for _ in range(repeats):
             start = time.perf_counter()

@@ -27,6 +27,8 @@ from mcp_summarizer.summarize.budget import (
     max_output_tokens,
 )
 from mcp_summarizer.summarize.options import ConcurrencyOptions, EngineOptions, FailurePolicy, LLMOptions
+from mcp_summarizer.web.fetch import FetchLimits
+from mcp_summarizer.web.pages import PagesOptions
 from shared import settings as shared_settings
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "Settings", "load_settings"]
@@ -264,6 +266,20 @@ class Settings(BaseSettings):
             admission_wait_seconds=self.admission_wait_seconds,
             on_failure=self.on_llm_failure,
             fidelity_repair=self.fidelity_repair,
+        )
+
+    def pages(self) -> PagesOptions:
+        """fetch_url's pages: the fetch limits, robots.txt, how long a page is kept."""
+        return PagesOptions(
+            limits=FetchLimits(
+                max_bytes=self.fetch_max_bytes,
+                timeout_seconds=self.fetch_timeout_seconds,
+                max_redirects=self.fetch_max_redirects,
+                allow_private=self.fetch_allow_private,
+                user_agent=self.fetch_user_agent,
+            ),
+            respect_robots=self.fetch_respect_robots,
+            cache_seconds=self.fetch_cache_seconds,
         )
 
     def cache_keys(self, *, model: str) -> CacheKeys:

@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mcp_summarizer.citations import syntax as cite
-from mcp_summarizer.config import Settings
 from mcp_summarizer.documents import batches, compose, embedded, render
 from mcp_summarizer.documents.batches import ExcerptCost, MapAnswer
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome
@@ -75,10 +74,10 @@ class DocumentsPipeline:
     """`summarize_documents` for one service: cut, store, map and reduce through the engine,
     and `embedded` when there is no model or it fails for good."""
 
-    def __init__(self, engine: Engine, store: ContentStore, settings: Settings) -> None:
+    def __init__(self, engine: Engine, store: ContentStore, *, min_relevance: float) -> None:
         self.engine = engine
         self.store = store
-        self.min_relevance = settings.cluster_min_relevance
+        self.min_relevance = min_relevance  # CLUSTER_MIN_RELEVANCE
         self._t = {
             name: load_prompt(__file__, name)
             for name in (

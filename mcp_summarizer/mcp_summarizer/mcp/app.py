@@ -52,9 +52,9 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     service = Service(
         settings,
         engine,
-        Pages(settings, answers),
+        Pages(settings.pages(), answers),
         store,
-        DocumentsPipeline(engine, store, settings),
+        DocumentsPipeline(engine, store, min_relevance=settings.cluster_min_relevance),
         answers,
         metrics=metrics,
     )

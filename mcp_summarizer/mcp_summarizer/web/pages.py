@@ -39,7 +39,6 @@ import httpx
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.citations.ask import Ask
-from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.tenant import Tenant
@@ -86,23 +85,22 @@ class Answer:
     cache_key: str | None = None  # where to keep this summary (None: not to be kept)
 
 
-def limits_from(settings: Settings) -> FetchLimits:
-    return FetchLimits(
-        max_bytes=settings.fetch_max_bytes,
-        timeout_seconds=settings.fetch_timeout_seconds,
-        max_redirects=settings.fetch_max_redirects,
-        allow_private=settings.fetch_allow_private,
-        user_agent=settings.fetch_user_agent,
-    )
+@dataclass(frozen=True, slots=True)
+class PagesOptions:
+    """What `Pages` is configured with (`Settings.pages` builds it)."""
+
+    limits: FetchLimits
+    respect_robots: bool = True
+    cache_seconds: float = 300.0
 
 
 class Pages:
     """Fetch (robots.txt first), convert, tokenize once; keep recent pages for a while."""
 
-    def __init__(self, settings: Settings, shared: Answers | None = None) -> None:
-        self.limits = limits_from(settings)
-        self.robots = Robots(self.limits) if settings.fetch_respect_robots else None
-        self.ttl = settings.fetch_cache_seconds
+    def __init__(self, options: PagesOptions, shared: Answers | None = None) -> None:
+        self.limits = options.limits
+        self.robots = Robots(self.limits) if options.respect_robots else None
+        self.ttl = options.cache_seconds
         self.shared = shared  # the result cache: pages seen by other processes too
         self._cache: OrderedDict[str, tuple[float, Page]] = OrderedDict()
         self._held = 0  # characters of markdown in the cache

@@ -60,7 +60,9 @@ def summarized(tmp: Path, budget: int) -> DocumentsSummary:
         )
         store = open_store(settings)
         try:
-            pipeline = DocumentsPipeline(build_engine(settings), store, settings)
+            pipeline = DocumentsPipeline(
+                build_engine(settings), store, min_relevance=settings.cluster_min_relevance
+            )
             docs = [DocumentIn.model_validate(d) for d in forty_documents()]
             return (await pipeline.summarize(docs, "wolves hunting deer", budget, tenant=LOCAL)).structured
         finally:
