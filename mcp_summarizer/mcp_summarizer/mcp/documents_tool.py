@@ -6,6 +6,7 @@ returned with its structure (the topic index) beside the text.
 
 # No `from __future__ import annotations`: the tool's annotations hold values of this
 # configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
+import asyncio
 import logging
 import time
 from typing import Annotated
@@ -119,4 +120,6 @@ async def _summarize_documents(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    return documents_result(outcome, service.engine.model, limits)
+    # Fitting the structure to a small client re-serializes it step by step (tens to hundreds
+    # of ms for 40 documents): off the event loop, which /health and other requests share.
+    return await asyncio.to_thread(documents_result, outcome, service.engine.model, limits)
