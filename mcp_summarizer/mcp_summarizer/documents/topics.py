@@ -74,14 +74,14 @@ def _useful(word: str, stem: str) -> bool:
 def label_excerpts(excerpts: Sequence[Excerpt]) -> list[Label]:
     """A label for each excerpt; excerpts about the same subject get the same label."""
     counts: list[Counter[str]] = []
-    surface: dict[str, Counter[str]] = {}
+    pairs: Counter[tuple[str, str]] = Counter()  # (word, stem) -> uses, in order of first use
     for e in excerpts:
-        c: Counter[str] = Counter()
-        for word, stem in stemmed_words(e.text):
-            if _useful(word, stem):
-                c[stem] += 1
-                surface.setdefault(stem, Counter())[word] += 1
-        counts.append(c)
+        kept = [(word, stem) for word, stem in stemmed_words(e.text) if _useful(word, stem)]
+        counts.append(Counter(stem for _, stem in kept))
+        pairs.update(kept)
+    surface: dict[str, Counter[str]] = {}
+    for (word, stem), uses in pairs.items():
+        surface.setdefault(stem, Counter())[word] = uses
     df: Counter[str] = Counter()
     for c in counts:
         df.update(c.keys())
