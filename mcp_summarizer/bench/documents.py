@@ -45,7 +45,7 @@ from mcp_summarizer.text import tokens
 
 DATA = Path(__file__).resolve().parent / "data" / "pages" / "library"
 MAN = Path("/usr/share/man/man1")
-CITED = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._-]*#\d+)\]")
+CITED = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9._~-]*#\d+)\]")
 
 
 def python_pages(n: int) -> list[DocumentIn]:
