@@ -127,33 +127,14 @@ async def shape(
     # A summary cites the parts its lines come from (the kept ones: ids that open).
     starts = [0, *accumulate(map(len, parts))][:-1]
     into = Ask(original, [s.source_id for s in sources], starts) if handle and how == "summarized" else None
-    body, how, cause, cited = await _body(
-        how,
-        original,
-        value,
-        room,
-        engine,
-        server,
-        tool,
-        arguments,
-        goal,
-        tenant,
-        progress,
-        limits,
-        header,
-        into,
-    )
-    for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
-        if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
-            break
-        room = fit.shrink(room, body, limits, header + "\n\n")
-        # A summary is summarized again (one small call), JSON cut again from the original.
-        again = uncited(body) if how == "summarized" else original
-        body, how, cause, cited = await _body(
-            how,
-            again,
+
+    async def made(kind: How, text: str, size: int) -> tuple[str, How, str, dict[str, object]]:
+        """The body of ``text`` within ``size`` tokens (the first pass, then each smaller one)."""
+        return await _body(
+            kind,
+            text,
             value,
-            room,
+            size,
             engine,
             server,
             tool,
@@ -165,6 +146,15 @@ async def shape(
             header,
             into,
         )
+
+    body, how, cause, cited = await made(how, original, room)
+    for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
+        if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
+            break
+        room = fit.shrink(room, body, limits, header + "\n\n")
+        # A summary is summarized again (one small call), JSON cut again from the original.
+        again = uncited(body) if how == "summarized" else original
+        body, how, cause, cited = await made(how, again, room)
     if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
         how = "truncated"
         header = _header(
