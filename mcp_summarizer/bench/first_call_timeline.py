@@ -2,32 +2,38 @@
 timeline (issue 25 item 4): seconds from the call to each step, marked by wrapping the
 engine's own functions (the admission's estimate, boilerplate removal, the prompts, the
 streamed chunker's 1st and ``map_share_settled``-th chunk, the first map call, its limiter
-slot) and the stand-in LLM's record of the request's arrival.  A fresh engine each repeat, in
-one process: the first repeat also pays the openai client's first request (lazy imports).
+slot) and the stand-in LLM's record of the request's arrival.  The stand-in runs in a process
+of its own, as a provider does (in ours it would wait for our GIL to read the request).  One
+engine for all repeats, as a server has one: the first repeat ("cold") also pays the openai
+client's making and first request (lazy imports, a new connection).
 ``--no-scan`` leaves out the fidelity scan that starts with the map calls (in a worker
 thread), to see what it costs the first call.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.first_call_timeline \
-        [--size 2M] [--repeats 3] [--no-scan]
+        [--size 2M] [--repeats 3] [--no-scan] [--no-head]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from tests.support.fake_llm import FakeLLM
+import httpx
+from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
 
 from bench import corpus
 from bench.first_call import TARGET, parse_size
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.summarize.engine import Request, mapreduce, streamed
+from mcp_summarizer.gil import hand_over_sooner
+from mcp_summarizer.summarize.engine import Engine, Request, mapreduce, streamed
 from mcp_summarizer.summarize.engine.prompts import Prompts
 
 marks: list[tuple[str, float]] = []
@@ -49,9 +55,12 @@ def wrapped(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     return inner
 
 
-def instrument(scan: bool) -> None:
+def instrument(scan: bool, head: bool = True) -> None:
     mapreduce.estimate_tokens = wrapped(mapreduce.estimate_tokens, "estimate")  # type: ignore[assignment]
     mapreduce.strip_boilerplate = wrapped(mapreduce.strip_boilerplate, "boilerplate")  # type: ignore[assignment]
+    mapreduce.head_chunks = wrapped(  # type: ignore[assignment]
+        mapreduce.head_chunks if head else lambda *args, **kwargs: [], "head"
+    )
     Prompts.systems = wrapped(Prompts.systems, "prompts")  # type: ignore[method-assign]
     chunk = streamed.chunk
 
@@ -78,9 +87,10 @@ def instrument(scan: bool) -> None:
     mapreduce.SourceScan.start = scan_start  # type: ignore[method-assign]
 
 
-async def one(llm: FakeLLM, text: str) -> None:
+def new_engine(base_url: str) -> Engine:
+    """An engine whose backend marks its first map call and the limiter slot it holds."""
     settings = load_settings(
-        {"OPENROUTER_BASE_URL": llm.base_url, "OPENROUTER_API_KEY": "k", "LLM_CONTEXT_TOKENS": "32768"}
+        {"OPENROUTER_BASE_URL": base_url, "OPENROUTER_API_KEY": "k", "LLM_CONTEXT_TOKENS": "32768"}
     )
     engine = build_engine(settings)
     assert engine.backend is not None
@@ -98,22 +108,59 @@ async def one(llm: FakeLLM, text: str) -> None:
         return await complete(*args, slot=held, **kw)
 
     engine.backend.complete = marked  # type: ignore[method-assign]
-    llm.reset()
+    return engine
+
+
+async def one(engine: Engine, arrivals: Any, text: str, label: str) -> None:
     marks.clear()
     _t0[0] = time.perf_counter()
-    began = time.monotonic()
+    began = time.monotonic()  # the stand-in's clock too: CLOCK_MONOTONIC is the machine's
     task = asyncio.create_task(engine.summarize(Request(content=text, max_output_tokens=TARGET)))
-    while not llm.calls and not task.done():  # noqa: ASYNC110
-        await asyncio.sleep(0.002)
-    first = min(r.started for r in llm.requests) - began
+    first = -1.0
+    while first < 0 and not task.done():
+        while arrivals.empty() and not task.done():  # noqa: ASYNC110
+            await asyncio.sleep(0.002)
+        while first < 0 and not arrivals.empty():
+            first = arrivals.get() - began  # a call of the last repeat, cancelled, arrived before
     task.cancel()
     try:
         await task
     except asyncio.CancelledError:
         pass
-    await engine.aclose()
     steps = ", ".join(f"{name} {t:.3f}" for name, t in marks)
-    print(f"first LLM request {first:.3f} s: {steps}", flush=True)
+    print(f"{label}: first LLM request {first:.3f} s: {steps}", flush=True)
+
+
+async def repeats(base_url: str, arrivals: Any, text: str, n: int) -> None:
+    """One engine for all repeats, as a server has: the first also pays the openai client's
+    making and first request (lazy imports, its connection pool), the others do not."""
+    engine = new_engine(base_url)
+    try:
+        for i in range(n):
+            await one(engine, arrivals, text, "cold engine" if i == 0 else "warm engine")
+            await asyncio.sleep(2)  # the cancelled request's worker threads end (boilerplate pass)
+    finally:
+        await engine.aclose()
+
+
+WARM_UP = {"model": "m", "messages": [{"role": "user", "content": "warm up"}], "max_tokens": 5}
+
+
+def stand_in(urls: Any, arrivals: Any) -> None:
+    """The stand-in LLM in a process of its own, as a provider is: it does not share the
+    engine's GIL.  Each request's arrival (``time.monotonic()``) goes to ``arrivals``."""
+
+    def respond(record: Recorded) -> Reply:
+        arrivals.put(record.started)
+        return ok()
+
+    with FakeLLM(latency=0.0) as llm:
+        # Its own first request (tiktoken's loading, the first route) is not the engine's.
+        httpx.post(f"{llm.base_url}/chat/completions", json=WARM_UP, timeout=60).raise_for_status()
+        llm.latency = 5.0
+        llm.responder = respond
+        urls.put(llm.base_url)
+        threading.Event().wait()  # until the bench ends the process
 
 
 def main() -> None:
@@ -123,13 +170,22 @@ def main() -> None:
     parser.add_argument("--size", default="2M")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-scan", action="store_true")
+    parser.add_argument("--no-head", action="store_true", help="without the head start (engine/head.py)")
     args = parser.parse_args()
-    instrument(scan=not args.no_scan)
+    instrument(scan=not args.no_scan, head=not args.no_head)
+    hand_over_sooner()  # as the service does (cli.py)
     text = corpus.load(parse_size(args.size))
     print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, {len(text):,} characters\n")
-    with FakeLLM(latency=5.0) as llm:
-        for _ in range(args.repeats):
-            asyncio.run(one(llm, text))
+    spawn = multiprocessing.get_context("spawn")
+    urls, arrivals = spawn.Queue(), spawn.Queue()
+    server = spawn.Process(target=stand_in, args=(urls, arrivals), daemon=True)
+    server.start()
+    try:
+        base_url = urls.get(timeout=60)
+        asyncio.run(repeats(base_url, arrivals, text, args.repeats))
+    finally:
+        server.terminate()
+        server.join()
 
 
 if __name__ == "__main__":

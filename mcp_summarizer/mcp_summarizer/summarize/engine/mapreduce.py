@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
@@ -42,6 +43,7 @@ from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.failure import embedded, fail
 from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
 from mcp_summarizer.summarize.engine.gather import gather
+from mcp_summarizer.summarize.engine.head import HeadStart, head_chunks, let_calls_out
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
 from mcp_summarizer.summarize.engine.prompts import Prompts
@@ -156,16 +158,16 @@ class Engine:
         # Small content is handled on the event loop: a thread hop costs more than the work
         # (a few hundred microseconds of CPU at most), and most tool calls are small.
         inline = len(content) <= INLINE_CHARS
-        cleaned = (
-            strip_boilerplate(content) if inline else await asyncio.to_thread(strip_boilerplate, content)
-        )
-        if offsets is None and self.backend is not None and len(cleaned.text) >= STREAM_CHARS:
+        if offsets is None and self.backend is not None and len(content) >= STREAM_CHARS:
             try:
                 systems = await asyncio.to_thread(self.prompts.systems, request, self.budget)
             except InputError:  # said below, where a request within budget is still answered
                 systems = None
             if systems is not None:
-                return await self._streamed(request, cleaned, systems, progress, facts)
+                return await self._streamed(request, systems, progress, facts)
+        cleaned = (
+            strip_boilerplate(content) if inline else await asyncio.to_thread(strip_boilerplate, content)
+        )
         if offsets is None or cleaned.text is not content:
             text = cleaned.text
             offsets = TokenOffsets(text) if inline else await asyncio.to_thread(TokenOffsets, text)
@@ -198,26 +200,21 @@ class Engine:
         return self.budget.chunk_size(system_tokens, self.prompts.document_overhead, target)
 
     async def _streamed(
-        self,
-        request: Request,
-        cleaned: Cleaned,
-        systems: tuple[Prompt, Prompt],
-        progress: Progress | None,
-        facts: SourceScan,
+        self, request: Request, systems: tuple[Prompt, Prompt], progress: Progress | None, facts: SourceScan
     ) -> Outcome:
         """`_summarize` for long content: the map calls start while the text is still being
-        encoded and chunked (in a worker thread, `streamed`), so the LLM is not idle
-        for the second or two that a million tokens take.
+        cleaned, encoded and chunked (in worker threads: `head`, `streamed`), so the LLM is not
+        idle for the second or two that a million tokens take.
 
-        The answer is the one the whole-text path gives: the chunks are the same, and a chunk's
-        map budget is settled once `map_share_settled` chunks are known (until then the calls
-        wait; a short text waits for its count).  No call starts before the content is known to
-        be over the budget (the tokens encoded so far are); MAX_INPUT_TOKENS is checked as the
-        count grows and on the exact count, and an input found over it cancels the calls
-        already out (at most a few, of one chunk each)."""
+        The answer is the one the whole-text path gives: the chunks are the same (a head
+        start's are checked against them), and a chunk's map budget is settled once
+        `map_share_settled` chunks are known (until then the calls wait; a short text waits
+        for its count).  No call starts before the content is known to be over the budget
+        (the tokens encoded so far are); MAX_INPUT_TOKENS is checked as the count grows and on
+        the exact count, and an input found over it cancels the calls already out (a head
+        start's, or a few of one chunk each)."""
         content, target = request.content, request.max_output_tokens
         map_system, reduce_system = systems
-        text = cleaned.text
         chunk_size = self._chunk_size(map_system, target)
         overlap = self.budget.overlap(chunk_size)
         run = Run(
@@ -226,70 +223,100 @@ class Engine:
             outcome=Outcome(text="", input_tokens=0, backend="llm"),
             tenant=request.tenant,
         )
-        stripped = replace(request, content=text)
         settled = map_share_settled(target)
         chunks: list[Chunk] = []
         calls: list[asyncio.Task[str]] = []
+        cleaned: Cleaned | None = None
+        stop = threading.Event()  # the head's encoding ends with the request
 
         def map_one(piece: Chunk, num_chunks: int) -> Coroutine[Any, Any, str]:
             return self._map(run, map_system, target, piece, num_chunks)
 
         began = time.perf_counter()
-        async with stream_chunks(
-            text, strategy=request.strategy, chunk_size=chunk_size, overlap=overlap
-        ) as stream:
+        try:
             try:
-                try:
-                    async with asyncio.TaskGroup() as group:
+                async with asyncio.TaskGroup() as group:
+                    head = HeadStart(
+                        await asyncio.to_thread(
+                            head_chunks,
+                            content,
+                            strategy=request.strategy,
+                            chunk_size=chunk_size,
+                            overlap=overlap,
+                            stop=stop,
+                        )
+                    )
+                    if head.worth_it(len(content), target, chunk_size, settled, self.budget.max_input):
+                        run.planned = count = max(settled, len(head.chunks))  # the budget is settled
+                        calls += [group.create_task(map_one(c, count)) for c in head.chunks]
+                        await let_calls_out()
+                    else:
+                        head.chunks.clear()
+                    cleaned = await asyncio.to_thread(strip_boilerplate, content)
+                    ready = False  # calls for new chunks may start: their budget is final
+                    async with stream_chunks(
+                        cleaned.text, strategy=request.strategy, chunk_size=chunk_size, overlap=overlap
+                    ) as stream:
                         async for piece, so_far in stream:
+                            head.check(len(chunks), piece, calls)
                             chunks.append(piece)
                             self.budget.check_input(so_far, so_far=True)
-                            if calls or (so_far > target and len(chunks) >= settled):
+                            ready = ready or (so_far > target and len(chunks) >= settled)
+                            if ready and len(calls) < len(chunks):
                                 run.planned = len(chunks)
                                 calls += [
                                     group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]
                                 ]
                         offsets = await stream.offsets()
-                        logger.info(
-                            "chunked_while_mapping",
-                            extra={
-                                "chunks": len(chunks),
-                                "seconds": round(time.perf_counter() - began, 3),
-                                "map_calls_started": len(calls),
-                            },
-                        )
-                        removed = await removed_tokens(content, cleaned, offsets.n, target)
-                        # Calls are out only for content known over the budget: then this is
-                        # None or an InputError, which cancels them.
-                        if (
-                            answer := without_llm(content, cleaned, offsets.n, removed, target, self.budget)
-                        ) is not None:
-                            return answer
-                        run.outcome.input_tokens = offsets.n + removed
-                        run.outcome.boilerplate_tokens = removed
-                        run.outcome.num_chunks = run.planned = len(chunks)
-                        self._map_started(request, run.outcome.input_tokens, chunks, target, len(calls))
-                        calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
-                        facts.start()
-                except BaseExceptionGroup as eg:
-                    errors = eg.exceptions
-                    raise next(
-                        (e for e in errors if isinstance(e, InputError)),
-                        next((e for e in errors if isinstance(e, LLMError)), errors[0]),
-                    ) from None
-                out = run.outcome
-                out.text = await self._reduce(run, [c.result() for c in calls], reduce_system, target)
-                out.output_tokens = tokens.count(out.text)
-                return out
-            except InputError:
-                raise
-            except Exception as exc:  # a summary that failed must not lose the caller's content
-                if not run.outcome.input_tokens:
-                    stream.stop()
-                    n = await asyncio.to_thread(tokens.count, text)
-                    removed = await removed_tokens(content, cleaned, n, target)
-                    run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
-                return await self._fail(request, stripped, run.outcome, exc, progress)
+                    head.end(len(chunks), settled, calls)
+                    logger.info(
+                        "chunked_while_mapping",
+                        extra={
+                            "chunks": len(chunks),
+                            "seconds": round(time.perf_counter() - began, 3),
+                            "map_calls_started": len(calls),
+                            "head_start_calls": len(head.chunks),
+                        },
+                    )
+                    removed = await removed_tokens(content, cleaned, offsets.n, target)
+                    # Calls are out only for content known over the budget: then this is
+                    # None or an InputError, which cancels them.
+                    if (
+                        answer := without_llm(content, cleaned, offsets.n, removed, target, self.budget)
+                    ) is not None:
+                        for call in calls:  # none, as said; a head start's must not outlive it
+                            call.cancel()
+                        return answer
+                    run.outcome.input_tokens = offsets.n + removed
+                    run.outcome.boilerplate_tokens = removed
+                    run.outcome.num_chunks = run.planned = len(chunks)
+                    self._map_started(request, run.outcome.input_tokens, chunks, target, len(calls))
+                    calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
+                    facts.start()
+            except BaseExceptionGroup as eg:
+                errors = eg.exceptions
+                raise next(
+                    (e for e in errors if isinstance(e, InputError)),
+                    next((e for e in errors if isinstance(e, LLMError)), errors[0]),
+                ) from None
+            out = run.outcome
+            out.text = await self._reduce(run, [c.result() for c in calls], reduce_system, target)
+            out.output_tokens = tokens.count(out.text)
+            return out
+        except InputError:
+            raise
+        except Exception as exc:  # a summary that failed must not lose the caller's content
+            stop.set()
+            if cleaned is None:
+                cleaned = await asyncio.to_thread(strip_boilerplate, content)
+            if not run.outcome.input_tokens:
+                n = await asyncio.to_thread(tokens.count, cleaned.text)
+                removed = await removed_tokens(content, cleaned, n, target)
+                run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
+            stripped = replace(request, content=cleaned.text)
+            return await self._fail(request, stripped, run.outcome, exc, progress)
+        finally:
+            stop.set()
 
     async def _fail(
         self, request: Request, stripped: Request, spent: Outcome, exc: Exception, progress: Progress | None
