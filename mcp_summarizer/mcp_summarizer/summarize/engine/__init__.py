@@ -8,6 +8,7 @@ Its public API is here; each module does one job:
 * `model`: the request and outcome types, and the `Prompt` and `Run` a pipeline built on the
   engine (documents) drives calls with.
 * `streamed`: long content chunked in a worker thread while the map calls run.
+* `head`: a long page's first map calls from its head, before the whole page is cleaned.
 * `map_cache`: chunk summaries kept in the result cache, per tenant.
 * `failure`: the failure policy (ON_LLM_FAILURE) and its notice lines.
 * `fidelity`: the source's facts scanned while the LLM works, and FIDELITY_REPAIR.
