@@ -5,12 +5,13 @@ streamed chunker's 1st and ``map_share_settled``-th chunk, the first map call, i
 slot) and the stand-in LLM's record of the request's arrival.  The stand-in runs in a process
 of its own, as a provider does (in ours it would wait for our GIL to read the request).  One
 engine for all repeats, as a server has one: the first repeat ("cold") also pays the openai
-client's making and first request (lazy imports, a new connection).
+client's first request (a new connection; without `Engine.warm()`, which the server calls at
+its start, ``--no-warm``, also the client's making and the SDK's lazy imports).
 ``--no-scan`` leaves out the fidelity scan that starts with the map calls (in a worker
 thread), to see what it costs the first call.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.first_call_timeline \
-        [--size 2M] [--repeats 3] [--no-scan] [--no-head]
+        [--size 2M] [--repeats 3] [--no-scan] [--no-head] [--no-warm]
 """
 
 from __future__ import annotations
@@ -131,10 +132,12 @@ async def one(engine: Engine, arrivals: Any, text: str, label: str) -> None:
     print(f"{label}: first LLM request {first:.3f} s: {steps}", flush=True)
 
 
-async def repeats(base_url: str, arrivals: Any, text: str, n: int) -> None:
+async def repeats(base_url: str, arrivals: Any, text: str, n: int, warm: bool) -> None:
     """One engine for all repeats, as a server has: the first also pays the openai client's
     making and first request (lazy imports, its connection pool), the others do not."""
     engine = new_engine(base_url)
+    if warm:
+        engine.warm()  # as the server does at its start
     try:
         for i in range(n):
             await one(engine, arrivals, text, "cold engine" if i == 0 else "warm engine")
@@ -171,6 +174,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-scan", action="store_true")
     parser.add_argument("--no-head", action="store_true", help="without the head start (engine/head.py)")
+    parser.add_argument("--no-warm", action="store_true", help="no Engine.warm() before the first repeat")
     args = parser.parse_args()
     instrument(scan=not args.no_scan, head=not args.no_head)
     hand_over_sooner()  # as the service does (cli.py)
@@ -182,7 +186,7 @@ def main() -> None:
     server.start()
     try:
         base_url = urls.get(timeout=60)
-        asyncio.run(repeats(base_url, arrivals, text, args.repeats))
+        asyncio.run(repeats(base_url, arrivals, text, args.repeats, not args.no_warm))
     finally:
         server.terminate()
         server.join()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 from types import FrameType
 
 import uvicorn
@@ -112,6 +113,10 @@ class _DrainingServer(uvicorn.Server):
         self._service = service
         self._draining = False
         self._watch: asyncio.Task[None] | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self._service.engine.warm()  # the first request's first LLM call does not pay for it
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._draining or self.should_exit:

@@ -78,6 +78,19 @@ async def complete_with(llm: FakeLLM, max_tokens: int = 100, **env: str) -> Comp
         await b.aclose()
 
 
+async def test_warm_makes_the_loops_client_that_the_first_call_then_uses(
+    llm: FakeLLM, backend: OpenAIBackend
+) -> None:
+    """A server warms its engine at its start: the client its first call uses is made then,
+    with nothing sent."""
+    backend.warm()
+    client = backend._client()
+    assert llm.calls == 0
+    llm.script(ok("Goldshire is a town."))
+    assert (await backend.complete(SYSTEM, USER, 64)).text == "Goldshire is a town."
+    assert backend._client() is client
+
+
 # -- success ---------------------------------------------------------------------------------
 
 

@@ -92,6 +92,12 @@ class Engine:
     def model(self) -> str:
         return self.backend.model if self.backend else "extractive"
 
+    def warm(self) -> None:
+        """Ready the backend's client on the running loop (see `OpenAIBackend.warm`)."""
+        warm = getattr(self.backend, "warm", None)  # test backends need none
+        if warm is not None:
+            warm()
+
     async def aclose(self) -> None:
         if self.backend is not None:
             await self.backend.aclose()
