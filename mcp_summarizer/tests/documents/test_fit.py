@@ -36,10 +36,12 @@ SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f](\s*\[[^\]]+\])*$")
 
 
 def at_a_cut(kept: str, whole: str) -> bool:
-    """``kept`` is a beginning of ``whole`` that ends where `fit_structure` may cut: after a
-    sentence's end (and its citations) or before a line break.  A part's summary can itself
-    end mid-sentence when its share was smaller than its best sentence (the extractive
-    fallback cuts at a word); such a part still ends its line."""
+    """``kept`` is ``whole``, or a beginning of it that ends where `fit_structure` may cut:
+    after a sentence's end (and its citations) or before a line break.  A part's summary can
+    itself end mid-sentence when its share was smaller than its best sentence (the extractive
+    fallback cuts at a word); such a part still ends its line, or the summary."""
+    if kept == whole:  # nothing cut (ids keyed per store change the sizes from run to run)
+        return True
     return whole.startswith(kept) and bool(SENTENCE_END.search(kept) or whole[len(kept) :].startswith("\n"))
 
 
