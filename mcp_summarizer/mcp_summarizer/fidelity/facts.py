@@ -510,6 +510,7 @@ def facts(text: str, halt: threading.Event | None = None) -> Iterator[Fact]:
     nothing.  ``halt``: see `scan`."""
     pending: list[tuple[int, str]] = []  # negations waiting for the fact they negate
     end = 0
+    keys: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}  # the same fact, met again
     for start, _, stop, kind in _matches(text, halt):
         if start < end:
             continue  # overlaps the fact before it
@@ -518,7 +519,10 @@ def facts(text: str, halt: threading.Event | None = None) -> Iterator[Fact]:
         if kind == "negation":
             pending.append((stop, raw.lower()))
             continue
-        key = normalize(kind, raw)
+        known = keys[kind]
+        key = known.get(raw)
+        if key is None:
+            key = known[raw] = normalize(kind, raw)
         if kind == "bare_number":
             raw = number_context(text, start) + raw
         if pending:
