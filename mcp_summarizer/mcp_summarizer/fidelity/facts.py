@@ -250,9 +250,10 @@ def scan(pattern: re.Pattern[str], text: str, halt: threading.Event | None = Non
             raise Stopped
         stop = start + _WINDOW
         for m in pattern.finditer(text, max(start, resume), min(stop + _REACH, size)):
-            if m.start() >= stop:
+            a, b = m.span()
+            if a >= stop:
                 break
-            resume = m.end() if m.end() > m.start() else m.start() + 1
+            resume = b if b > a else a + 1
             yield m
 
 
