@@ -90,12 +90,10 @@ _DIGITS = re.compile(
 )
 _GROUPS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("url", r"https?://[^\s<>()\[\]\"'`]{1,500}+"),),
-    (("date", rf"{_MONTH} \d{{1,2}}(?:, \d{{4}})?\b"),),
     (("version", r"v\d{1,4}(?:\.\d{1,5}){0,3}\b"),),
     tuple(("number", rf"\{sign}\d{{1,12}}(?:\.\d{{1,6}})?") for sign in "$€£"),
     (("identifier", r"`[^`\n]{1,80}`"),),
     (("identifier", r"/[\w.-]{1,80}(?:/[\w.-]{1,80}){1,20}"),),
-    (("identifier", r"[A-Z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,10}\b"),),
     (("quote", r'"[^"\n]{3,80}"'), ("quote", r"“[^”\n]{3,80}”")),
     # One regex of all twelve would try every n, d, r, c, w, i, m; these skip to "n", "can", ...
     tuple(
@@ -112,11 +110,39 @@ _GROUPS: tuple[tuple[tuple[str, str], ...], ...] = (
             "mustn't",
         )
     ),
-    # not the first part of an e-mail address or a dotted name ("Mail John.Doe@x.org")
-    (("name", r"[A-Z][a-z]{1,30}(?: (?:of |the )?[A-Z][a-z]{1,30}){1,3}\b(?![.@+]\w)"),),
     # a hash, or a UUID's first part: the whole run, judged in Python (`_hex`)
     (("hash", r"[0-9a-fA-F]{7,}+"),),
 )
+# The three kinds that start with a capital letter, each without it: one regex tries them all at
+# each capital (one skip to the capitals, not three), and says which matched there in its groups.
+_MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+_CAPITAL_RESTS = (
+    (  # _MONTH's, in its order
+        "date",
+        "(?:" + "|".join(f"(?<={m[0]}){m[1:]}" for m in _MONTHS) + r")[a-z]{0,6}\.? \d{1,2}(?:, \d{4})?\b",
+    ),
+    ("identifier", r"[a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,10}\b"),  # CamelCase
+    # not the first part of an e-mail address or a dotted name ("Mail John.Doe@x.org")
+    ("name", r"[a-z]{1,30}(?: (?:of |the )?[A-Z][a-z]{1,30}){1,3}\b(?![.@+]\w)"),
+)
+
+
+def _capitals_regex() -> tuple[tuple[int, ...], re.Pattern[str]]:
+    """(the rest each group is of, the regex): a capital, then for each rest in turn that
+    matches after it, the others after it as they may: it matches only where one of them does."""
+    which: list[int] = []
+    branches = []
+    for first in range(len(_CAPITAL_RESTS)):
+        looks = []
+        for i in range(first, len(_CAPITAL_RESTS)):
+            which.append(i)
+            look = f"(?=({_CAPITAL_RESTS[i][1]}))"
+            looks.append(look if i == first else f"(?:{look}|)")
+        branches.append("".join(looks))
+    return tuple(which), re.compile("[A-Z](?:" + "|".join(branches) + ")")
+
+
+_CAPITAL_GROUPS, _CAPITALS = _capitals_regex()
 _PATTERNS = tuple(
     (tuple(kind for kind, _ in group), tuple(re.compile(pattern) for _, pattern in group))
     for group in _GROUPS
@@ -259,13 +285,14 @@ def scan(pattern: re.Pattern[str], text: str, halt: threading.Event | None = Non
 
 def _alternatives(
     patterns: tuple[re.Pattern[str], ...], text: str, halt: threading.Event | None
-) -> Iterator[tuple[int, re.Match[str]]]:
-    """(which, match) of ``patterns[0]|patterns[1]|...`` as `scan` finds them: at each
-    position the first pattern that matches there, resuming after the match.  Each pattern
-    searches on its own (skipping to its own first characters); the one whose next match starts
-    first wins, and those a match passed over search again after it."""
+) -> Iterator[tuple[int, int, int]]:
+    """(which, start, end) of the matches of ``patterns[0]|patterns[1]|...`` as `scan` finds
+    them: at each position the first pattern that matches there, resuming after the match.
+    Each pattern searches on its own (skipping to its own first characters); the one whose next
+    match starts first wins, and those a match passed over search again after it."""
     if len(patterns) == 1:
-        yield from ((0, m) for m in scan(patterns[0], text, halt))
+        for m in scan(patterns[0], text, halt):
+            yield 0, m.start(), m.end()
         return
     size, resume = len(text), 0
     for start in range(0, size, _WINDOW):
@@ -275,17 +302,33 @@ def _alternatives(
         pos = max(start, resume)
         ahead = [p.search(text, pos, end) for p in patterns]
         while True:
-            first, which = None, 0
-            for i, m in enumerate(ahead):
-                if m is not None and (first is None or m.start() < first.start()):
-                    first, which = m, i
+            first: re.Match[str] | None = None
+            which = 0
+            for i, next_match in enumerate(ahead):
+                if next_match is not None and (first is None or next_match.start() < first.start()):
+                    first, which = next_match, i
             if first is None or first.start() >= stop:
                 break
-            yield which, first
+            yield which, first.start(), first.end()
             resume = first.end()  # none of the patterns matches empty
-            for i, m in enumerate(ahead):
-                if m is not None and m.start() < resume:
+            for i, next_match in enumerate(ahead):
+                if next_match is not None and next_match.start() < resume:
                     ahead[i] = patterns[i].search(text, resume, end)
+
+
+def _at_capitals(text: str, halt: threading.Event | None) -> Iterator[tuple[int, int, int]]:
+    """(which, start, end) of the matches of each of ``_CAPITAL_RESTS`` (a capital before it),
+    as `scan` finds them pattern by pattern: from ``_CAPITALS``' groups, each one's match kept
+    where it starts after that pattern's last match ends."""
+    resume = [0] * len(_CAPITAL_RESTS)
+    groups = tuple(enumerate(_CAPITAL_GROUPS, 1))
+    for m in scan(_CAPITALS, text, halt):
+        a = m.start()
+        for group, i in groups:
+            end = m.end(group)
+            if end >= 0 and a >= resume[i]:  # -1: the group did not match
+                resume[i] = end
+                yield i, a, end
 
 
 def _matches(text: str, halt: threading.Event | None) -> list[tuple[int, int, int, str]]:
@@ -304,9 +347,11 @@ def _matches(text: str, halt: threading.Event | None) -> list[tuple[int, int, in
         if kind == "bare_number" and not _is_bare_number(text, a, end):
             continue
         add((a, _PRIORITY[kind], end, kind))
-    for kinds, patterns in _PATTERNS:
-        for i, m in _alternatives(patterns, text, halt):
-            a, end = m.span()
+    for kinds, found_by in (
+        *((kinds, _alternatives(patterns, text, halt)) for kinds, patterns in _PATTERNS),
+        (tuple(kind for kind, _ in _CAPITAL_RESTS), _at_capitals(text, halt)),
+    ):
+        for i, a, end in found_by:
             kind = kinds[i]
             if a and kind != "url" and text[a] not in '`"“/~':
                 if text[a - 1].isalnum() or text[a - 1] in joiners:
