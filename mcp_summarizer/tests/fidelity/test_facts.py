@@ -127,6 +127,9 @@ def test_the_same_facts_as_before_where_alternatives_overlap(text: str) -> None:
         '"a “bcd” e" and “f "ghi" j”',
         "`cannot` not $1 €2.5 £3",
         "x$1 won't, can't; cannot never no longer",
+        # the kinds that start with a capital, inside each other: CamelCase, names, months
+        "MayDay Of The Year, JsonDecoder Marshal Dughan May 5, 2024; JanFeb Mar 3 Sept. 12 AbCd Ef",
+        "The Old Map Of Elwynn Forest Of The North Dec 31, 1999 Dec Xy",
     ],
 )
 def test_the_same_facts_as_before_on_overlapping_alternatives(text: str) -> None:
