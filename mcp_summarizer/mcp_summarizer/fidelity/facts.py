@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mcp_summarizer.errors import Stopped
+from mcp_summarizer.fidelity.windows import alternatives, scan
 
 __all__ = ["KINDS", "Fact", "facts", "normalize"]
 
@@ -67,7 +67,7 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # start differently (it knows no first character of a group of groups, nor of a lookahead).
 # So the seven kinds that start with a digit share one leading ``\d`` (`_DIGITS`), and the
 # alternatives of a group with several literal starts ("$", "€", "£") are regexes of their own,
-# run side by side (`_alternatives`), each skipping to its own start.
+# run side by side (`windows.alternatives`), each skipping to its own start.
 _DIGIT_KINDS = ("date", "date", "ip", "version", "number", "number", "bare_number")
 # Each alternative without its first digit, which is matched once before them all.
 _OCTET_REST = r"(?:(?<=2)5[0-5]|(?<=2)[0-4]\d|(?<=1)\d\d|(?<=[1-9])\d|)"  # _OCTET's, in its order
@@ -259,63 +259,6 @@ def normalize(kind: str, text: str) -> str:
     return value
 
 
-_WINDOW = 1 << 15  # characters one regex call scans at most: it holds the GIL meanwhile
-_REACH = 4096  # longer than any match (a URL is at most 508 characters, a path 1,700)
-
-
-def scan(pattern: re.Pattern[str], text: str, halt: threading.Event | None = None) -> Iterator[re.Match[str]]:
-    """``pattern.finditer(text)``, found one window at a time.  One call over a megabyte
-    with no match (numbers without units, in a million headings) holds the GIL, and /health
-    with it, for the whole scan; a window holds it briefly.  Each window reads
-    `_REACH` further so a match that starts in it ends in it, and resumes after the last
-    match, so the matches are exactly finditer's.  ``halt`` set (the request is over): `Stopped`
-    at the next window."""
-    size, resume = len(text), 0
-    for start in range(0, size, _WINDOW):
-        if halt is not None and halt.is_set():
-            raise Stopped
-        stop = start + _WINDOW
-        for m in pattern.finditer(text, max(start, resume), min(stop + _REACH, size)):
-            a, b = m.span()
-            if a >= stop:
-                break
-            resume = b if b > a else a + 1
-            yield m
-
-
-def _alternatives(
-    patterns: tuple[re.Pattern[str], ...], text: str, halt: threading.Event | None
-) -> Iterator[tuple[int, int, int]]:
-    """(which, start, end) of the matches of ``patterns[0]|patterns[1]|...`` as `scan` finds
-    them: at each position the first pattern that matches there, resuming after the match.
-    Each pattern searches on its own (skipping to its own first characters); the one whose next
-    match starts first wins, and those a match passed over search again after it."""
-    if len(patterns) == 1:
-        for m in scan(patterns[0], text, halt):
-            yield 0, m.start(), m.end()
-        return
-    size, resume = len(text), 0
-    for start in range(0, size, _WINDOW):
-        if halt is not None and halt.is_set():
-            raise Stopped
-        stop, end = start + _WINDOW, min(start + _WINDOW + _REACH, size)
-        pos = max(start, resume)
-        ahead = [p.search(text, pos, end) for p in patterns]
-        while True:
-            first: re.Match[str] | None = None
-            which = 0
-            for i, next_match in enumerate(ahead):
-                if next_match is not None and (first is None or next_match.start() < first.start()):
-                    first, which = next_match, i
-            if first is None or first.start() >= stop:
-                break
-            yield which, first.start(), first.end()
-            resume = first.end()  # none of the patterns matches empty
-            for i, next_match in enumerate(ahead):
-                if next_match is not None and next_match.start() < resume:
-                    ahead[i] = patterns[i].search(text, resume, end)
-
-
 def _at_capitals(text: str, halt: threading.Event | None) -> Iterator[tuple[int, int, int]]:
     """(which, start, end) of the matches of each of ``_CAPITAL_RESTS`` (a capital before it),
     as `scan` finds them pattern by pattern: from ``_CAPITALS``' groups, each one's match kept
@@ -348,7 +291,7 @@ def _matches(text: str, halt: threading.Event | None) -> list[tuple[int, int, in
             continue
         add((a, _PRIORITY[kind], end, kind))
     for kinds, found_by in (
-        *((kinds, _alternatives(patterns, text, halt)) for kinds, patterns in _PATTERNS),
+        *((kinds, alternatives(patterns, text, halt)) for kinds, patterns in _PATTERNS),
         (tuple(kind for kind, _ in _CAPITAL_RESTS), _at_capitals(text, halt)),
     ):
         for i, a, end in found_by:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_summarizer.fidelity import facts as facts_module
+from mcp_summarizer.fidelity import windows as windows_module
 from mcp_summarizer.fidelity.facts import facts
 from tests.fidelity import facts_before
 
@@ -98,7 +98,7 @@ def windows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     """Small windows put window edges inside every candidate of a short text (the scan reads
     one window at a time, and a run longer than its reach is cut where the window ends)."""
     if request.param == "small windows":
-        for module in (facts_module, facts_before):
+        for module in (windows_module, facts_before):
             monkeypatch.setattr(module, "_WINDOW", 16)
             monkeypatch.setattr(module, "_REACH", 8)
 
@@ -140,7 +140,7 @@ def test_the_same_facts_as_before_on_overlapping_alternatives(text: str) -> None
 @given(st.lists(st.sampled_from(PIECES), max_size=60).map("".join))
 def test_the_same_facts_as_before_across_window_edges(text: str) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        for module in (facts_module, facts_before):
+        for module in (windows_module, facts_before):
             mp.setattr(module, "_WINDOW", 16)
             mp.setattr(module, "_REACH", 8)
         assert_same(text)
