@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from bench import corpus
@@ -195,7 +196,12 @@ def summarize_with(
 
 
 def receipt_of(rev: str) -> Callable[[str, str], Any]:
-    """The ``receipt`` function of git revision ``rev``, loaded next to the current one: its
+    """The ``receipt`` function of git revision ``rev``, loaded next to the current one."""
+    return fidelity_at(rev).receipt  # type: ignore[no-any-return]
+
+
+def fidelity_at(rev: str) -> ModuleType:
+    """The receipt module of git revision ``rev``, loaded next to the current one: its
     fidelity modules copied into a temporary package whose imports point at each other."""
     root = Path(__file__).resolve().parents[1]
     package = Path(tempfile.mkdtemp(prefix="fidelity-bench-")) / "fidelity_at_rev"
@@ -213,7 +219,7 @@ def receipt_of(rev: str) -> Callable[[str, str], Any]:
             shown.stdout.replace("mcp_summarizer.fidelity.", "fidelity_at_rev.")
         )
     sys.path.insert(0, str(package.parent))
-    return importlib.import_module("fidelity_at_rev.receipt").receipt  # type: ignore[no-any-return]
+    return importlib.import_module("fidelity_at_rev.receipt")
 
 
 def receipt_cost(n_tokens: int, repeats: int, against: str = "", source: str = "", label: str = "") -> None:

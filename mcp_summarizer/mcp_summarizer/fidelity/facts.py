@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from mcp_summarizer.errors import Stopped
+from mcp_summarizer.fidelity.windows import alternatives, scan
 
 __all__ = ["KINDS", "Fact", "facts", "normalize"]
 
@@ -58,51 +58,95 @@ _UNIT = (
     r"|GiB\b|Hz\b|kHz\b|MHz\b|GHz\b|px\b|°C|°F|K\b|x\b|tokens\b|gold\b|silver\b|copper\b|USD\b|EUR\b)"
 )
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-_NEGATION = r"(?:not|never|no longer|deprecated|removed|cannot|can't|won't|isn't|doesn't|don't|mustn't)\b"
-# Patterns grouped by the characters they start with, each group one regex of alternatives
-# in priority order (the kind of a match is its group's), so the regex engine skips the
-# positions where none can start at C speed: the seven that start with a digit are one scan,
-# not seven (one combined pattern with lookbehinds would be tried at each position in turn,
-# several times the cost of an encode pass).  A match must not continue a word (checked on the character
-# before it); where matches overlap, the earlier one wins, then the kind listed first.
+# Patterns grouped by the characters they start with, each group the alternatives of one
+# regex in priority order (the kind of a match is its alternative's): where matches overlap,
+# the earlier one wins, then the kind listed first; a match must not continue a word (checked
+# on the character before it).  What a scan costs is mostly the positions the regex engine
+# tries: it skips at C speed to a pattern's first characters when it knows them (fastest for
+# one literal string, as "http"), and tries every position of a pattern whose alternatives
+# start differently (it knows no first character of a group of groups, nor of a lookahead).
+# So the seven kinds that start with a digit share one leading ``\d`` (`_DIGITS`), and the
+# alternatives of a group with several literal starts ("$", "€", "£") are regexes of their own,
+# run side by side (`windows.alternatives`), each skipping to its own start.
+_DIGIT_KINDS = ("date", "date", "ip", "version", "number", "number", "bare_number")
+# Each alternative without its first digit, which is matched once before them all.
+_OCTET_REST = r"(?:(?<=2)5[0-5]|(?<=2)[0-4]\d|(?<=1)\d\d|(?<=[1-9])\d|)"  # _OCTET's, in its order
+_DIGITS = re.compile(
+    r"\d(?:"
+    + "|".join(
+        f"({pattern})"
+        for pattern in (
+            r"\d{3}-\d{2}-\d{2}(?:\b|(?=T\d))",  # a timestamp's date too
+            rf"\d? {_MONTH} \d{{4}}\b",
+            rf"{_OCTET_REST}(?:\.{_OCTET}){{3}}(?!\.?\d)(?::\d{{1,5}}(?!\d))?",  # with its port
+            r"\d{0,3}\.\d{1,5}\.\d{1,5}(?:\.\d{1,5})?\b",
+            rf"\d{{0,2}}(?:,\d{{3}})++(?:\.\d{{1,6}})?(?: ?{_UNIT})?",
+            rf"\d{{0,11}}(?:\.\d{{1,6}})? ?{_UNIT}",
+            # No assertion after the run: one that failed would retry the run from each digit.
+            r"\d*+(?:\.\d++)?",  # matches after every digit: the regex never fails on one
+        )
+    )
+    + ")"
+)
 _GROUPS: tuple[tuple[tuple[str, str], ...], ...] = (
     (("url", r"https?://[^\s<>()\[\]\"'`]{1,500}+"),),
-    (
-        ("date", r"\d{4}-\d{2}-\d{2}(?:\b|(?=T\d))"),  # a timestamp's date too
-        ("date", rf"\d{{1,2}} {_MONTH} \d{{4}}\b"),
-        ("ip", rf"{_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)(?::\d{{1,5}}(?!\d))?"),  # with its port
-        ("version", r"\d{1,4}\.\d{1,5}\.\d{1,5}(?:\.\d{1,5})?\b"),
-        ("number", rf"\d{{1,3}}(?:,\d{{3}})++(?:\.\d{{1,6}})?(?: ?{_UNIT})?"),
-        ("number", rf"\d{{1,12}}(?:\.\d{{1,6}})? ?{_UNIT}"),
-        # No assertion after the run: one that failed would retry the run from each digit.
-        ("bare_number", r"\d++(?:\.\d++)?"),
-    ),
-    (("date", rf"{_MONTH} \d{{1,2}}(?:, \d{{4}})?\b"),),
     (("version", r"v\d{1,4}(?:\.\d{1,5}){0,3}\b"),),
-    (("number", r"[$€£]\d{1,12}(?:\.\d{1,6})?"),),
+    tuple(("number", rf"\{sign}\d{{1,12}}(?:\.\d{{1,6}})?") for sign in "$€£"),
     (("identifier", r"`[^`\n]{1,80}`"),),
     (("identifier", r"/[\w.-]{1,80}(?:/[\w.-]{1,80}){1,20}"),),
-    (("identifier", r"[A-Z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,10}\b"),),
-    (("quote", r'"[^"\n]{3,80}"|“[^”\n]{3,80}”'),),
-    (("negation", _NEGATION),),
-    # not the first part of an e-mail address or a dotted name ("Mail John.Doe@x.org")
-    (("name", r"[A-Z][a-z]{1,30}(?: (?:of |the )?[A-Z][a-z]{1,30}){1,3}\b(?![.@+]\w)"),),
+    (("quote", r'"[^"\n]{3,80}"'), ("quote", r"“[^”\n]{3,80}”")),
+    # One regex of all twelve would try every n, d, r, c, w, i, m; these skip to "n", "can", ...
+    tuple(
+        ("negation", rf"{words}\b")
+        for words in (
+            "n(?:ot|ever|o longer)",
+            "can(?:not|'t)",
+            "deprecated",
+            "removed",
+            "won't",
+            "isn't",
+            "doesn't",
+            "don't",
+            "mustn't",
+        )
+    ),
     # a hash, or a UUID's first part: the whole run, judged in Python (`_hex`)
     (("hash", r"[0-9a-fA-F]{7,}+"),),
 )
+# The three kinds that start with a capital letter, each without it: one regex tries them all at
+# each capital (one skip to the capitals, not three), and says which matched there in its groups.
+_MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+_CAPITAL_RESTS = (
+    (  # _MONTH's, in its order
+        "date",
+        "(?:" + "|".join(f"(?<={m[0]}){m[1:]}" for m in _MONTHS) + r")[a-z]{0,6}\.? \d{1,2}(?:, \d{4})?\b",
+    ),
+    ("identifier", r"[a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,10}\b"),  # CamelCase
+    # not the first part of an e-mail address or a dotted name ("Mail John.Doe@x.org")
+    ("name", r"[a-z]{1,30}(?: (?:of |the )?[A-Z][a-z]{1,30}){1,3}\b(?![.@+]\w)"),
+)
 
 
-def _compile(group: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...], re.Pattern[str]]:
-    """(kinds by group number, the group's regex): every alternative one capturing group.  A
-    group of several starts with a lookahead for a digit: alternatives of groups give the
-    regex engine no first character to skip to, and without one it tries every position."""
-    alternatives = "|".join(f"({pattern})" for _, pattern in group)
-    return tuple(kind for kind, _ in group), re.compile(
-        rf"(?=\d)(?:{alternatives})" if len(group) > 1 else alternatives
-    )
+def _capitals_regex() -> tuple[tuple[int, ...], re.Pattern[str]]:
+    """(the rest each group is of, the regex): a capital, then for each rest in turn that
+    matches after it, the others after it as they may: it matches only where one of them does."""
+    which: list[int] = []
+    branches = []
+    for first in range(len(_CAPITAL_RESTS)):
+        looks = []
+        for i in range(first, len(_CAPITAL_RESTS)):
+            which.append(i)
+            look = f"(?=({_CAPITAL_RESTS[i][1]}))"
+            looks.append(look if i == first else f"(?:{look}|)")
+        branches.append("".join(looks))
+    return tuple(which), re.compile("[A-Z](?:" + "|".join(branches) + ")")
 
 
-_PATTERNS = tuple(_compile(group) for group in _GROUPS)
+_CAPITAL_GROUPS, _CAPITALS = _capitals_regex()
+_PATTERNS = tuple(
+    (tuple(kind for kind, _ in group), tuple(re.compile(pattern) for _, pattern in group))
+    for group in _GROUPS
+)
 _PRIORITY = {
     kind: i
     for i, kind in enumerate(
@@ -129,7 +173,7 @@ _PRIORITY = {
 # their separators: a "." or "_" between word characters is rare, a word start is not.
 _SEPARATOR = re.compile(r"[._](?=[A-Za-z0-9])")
 _JOINED = re.compile(r"[A-Za-z_][A-Za-z0-9]{0,40}(?:[._][A-Za-z0-9]{1,40}){1,10}(?:\(\))?")
-_WORD_CHAR = re.compile(r"[\w'’.,/-]")
+_JOINERS = frozenset("_'’.,/-")  # with the letters and digits: what continues a word
 _LEADING_ARTICLES = ("the ", "a ", "an ")
 _NEGATION_REACH = 60  # characters after a negation within which the fact it negates stands
 # ... in the same sentence: "no longer used.\n\n## Signal Handling" negates no header
@@ -215,47 +259,51 @@ def normalize(kind: str, text: str) -> str:
     return value
 
 
-_WINDOW = 1 << 15  # characters one regex call scans at most: it holds the GIL meanwhile
-_REACH = 4096  # longer than any match (a URL is at most 508 characters, a path 1,700)
-
-
-def scan(pattern: re.Pattern[str], text: str, halt: threading.Event | None = None) -> Iterator[re.Match[str]]:
-    """``pattern.finditer(text)``, found one window at a time.  One call over a megabyte
-    with no match (numbers without units, in a million headings) holds the GIL, and /health
-    with it, for the whole scan; a window holds it briefly.  Each window reads
-    `_REACH` further so a match that starts in it ends in it, and resumes after the last
-    match, so the matches are exactly finditer's.  ``halt`` set (the request is over): `Stopped`
-    at the next window."""
-    size, resume = len(text), 0
-    for start in range(0, size, _WINDOW):
-        if halt is not None and halt.is_set():
-            raise Stopped
-        stop = start + _WINDOW
-        for m in pattern.finditer(text, max(start, resume), min(stop + _REACH, size)):
-            if m.start() >= stop:
-                break
-            resume = m.end() if m.end() > m.start() else m.start() + 1
-            yield m
+def _at_capitals(text: str, halt: threading.Event | None) -> Iterator[tuple[int, int, int]]:
+    """(which, start, end) of the matches of each of ``_CAPITAL_RESTS`` (a capital before it),
+    as `scan` finds them pattern by pattern: from ``_CAPITALS``' groups, each one's match kept
+    where it starts after that pattern's last match ends."""
+    resume = [0] * len(_CAPITAL_RESTS)
+    groups = tuple(enumerate(_CAPITAL_GROUPS, 1))
+    for m in scan(_CAPITALS, text, halt):
+        a = m.start()
+        for group, i in groups:
+            end = m.end(group)
+            if end >= 0 and a >= resume[i]:  # -1: the group did not match
+                resume[i] = end
+                yield i, a, end
 
 
 def _matches(text: str, halt: threading.Event | None) -> list[tuple[int, int, int, str]]:
-    """(start, priority, end, kind) of every candidate, in order; overlaps resolved later."""
+    """(start, priority, end, kind) of every candidate, in order; overlaps resolved later.  A
+    candidate right after a word character, an apostrophe, ".", ",", "/" or "-" continues a
+    word ("x1.2.3", "foo_bar" of "xfoo_bar") and is no fact, unless it opens with one of
+    '`"“/~' or is a URL."""
     found: list[tuple[int, int, int, str]] = []
-    continues = _WORD_CHAR.match
-    for kinds, pattern in _PATTERNS:
-        single = kinds[0] if len(kinds) == 1 else ""
-        for m in scan(pattern, text, halt):
-            a, end = m.start(), m.end()
-            kind = single or kinds[(m.lastindex or 1) - 1]
-            if a and kind != "url" and continues(text, a - 1) and text[a] not in '`"“/~':
-                continue  # inside a word: "x1.2.3", "foo_bar" of "xfoo_bar"
-            if kind == "bare_number" and not _is_bare_number(text, a, end):
-                continue
+    add = found.append
+    joiners = _JOINERS
+    for m in scan(_DIGITS, text, halt):
+        a, end = m.span()
+        if a and (text[a - 1].isalnum() or text[a - 1] in joiners):
+            continue
+        kind = _DIGIT_KINDS[(m.lastindex or 1) - 1]
+        if kind == "bare_number" and not _is_bare_number(text, a, end):
+            continue
+        add((a, _PRIORITY[kind], end, kind))
+    for kinds, found_by in (
+        *((kinds, alternatives(patterns, text, halt)) for kinds, patterns in _PATTERNS),
+        (tuple(kind for kind, _ in _CAPITAL_RESTS), _at_capitals(text, halt)),
+    ):
+        for i, a, end in found_by:
+            kind = kinds[i]
+            if a and kind != "url" and text[a] not in '`"“/~':
+                if text[a - 1].isalnum() or text[a - 1] in joiners:
+                    continue
             if kind == "hash":
                 kind, end = _hex(text, a, end)
                 if not kind:
                     continue
-            found.append((a, _PRIORITY[kind], end, kind))
+            add((a, _PRIORITY[kind], end, kind))
     _identifiers(text, found)
     _ids(text, found)
     _emails(text, found)
@@ -427,8 +475,7 @@ def _file_lines(text: str, found: list[tuple[int, int, int, str]]) -> None:
 
 def _identifiers(text: str, found: list[tuple[int, int, int, str]]) -> None:
     """Dotted and snake_case names, from their separators."""
-    continues = _WORD_CHAR.match
-    last = -1
+    last, joiners = -1, _JOINERS
     for m in scan(_SEPARATOR, text):
         sep = m.start()
         if sep <= last or not sep or not text[sep - 1].isalnum():
@@ -442,7 +489,7 @@ def _identifiers(text: str, found: list[tuple[int, int, int, str]]) -> None:
             # A separator inside a name already read starts nothing new: skipping them keeps a
             # run of "ab_ab_..." at one match per name, not one per separator.
             last = joined.end()
-            if not (a and continues(text, a - 1)):
+            if not (a and (text[a - 1].isalnum() or text[a - 1] in joiners)):
                 found.append((a, _PRIORITY["identifier"], joined.end(), "identifier"))
 
 
@@ -452,6 +499,7 @@ def facts(text: str, halt: threading.Event | None = None) -> Iterator[Fact]:
     nothing.  ``halt``: see `scan`."""
     pending: list[tuple[int, str]] = []  # negations waiting for the fact they negate
     end = 0
+    keys: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}  # the same fact, met again
     for start, _, stop, kind in _matches(text, halt):
         if start < end:
             continue  # overlaps the fact before it
@@ -460,7 +508,10 @@ def facts(text: str, halt: threading.Event | None = None) -> Iterator[Fact]:
         if kind == "negation":
             pending.append((stop, raw.lower()))
             continue
-        key = normalize(kind, raw)
+        known = keys[kind]
+        key = known.get(raw)
+        if key is None:
+            key = known[raw] = normalize(kind, raw)
         if kind == "bare_number":
             raw = number_context(text, start) + raw
         if pending:
