@@ -14,8 +14,8 @@ from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.documents import render
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome, answer, plan_budget
 from mcp_summarizer.documents.index import Group, group
-from mcp_summarizer.documents.sources import Cut, plain, titles
-from mcp_summarizer.documents.topics import focus_terms, label_excerpts, relevance
+from mcp_summarizer.documents.sources import Cut, plain
+from mcp_summarizer.documents.topics import focus_terms, label_excerpts, read_words, relevances
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import offline_notice
 from mcp_summarizer.text import tokens
@@ -35,8 +35,9 @@ def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: 
     notice = offline_notice(cause, budget) if cause else ""
     room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
     excerpts = cuts.excerpts
-    labels = label_excerpts(excerpts)
-    scores = [relevance(e.text, terms, titles=titles(e)) for e in excerpts]
+    words = read_words(excerpts)
+    labels = label_excerpts(excerpts, words)
+    scores = relevances(excerpts, terms, words)
     groups = group(excerpts, labels, scores)
     shape = plan_budget(groups, cuts, room, focused=bool(terms), min_relevance=min_relevance)
     summaries: list[str] = []
