@@ -19,6 +19,7 @@ from mcp_summarizer.documents.topics import focus_terms, label_excerpts, read_wo
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import offline_notice
 from mcp_summarizer.text import tokens
+from mcp_summarizer.text.lexicon import Lexicon
 
 __all__ = ["summarize"]
 
@@ -44,8 +45,9 @@ def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: 
     rests_on: list[list[str]] = []
     leads: list[str] = []
     counts = Counts()
+    lexicon = Lexicon()  # one for the request's summaries: each word or name classified once
     for g, share in zip(shape.kept, shape.shares, strict=True):
-        text, ids, lead = _cluster_extract(g, share, focus, counts)
+        text, ids, lead = _cluster_extract(g, share, focus, counts, lexicon)
         summaries.append(text)
         rests_on.append(ids)
         leads.append(lead)
@@ -56,7 +58,9 @@ def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: 
     return outcome
 
 
-def _cluster_extract(g: Group, share: int, focus: str, counts: Counts) -> tuple[str, list[str], str]:
+def _cluster_extract(
+    g: Group, share: int, focus: str, counts: Counts, lexicon: Lexicon
+) -> tuple[str, list[str], str]:
     """A cluster's embedded summary: its most relevant (then largest) excerpts, as many as
     can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id.  An id
     the text quotes is removed (and counted): only the id written after it is a citation."""
@@ -73,7 +77,7 @@ def _cluster_extract(g: Group, share: int, focus: str, counts: Counts) -> tuple[
         room = each - tokens.count(cite_tag) - 2
         if room <= 0:
             continue
-        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus), ())
+        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus, lexicon=lexicon), ())
         counts.removed += removed
         summary = summary.strip()
         if not summary:
