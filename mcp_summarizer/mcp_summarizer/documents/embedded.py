@@ -14,11 +14,12 @@ from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.documents import render
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome, answer, plan_budget
 from mcp_summarizer.documents.index import Group, group
-from mcp_summarizer.documents.sources import Cut, plain, titles
-from mcp_summarizer.documents.topics import focus_terms, label_excerpts, relevance
+from mcp_summarizer.documents.sources import Cut, plain
+from mcp_summarizer.documents.topics import focus_terms, label_excerpts, read_words, relevances
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import offline_notice
 from mcp_summarizer.text import tokens
+from mcp_summarizer.text.lexicon import Lexicon
 
 __all__ = ["summarize"]
 
@@ -35,16 +36,18 @@ def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: 
     notice = offline_notice(cause, budget) if cause else ""
     room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
     excerpts = cuts.excerpts
-    labels = label_excerpts(excerpts)
-    scores = [relevance(e.text, terms, titles=titles(e)) for e in excerpts]
+    words = read_words(excerpts)
+    labels = label_excerpts(excerpts, words)
+    scores = relevances(excerpts, terms, words)
     groups = group(excerpts, labels, scores)
     shape = plan_budget(groups, cuts, room, focused=bool(terms), min_relevance=min_relevance)
     summaries: list[str] = []
     rests_on: list[list[str]] = []
     leads: list[str] = []
     counts = Counts()
+    lexicon = Lexicon()  # one for the request's summaries: each word or name classified once
     for g, share in zip(shape.kept, shape.shares, strict=True):
-        text, ids, lead = _cluster_extract(g, share, focus, counts)
+        text, ids, lead = _cluster_extract(g, share, focus, counts, lexicon)
         summaries.append(text)
         rests_on.append(ids)
         leads.append(lead)
@@ -55,7 +58,9 @@ def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: 
     return outcome
 
 
-def _cluster_extract(g: Group, share: int, focus: str, counts: Counts) -> tuple[str, list[str], str]:
+def _cluster_extract(
+    g: Group, share: int, focus: str, counts: Counts, lexicon: Lexicon
+) -> tuple[str, list[str], str]:
     """A cluster's embedded summary: its most relevant (then largest) excerpts, as many as
     can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id.  An id
     the text quotes is removed (and counted): only the id written after it is a citation."""
@@ -72,7 +77,7 @@ def _cluster_extract(g: Group, share: int, focus: str, counts: Counts) -> tuple[
         room = each - tokens.count(cite_tag) - 2
         if room <= 0:
             continue
-        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus), ())
+        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus, lexicon=lexicon), ())
         counts.removed += removed
         summary = summary.strip()
         if not summary:

@@ -13,10 +13,13 @@ budget never gets an empty summary.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from mcp_summarizer.summarize.selector import ENTITY_WEIGHT, Selector
 from mcp_summarizer.text import tokens
+from mcp_summarizer.text.lexicon import Lexicon
+from mcp_summarizer.text.offsets import is_safe_boundary
 from mcp_summarizer.text.units import parse
 from shared.gcpause import no_gc_pauses
 
@@ -25,13 +28,17 @@ __all__ = ["Kind", "summarize"]
 Kind = Literal["general", "extraction"]
 
 
-def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "general") -> str:
+def summarize(
+    text: str, max_tokens: int, *, focus: str = "", kind: Kind = "general", lexicon: Lexicon | None = None
+) -> str:
     """At most ``max_tokens`` cl100k tokens of ``text``'s most salient units, in order.
 
     ``focus`` is a comma-separated list of topics or a schema hint; ``kind="extraction"``
     favours units dense in names, identifiers, numbers and dates.  Text that already fits
     is returned unchanged; empty or whitespace-only text or a budget below 1 gives ``""``;
-    any other text gets a non-empty summary (see "Never empty" in `selector`).
+    any other text gets a non-empty summary (see "Never empty" in `selector`).  ``lexicon``:
+    one shared by the summaries of one request, so that each distinct word or name in them
+    is classified once.
     """
     if kind not in ENTITY_WEIGHT:
         raise ValueError(f"kind must be 'general' or 'extraction', got {kind!r}")
@@ -43,26 +50,39 @@ def summarize(text: str, max_tokens: int, *, focus: str = "", kind: Kind = "gene
         return ""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     with no_gc_pauses():  # millions of units: no collector pass over them holding the GIL
-        chosen = _select(text, max_tokens, focus, kind)
+        chosen = _select(text, max_tokens, focus, kind, Lexicon() if lexicon is None else lexicon)
     return chosen
 
 
-def _select(text: str, max_tokens: int, focus: str, kind: str) -> str:
+def _select(text: str, max_tokens: int, focus: str, kind: str, lexicon: Lexicon) -> str:
     # Never empty: with no unit at all (only rules, say), the text's start.
-    return Selector(parse(text), max_tokens, focus, kind).run() or tokens.truncate(text.strip(), max_tokens)
+    selector = Selector(parse(text), max_tokens, focus, kind, lexicon)
+    return selector.run() or tokens.truncate(text.strip(), max_tokens)
 
 
 def _fits(text: str, max_tokens: int) -> bool:
     """Whether ``text`` has at most ``max_tokens`` tokens, without encoding a huge text.
 
-    At a line start whose first character is not whitespace the tokenizer starts a new
-    piece (see chunker), so a prefix cut there encodes as it does in the whole: its count
-    is a lower bound, and usually already over the budget."""
+    At a safe boundary (`text.offsets`: a line start that is not blank, the space before a
+    word) the tokenizer starts a new piece, so a prefix cut there encodes as it does in the
+    whole: its count is a lower bound, and usually already over the budget.  The space before
+    a word counts too, so text whose every line is indented (a manual page) is not encoded
+    whole to learn it is long."""
     limit = 8 * max_tokens + 64
     if len(text) > limit:
-        cut = text.find("\n", limit)
-        while cut >= 0 and cut + 1 < len(text) and text[cut + 1].isspace():
-            cut = text.find("\n", cut + 1)
-        if cut >= 0 and tokens.count(text[: cut + 1]) > max_tokens:
+        cut = _safe_cut(text, limit)
+        if cut is not None and tokens.count(text[:cut]) > max_tokens:
             return False
     return tokens.count(text) <= max_tokens
+
+
+_CUT_CANDIDATE = re.compile(r"\n(?=\S)|(?<=\S) (?=\w)")
+
+
+def _safe_cut(text: str, start: int) -> int | None:
+    """The first safe boundary at or after ``start`` and before the end, if any."""
+    for m in _CUT_CANDIDATE.finditer(text, start):
+        cut = m.end() if m.group() == "\n" else m.start()
+        if start <= cut < len(text) and is_safe_boundary(text, cut):
+            return cut
+    return None

@@ -1,7 +1,7 @@
 """Which units an extractive summary keeps: the selection behind `extractive.summarize`.
 
-``Selector(doc, budget, focus, kind).run()`` takes the units `text.units` parsed out of a
-markdown text and returns the rendered summary (or "" when there is no unit at all).
+``Selector(doc, budget, focus, kind, lexicon).run()`` takes the units `text.units` parsed out
+of a markdown text and returns the rendered summary (or "" when there is no unit at all).
 
 How, and why this way:
 
@@ -139,11 +139,10 @@ _LEAD_IN_END = re.compile(r":[*_`\s]*\Z")
 class Selector:
     """One selection: built over a parsed text, ``run()`` once gives the summary."""
 
-    def __init__(self, doc: Doc, budget: int, focus: str, kind: str) -> None:
+    def __init__(self, doc: Doc, budget: int, focus: str, kind: str, lexicon: Lexicon) -> None:
         self.doc = doc
         self.budget = budget
         units = doc.units
-        lexicon = Lexicon()
         self.size = size = [_estimate(u[TEXT]) for u in units]
         # Units far over what they may take (the budget; a third of it for code) can never
         # be selected: their terms are not even read.

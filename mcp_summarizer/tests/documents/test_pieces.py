@@ -10,8 +10,15 @@ import pytest
 from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, group, plan
 from mcp_summarizer.documents.model import DocumentIn
-from mcp_summarizer.documents.sources import Excerpt, cut, document_ids, plain
-from mcp_summarizer.documents.topics import Label, focus_terms, label_excerpts, relevance
+from mcp_summarizer.documents.sources import Excerpt, cut, document_ids, plain, titles
+from mcp_summarizer.documents.topics import (
+    Label,
+    focus_terms,
+    label_excerpts,
+    read_words,
+    relevance,
+    relevances,
+)
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import doc_of, sibling
 from mcp_summarizer.store.ids import IdKey
@@ -188,6 +195,41 @@ def test_labels_are_deterministic_and_cope_with_cjk_and_no_words() -> None:
     ]
     assert label_excerpts(excerpts) == label_excerpts(excerpts)
     assert all(label.topic for label in label_excerpts(excerpts))
+
+
+def titled(sid: str, text: str, title: str, context: str) -> Excerpt:
+    doc_id = sid.split("#")[0]
+    return Excerpt(sid, doc_id, int(sid.split("#")[1]), 1, title, "", text, context, tokens.count(text))
+
+
+RELEVANCE_EXCERPTS = [
+    titled("f#0", "The -maxdepth option descends levels when recursing.", "find - directory hierarchy", ""),
+    titled("f#1", "Traversal of directories, recursively.", "", "# Traversing\n## Options\n"),
+    titled("g#0", "Merging branches: conflicts are marked.", "git-merge", "# MERGE CONFLICTS\n"),
+    titled("c#0", "東京は日本の首都です。", "", ""),
+    titled("n#0", "", "", ""),
+]
+
+
+@pytest.mark.parametrize(
+    "focus", ["recursive directory traversal", "merge conflicts, branches", "東京", "NPCs", ""]
+)
+def test_relevances_from_words_read_once_are_each_excerpts_relevance(focus: str) -> None:
+    terms = focus_terms(focus)
+    expected = [relevance(e.text, terms, titles=titles(e)) for e in RELEVANCE_EXCERPTS]
+    words = read_words(RELEVANCE_EXCERPTS)
+    assert relevances(RELEVANCE_EXCERPTS, terms, words) == expected
+    assert expected != [1.0] * len(expected) or not terms
+
+
+def test_labels_from_words_read_once_are_the_labels() -> None:
+    wolves = "Wolves hunt in packs in the forest. The wolf pack follows the alpha wolf."
+    excerpts = [excerpt(f"a#{i}", wolves.replace("alpha", f"grey{i}")) for i in range(3)]
+    excerpts += [excerpt("b#0", "The json module encodes Python objects; json.loads decodes.")]
+    words = read_words(excerpts)
+    assert words.each[0][:3] == ["wolves", "hunt", "in"], "each excerpt's lowercase words, in order"
+    assert words.uses["wolf"] == 6 and next(iter(words.uses)) == "wolves", "uses in order of first use"
+    assert label_excerpts(excerpts, words) == label_excerpts(excerpts)
 
 
 # -- index and plan -------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mcp_summarizer.summarize.extractive import _fits, summarize
 from mcp_summarizer.text import tokens
-from mcp_summarizer.text.lexicon import named_things
+from mcp_summarizer.text.lexicon import Lexicon, named_things
 from mcp_summarizer.text.units import BLOCK, KIND, TEXT, parse, sentences
 from tests.support.markdown_text import ANY_TEXT, CJK_RUN, markdown
 
@@ -64,6 +64,44 @@ def test_budget_with_focus(text: str, budget: int, focus: str) -> None:
 @given(st.one_of(markdown(), ANY_TEXT, CJK_RUN), st.integers(0, 200))
 def test_fits_is_exact(text: str, budget: int) -> None:
     assert _fits(text, budget) == (tokens.count(text) <= budget)
+
+
+INDENTED_LINE = st.lists(st.sampled_from(["wolf", "pack", "--all", "x", "42", "é", "  ", "."]), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(INDENTED_LINE, min_size=1, max_size=60), st.integers(0, 40), st.sampled_from(["   ", "\t"]))
+def test_fits_is_exact_on_indented_lines(lines: list[list[str]], budget: int, indent: str) -> None:
+    # Every line starts blank (a manual page): the prefix is cut at the space before a word.
+    text = "\n".join(indent + " ".join(words) for words in lines)
+    assert _fits(text, budget) == (tokens.count(text) <= budget)
+
+
+def test_fits_encodes_only_a_prefix_of_a_long_indented_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = "\n".join(f"       --option-{i}  Describe what option {i} does to the index." for i in range(2000))
+    counted: list[int] = []
+    real = tokens.count
+
+    def count(text: str) -> int:
+        counted.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(tokens, "count", count)
+    assert not _fits(page, 100)
+    assert counted and max(counted) < len(page) // 20, "told from a prefix, not the whole page"
+
+
+def test_a_lexicon_shared_by_many_summaries_changes_none_of_them() -> None:
+    texts = [
+        "# Wolves\n\nWolves hunt in packs. The `pack.leader` decides. Marshal Dughan watches.\n" * 30,
+        "The json module encodes objects. json.dumps writes JSON text; json.loads reads it.\n\n" * 30,
+        "東京は日本の首都です。東京の人口は多い。 Wolves again, and 2024-01-01.\n" * 30,
+    ]
+    shared = Lexicon()
+    for focus in ("", "wolves", "json"):
+        for text in texts:
+            assert summarize(text, 60, focus=focus, lexicon=shared) == summarize(text, 60, focus=focus)
+    assert shared, "the shared lexicon was filled"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
