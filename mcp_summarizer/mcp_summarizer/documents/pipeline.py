@@ -36,7 +36,6 @@ from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.sources import Cut, Excerpt, cut_all, document_ids, stored, titles
 from mcp_summarizer.documents.topics import Label, focus_terms, relevance
 from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
-from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize import extractive
@@ -50,6 +49,7 @@ from mcp_summarizer.summarize.engine import (
     describe_failure,
     store_notice,
 )
+from mcp_summarizer.summarize.engine.fidelity import SourceScan
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 from shared.prompt_loader import load_prompt
@@ -138,10 +138,15 @@ class DocumentsPipeline:
         async with self.engine.admission.hold(cuts.tokens):
             notice = await self._store(cuts, budget, tenant)
             room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
-            outcome = await self._summarize(cuts, focus, focus_text, room, map_prompt, progress, tenant)
-            if cuts.excerpts:
-                source = "\n\n".join(d.text for d in documents)
-                outcome.fidelity = await asyncio.to_thread(receipt, source, outcome.text, focus)
+            facts = SourceScan("\n\n".join(d.text for d in documents) if cuts.excerpts else "")
+            try:
+                if self.engine.backend is not None:
+                    facts.start()  # scanned while the LLM works (the embedded path has no waits)
+                outcome = await self._summarize(cuts, focus, focus_text, room, map_prompt, progress, tenant)
+                if cuts.excerpts:
+                    outcome.fidelity = await facts.receipt(outcome.text, focus)
+            finally:
+                facts.cancel()
             if notice:
                 outcome.sources_stored = False
                 outcome.text = notice + SECTION_GAP + outcome.text
