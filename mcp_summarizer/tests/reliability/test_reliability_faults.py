@@ -540,7 +540,10 @@ async def test_a_long_request_that_goes_away_while_it_is_chunked(
         cpu_before = cpu_seconds(server.proc.pid)
         await asyncio.sleep(1.0)
         busy = cpu_seconds(server.proc.pid) - cpu_before
-        assert busy < 0.3, f"the server kept working for the gone request ({busy:.2f} s CPU in 1 s)"
+        # Work that went on (the rest chunked for nobody) would be a core's whole second.  What
+        # may end after the calls is a step that cannot stop midway: the receipt's scan of a
+        # text with no white space makes one part of all of it (0.3 s at 8M characters).
+        assert busy < 0.5, f"the server kept working for the gone request ({busy:.2f} s CPU in 1 s)"
         assert slowest_health < FREEZE_SECONDS, "/health kept answering"
         await asyncio.to_thread(settle, server.base, idle=baseline.tasks)
         rss.append(await asyncio.to_thread(steady_rss_mb, server.proc.pid))

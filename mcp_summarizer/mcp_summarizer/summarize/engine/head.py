@@ -23,10 +23,13 @@ import asyncio
 import logging
 import threading
 from dataclasses import dataclass
+from itertools import islice
 
 from mcp_summarizer.summarize.chunker import Chunk, chunk
+from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import strip_boilerplate
 from mcp_summarizer.text.offsets import GrowingOffsets
+from shared.tokens import PIECE_CHARS
 
 __all__ = ["HEAD_CHUNKS", "HeadStart", "head_chunks", "let_calls_out"]
 
@@ -73,7 +76,14 @@ def head_chunks(
     if size * _HEAD_SHARE > len(content):
         return []
     line_end = content.rfind("\n", size // 2, size)
-    head = strip_boilerplate(content[: line_end if line_end > 0 else size]).text
+    raw = content[: line_end if line_end > 0 else size]
+    if len(raw) > PIECE_CHARS and next(islice(tokens.pieces(raw), 1, None), None) is None:
+        # A run with no safe cut (one letter, CJK without a break, a line of dots) is encoded
+        # whole, seconds for megabytes, before the page's first chunk, and an encoding cannot
+        # be stopped midway: calls started before it would leave it running for a request
+        # that may go.  The whole-page path starts its calls once it is done, as it did.
+        return []
+    head = strip_boilerplate(raw).text
     found: list[Chunk] = []
 
     def take(piece: Chunk) -> None:

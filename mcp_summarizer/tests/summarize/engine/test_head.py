@@ -125,7 +125,6 @@ def no_head(monkeypatch: pytest.MonkeyPatch) -> None:
         ("markdown, token windows", prose(400), "token"),
         ("pages with menus", pages_with_menus(300), "semantic"),
         ("one line of words", " ".join(f"w{i % 997}x" for i in range(200_000)), "semantic"),
-        ("CJK with no break", "日本語の文字列中文测试한국어" * 30_000, "semantic"),
     ],
 )
 def test_a_heads_chunks_are_the_whole_pages_first_chunks(name: str, text: str, strategy: str) -> None:
@@ -139,6 +138,23 @@ def test_a_heads_chunks_are_the_whole_pages_first_chunks(name: str, text: str, s
 def test_content_too_short_for_a_head_has_none() -> None:
     text = prose(40)
     assert head_chunks(text, strategy="semantic", chunk_size=len(text) // 20, overlap=0) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 3_000_000,
+        "日本語の文字列中文测试한국어" * 200_000,
+        "." * 3_000_000,
+        "a" * 3_000_000 + "\n\n" + prose(400),
+    ],
+    ids=["one letter", "CJK with no break", "a line of dots", "one letter, then prose"],
+)
+def test_a_page_that_opens_with_a_run_with_no_safe_cut_has_no_head(text: str) -> None:
+    """Its encoding cannot be stopped midway: no call may start before it is done (a request
+    that goes would leave it running; tests/reliability's cancel-while-chunked test)."""
+    assert head_chunks(text, strategy="semantic", chunk_size=8000, overlap=0) == []
+    assert head_chunks(text, strategy="token", chunk_size=8000, overlap=0) == []
 
 
 # -- the engine ------------------------------------------------------------------------------
