@@ -16,29 +16,15 @@ are compared.  Best and median of ``--repeats``: seconds, and ratios to the enco
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 from bench import corpus, documents
-from bench.fidelity import fidelity_at, tool_output
+from bench.fidelity import fidelity_at, timed, tool_output
 from mcp_summarizer.fidelity.receipt import source_facts
 from mcp_summarizer.text import tokens
-
-
-def timed(runs: dict[str, Callable[[], Any]], repeats: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    names = list(runs)
-    for k in range(repeats):
-        for name in names[k % len(names) :] + names[: k % len(names)]:
-            gc.collect()
-            start = time.perf_counter()
-            runs[name]()
-            times[name].append(time.perf_counter() - start)
-    return times
 
 
 def cell(times: dict[str, list[float]], run: str) -> str:

@@ -222,6 +222,19 @@ def fidelity_at(rev: str) -> ModuleType:
     return importlib.import_module("fidelity_at_rev.receipt")
 
 
+def timed(runs: dict[str, Callable[[], Any]], repeats: int) -> dict[str, list[float]]:
+    """Each run's times over ``repeats`` rounds, interleaved (the order turned every round)."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for k in range(repeats):
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            gc.collect()
+            start = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
 def receipt_cost(n_tokens: int, repeats: int, against: str = "", source: str = "", label: str = "") -> None:
     """The receipt's cost against one `encode_ordinary` pass over the same source of
     ``n_tokens`` python-docs tokens (or ``source``), the summary its extractive summary at 5%:
@@ -237,14 +250,7 @@ def receipt_cost(n_tokens: int, repeats: int, against: str = "", source: str = "
     if against:
         before = receipt_of(against)
         runs[f"receipt at {against}"] = lambda: before(source, summary)
-    best = dict.fromkeys(runs, float("inf"))
-    names = list(runs)
-    for k in range(repeats):
-        for name in names[k % len(names) :] + names[: k % len(names)]:
-            gc.collect()
-            start = time.perf_counter()
-            runs[name]()
-            best[name] = min(best[name], time.perf_counter() - start)
+    best = {name: min(times) for name, times in timed(runs, repeats).items()}
     counted = f", source facts {receipt(source, summary).source_facts:,}"
     if against:
         counted += f" (at {against}: {before(source, summary).source_facts:,})"
