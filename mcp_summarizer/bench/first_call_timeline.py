@@ -8,10 +8,13 @@ engine for all repeats, as a server has one: the first repeat ("cold") also pays
 client's first request (a new connection; without `Engine.warm()`, which the server calls at
 its start, ``--no-warm``, also the client's making and the SDK's lazy imports).
 ``--no-scan`` leaves out the fidelity scan that starts with the map calls (in a worker
-thread), to see what it costs the first call.
+thread), to see what it costs the first call.  ``--tool`` adds what the summarize tool does
+before the engine: the result cache's key and lookup (SQLite, as by default) and the
+drill-down's `prepare` (the source's cut into excerpts starts, in a worker thread), the
+prompts then naming the excerpts each chunk holds as the tool's do.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.first_call_timeline \
-        [--size 2M] [--repeats 3] [--no-scan] [--no-head] [--no-warm]
+        [--size 2M] [--repeats 3] [--no-scan] [--no-head] [--no-warm] [--tool]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import multiprocessing
 import os
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -31,11 +35,16 @@ from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
 
 from bench import corpus
 from bench.first_call import TARGET, parse_size
+from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.drill.answer import ask, prepare
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.gil import hand_over_sooner
+from mcp_summarizer.storage import open_storage
 from mcp_summarizer.summarize.engine import Engine, Request, mapreduce, streamed
 from mcp_summarizer.summarize.engine.prompts import Prompts
+from mcp_summarizer.tenant import LOCAL
 
 marks: list[tuple[str, float]] = []
 _t0 = [0.0]
@@ -86,12 +95,24 @@ def instrument(scan: bool, head: bool = True) -> None:
             start(self)
 
     mapreduce.SourceScan.start = scan_start  # type: ignore[method-assign]
+    ready = Ask.ready
+
+    async def marked_ready(self: Ask, piece: Any) -> None:
+        await ready(self, piece)
+        mark("excerpts for the prompts' size" if piece is None else "excerpts for a chunk", once=True)
+
+    Ask.ready = marked_ready  # type: ignore[method-assign]
 
 
-def new_engine(base_url: str) -> Engine:
+def new_engine(base_url: str) -> tuple[Engine, Any]:
     """An engine whose backend marks its first map call and the limiter slot it holds."""
     settings = load_settings(
-        {"OPENROUTER_BASE_URL": base_url, "OPENROUTER_API_KEY": "k", "LLM_CONTEXT_TOKENS": "32768"}
+        {
+            "OPENROUTER_BASE_URL": base_url,
+            "OPENROUTER_API_KEY": "k",
+            "LLM_CONTEXT_TOKENS": "32768",
+            "CACHE_DIR": tempfile.mkdtemp(prefix="first-call-"),
+        }
     )
     engine = build_engine(settings)
     assert engine.backend is not None
@@ -109,14 +130,40 @@ def new_engine(base_url: str) -> Engine:
         return await complete(*args, slot=held, **kw)
 
     engine.backend.complete = marked  # type: ignore[method-assign]
-    return engine
+    return engine, settings
 
 
-async def one(engine: Engine, arrivals: Any, text: str, label: str) -> None:
+class Tool:
+    """What the summarize tool does before the engine (`mcp.summarize_tools._summarize`)."""
+
+    def __init__(self, settings: Any, engine: Engine) -> None:
+        self.store, cache = open_storage(settings)  # in a folder of its own, made for the bench
+        self.answers = None if cache is None else Answers(cache, engine.keys)
+
+    async def summarize(self, engine: Engine, text: str) -> None:
+        drill = await prepare(self.store, LOCAL, text, TARGET, True)
+        mark("drill prepared")
+        request = Request(content=text, max_output_tokens=TARGET - drill.reserve, cite=ask(drill, text))
+        try:
+            if self.answers is not None:
+                key = await self.answers.key("summarize", text, budget=request.max_output_tokens)
+                assert await self.answers.lookup(LOCAL, "result", key) is None
+                mark("result cache looked up")
+            await engine.summarize(request)
+        finally:
+            drill.close()
+
+
+async def one(engine: Engine, arrivals: Any, text: str, label: str, tool: Tool | None) -> None:
     marks.clear()
     _t0[0] = time.perf_counter()
     began = time.monotonic()  # the stand-in's clock too: CLOCK_MONOTONIC is the machine's
-    task = asyncio.create_task(engine.summarize(Request(content=text, max_output_tokens=TARGET)))
+    call = (
+        tool.summarize(engine, text)
+        if tool is not None
+        else engine.summarize(Request(content=text, max_output_tokens=TARGET))
+    )
+    task = asyncio.create_task(call)
     first = -1.0
     while first < 0 and not task.done():
         while arrivals.empty() and not task.done():  # noqa: ASYNC110
@@ -132,15 +179,16 @@ async def one(engine: Engine, arrivals: Any, text: str, label: str) -> None:
     print(f"{label}: first LLM request {first:.3f} s: {steps}", flush=True)
 
 
-async def repeats(base_url: str, arrivals: Any, text: str, n: int, warm: bool) -> None:
+async def repeats(base_url: str, arrivals: Any, text: str, n: int, warm: bool, tool: bool) -> None:
     """One engine for all repeats, as a server has: the first also pays the openai client's
     making and first request (lazy imports, its connection pool), the others do not."""
-    engine = new_engine(base_url)
+    engine, settings = new_engine(base_url)
+    at_tool = Tool(settings, engine) if tool else None
     if warm:
         engine.warm()  # as the server does at its start
     try:
         for i in range(n):
-            await one(engine, arrivals, text, "cold engine" if i == 0 else "warm engine")
+            await one(engine, arrivals, text, "cold engine" if i == 0 else "warm engine", at_tool)
             await asyncio.sleep(2)  # the cancelled request's worker threads end (boilerplate pass)
     finally:
         await engine.aclose()
@@ -175,6 +223,7 @@ def main() -> None:
     parser.add_argument("--no-scan", action="store_true")
     parser.add_argument("--no-head", action="store_true", help="without the head start (engine/head.py)")
     parser.add_argument("--no-warm", action="store_true", help="no Engine.warm() before the first repeat")
+    parser.add_argument("--tool", action="store_true", help="with the tool's result cache and prepare")
     args = parser.parse_args()
     instrument(scan=not args.no_scan, head=not args.no_head)
     hand_over_sooner()  # as the service does (cli.py)
@@ -186,7 +235,7 @@ def main() -> None:
     server.start()
     try:
         base_url = urls.get(timeout=60)
-        asyncio.run(repeats(base_url, arrivals, text, args.repeats, not args.no_warm))
+        asyncio.run(repeats(base_url, arrivals, text, args.repeats, not args.no_warm, args.tool))
     finally:
         server.terminate()
         server.join()

@@ -23,7 +23,7 @@ from typing import Protocol
 from mcp_summarizer.citations.syntax import CITATION
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["LABEL", "NO_CITATIONS", "Ask", "relabel"]
+__all__ = ["LABEL", "NO_CITATIONS", "Ask", "Cutting", "relabel"]
 
 LABEL = "src"  # excerpt n is [src#n] in the prompts
 
@@ -48,20 +48,42 @@ class Placed(Protocol):
     def context(self) -> str: ...
 
 
+class Cutting(Protocol):
+    """A source still being cut into excerpts (`drill.keep.Keeping`): ``starts`` grows."""
+
+    @property
+    def starts(self) -> Sequence[int]: ...
+    async def reach(self, end: int) -> None: ...
+    async def first(self, n: int) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """A kept source's excerpts: ``ids[i]`` starts at ``starts[i]`` of ``source``."""
+    """A kept source's excerpts: ``ids[i]`` starts at ``starts[i]`` of ``source``.  While the
+    source is still being cut (``cutting``), ``starts`` grows and there are no ids yet: the
+    prompts need only the starts, each once `ready` for it."""
 
     source: str
     ids: Sequence[str]
     starts: Sequence[int]
+    cutting: Cutting | None = None
+
+    async def ready(self, piece: Placed | None) -> None:
+        """Wait until the excerpts that ``piece``'s prompt names (for None, the first ones:
+        the prompts' size) are cut, when the source is still being cut."""
+        if self.cutting is None:
+            return
+        if piece is None:
+            await self.cutting.first(_LISTED)
+        elif (span := self._span(piece)) is not None:
+            await self.cutting.reach(span[1])
 
     def map_values(self, piece: Placed | None) -> dict[str, str]:
         """The map prompt's ``citations``: the excerpts ``piece`` holds; for None (the
         prompt's size, before the chunks are known), the longest such list."""
-        if not self.ids:
+        if not self.starts:
             return NO_CITATIONS
-        held = range(min(len(self.ids), _LISTED)) if piece is None else self.held(piece)
+        held = range(min(len(self.starts), _LISTED)) if piece is None else self.held(piece)
         if not held:
             return NO_CITATIONS
         lines = []
@@ -77,23 +99,33 @@ class Ask:
 
     def reduce_values(self) -> dict[str, str]:
         """The reduce prompt's ``citations``: keep the ids."""
-        if not self.ids:
+        if not self.starts:
             return NO_CITATIONS
         return {"citations": render(_template("cite_reduce"), example=f"{LABEL}#0")}
 
     def repair_values(self) -> dict[str, str]:
         """The repair prompt's ``citations``: keep the ids of the summary it corrects."""
-        if not self.ids:
+        if not self.starts:
             return NO_CITATIONS
         return {"citations": render(_template("cite_repair"), example=f"{LABEL}#0")}
 
     def held(self, piece: Placed) -> range:
         """The excerpts a chunk's text overlaps, in the source's order."""
+        span = self._span(piece)
+        if span is None:
+            return range(0)
+        at, end = span
+        first = max(bisect_right(self.starts, at) - 1, 0)
+        last = bisect_left(self.starts, min(end, len(self.source)))  # excerpts starting before the end
+        return range(first, max(last, first + 1))
+
+    def _span(self, piece: Placed) -> tuple[int, int] | None:
+        """Where a chunk's text is in the source (None: it is all white space)."""
         body = piece.text[len(piece.context) :]
         lead = len(body) - len(body.lstrip())
         body = body.strip()  # white space at its ends belongs to no excerpt in particular
         if not body:
-            return range(0)
+            return None
         src, start = self.source, min(piece.start + lead, len(self.source))
         # Site chrome goes in whole lines: a chunk's first and last lines are in the source as
         # they are, at or after the chunk's offsets.
@@ -105,9 +137,7 @@ class Ask:
         if not src.startswith(tail, end - len(tail)):
             found = src.find(tail, end - len(tail))
             end = found + len(tail) if found >= 0 else end
-        first = max(bisect_right(self.starts, at) - 1, 0)
-        last = bisect_left(self.starts, min(end, len(src)))  # excerpts starting before the end
-        return range(first, max(last, first + 1))
+        return at, end
 
     def _first_words(self, n: int) -> str:
         at = self.starts[n]

@@ -20,7 +20,7 @@ from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import Source, source_id
 from mcp_summarizer.store.ids import IdKey
-from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.tenant import Tenant
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "cut",
     "cut_all",
     "document_ids",
+    "excerpts_of",
     "plain",
     "source_id",
     "stored",
@@ -117,6 +118,13 @@ def cut(
     chunks = (
         chunk(doc.text, strategy="semantic", chunk_size=chunk_size, overlap=0) if doc.text.strip() else []
     )
+    return excerpts_of(doc, doc_id, chunks, key, tenant)
+
+
+def excerpts_of(
+    doc: DocumentIn, doc_id: str, chunks: Sequence[Chunk], key: IdKey, tenant: Tenant
+) -> tuple[Document, list[Excerpt]]:
+    """`cut`'s answer from the chunks it cut ``doc`` into (`drill.keep` streams them)."""
     n = len(chunks)
     texts = [doc.text[c.start : c.end] for c in chunks]
     version = key.digest("doc", tenant, doc_id, doc.title, doc.url, *texts)

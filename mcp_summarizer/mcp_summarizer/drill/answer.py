@@ -16,11 +16,11 @@ from typing import Protocol
 from mcp.types import ResourceLink
 
 from mcp_summarizer.citations.ask import Ask, relabel
-from mcp_summarizer.citations.attribute import Cited, cite
+from mcp_summarizer.citations.attribute import Cited, cite, uncited
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.drill.keep import Kept, keep
+from mcp_summarizer.drill.keep import Keeping, Kept, begin
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -62,20 +62,48 @@ def uri(source_id: str) -> str:
     return f"summary://{handle}/{n}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Drill:
-    kept: Kept
-    line: str  # the answer's last line: the handle (or why there is none); "" if no room
-    citations: bool  # cite into the source
+    """A source being kept (`drill.keep.Keeping`) for the answer made meanwhile: `settle`
+    waits for it, after which `kept`, `line` and `facts` are known; `close` ends it."""
+
+    keeping: Keeping
+    lined: bool  # the answer has room for the handle's line
+    citations: bool  # the prompts ask the model to cite the excerpts
     reserve: int  # tokens the summary leaves for the line and the citations
+    kept: Kept | None = None
+
+    async def settle(self) -> Kept:
+        if self.kept is None:
+            self.kept = await self.keeping.kept()
+        return self.kept
+
+    def close(self) -> None:
+        self.keeping.close()
+
+    @property
+    def line(self) -> str:
+        """The answer's last line: the handle (or why there is none); "" if no room."""
+        kept = self._settled()
+        if not self.lined:
+            return ""
+        if kept.stored:
+            n = len(kept.excerpts)
+            return f"Source: {kept.handle} ({n} excerpt{'s' * (n != 1)}; expand or search by id)"
+        return f"Source: not kept ({kept.reason.splitlines()[0][:200]}): no ids to expand"
 
     @property
     def facts(self) -> dict[str, object]:
+        kept = self._settled()
         return {
-            "handle": self.kept.handle if self.kept.stored else None,
-            "sources_stored": self.kept.stored,
-            "excerpts": len(self.kept.excerpts),
+            "handle": kept.handle if kept.stored else None,
+            "sources_stored": kept.stored,
+            "excerpts": len(kept.excerpts),
         }
+
+    def _settled(self) -> Kept:
+        assert self.kept is not None, "settle() first"
+        return self.kept
 
 
 async def prepare(
@@ -88,28 +116,24 @@ async def prepare(
     title: str = "",
     url: str = "",
 ) -> Drill:
-    """The source kept, and what its handle will take of ``room`` (the tokens the answer
-    has, within the budget and the client's limits)."""
-    kept = await keep(store, tenant, content, title=title, url=url)
-    n = len(kept.excerpts)
-    if kept.stored:
-        line = f"Source: {kept.handle} ({n} excerpt{'s' * (n != 1)}; expand or search by id)"
-    else:
-        line = f"Source: not kept ({kept.reason.splitlines()[0][:200]}): no ids to expand"
-    size = tokens.count(line) + 2
+    """The source being kept (cut while the summary is made: the map calls wait only for the
+    excerpts their chunks hold), and what its handle will take of ``room`` (the tokens the
+    answer has, within the budget and the client's limits).  `close` it when done."""
+    keeping = await begin(store, tenant, content, title=title, url=url)
+    size = LINE_TOKENS + 2  # the line's most, with the blank line above it: its id is not known yet
     if room - size < 2 * fit.MIN_ROOM:  # too small for a summary and the line: meta only
-        return Drill(kept, "", False, 0)
-    cites = citations and kept.stored
-    return Drill(kept, line, cites, size - LINE_TOKENS + reserve(room, cites))
+        return Drill(keeping, False, False, 0)
+    cites = citations and keeping.storable
+    return Drill(keeping, True, cites, 2 + reserve(room, cites))
 
 
 def ask(drill: Drill | None, source: str) -> Ask | None:
-    """What the model is asked to cite (the excerpts of ``source``, kept by `prepare`), when
-    the answer cites: else None, and the prompts carry no ids."""
+    """What the model is asked to cite (the excerpts of ``source``, as `prepare` cuts them),
+    when the answer cites: else None, and the prompts carry no ids."""
     if drill is None or not drill.citations:
         return None
-    kept = drill.kept
-    return Ask(source, [e.source_id for e in kept.excerpts], kept.starts)
+    keeping = drill.keeping
+    return Ask(source, (), keeping.starts, keeping)
 
 
 async def finish(
@@ -124,6 +148,10 @@ async def finish(
 ) -> tuple[str, dict[str, object]]:
     """The answer (the summary, cited, and the handle's line) within ``budget`` and
     ``limits`` (under ``head``, the lines above it), and the facts about it for ``_meta``."""
+    kept = await drill.settle()
+    cites = drill.citations and kept.stored
+    if drill.citations and not cites:  # asked for, but the store then refused the excerpts
+        summary = uncited(summary)
     tail = f"\n\n{drill.line}" if drill.line else ""
 
     def within(text: str) -> bool:
@@ -133,10 +161,9 @@ async def finish(
     facts = drill.facts
     if tail and not within(summary):  # the line over the client's lines or bytes: in _meta only
         tail = ""
-    if not drill.citations:
+    if not cites:
         facts.update(citations=0)
         return summary + tail, facts
-    kept = drill.kept
     into = Ask(source, [e.source_id for e in kept.excerpts], kept.starts)
     done = await cite_into(into, summary, within, verbatim=verbatim)
     facts.update(citations=done.citations, citations_removed=done.removed)
@@ -165,7 +192,7 @@ class Part(Protocol):
 
 def links(drill: Drill | None, text: str) -> list[ResourceLink]:
     """A ``resource_link`` for each excerpt the answer cites (the first when it cites none)."""
-    if drill is None or not drill.kept.stored:
+    if drill is None or drill.kept is None or not drill.kept.stored:
         return []
     return links_to(drill.kept.excerpts, text, "the summarized source")
 

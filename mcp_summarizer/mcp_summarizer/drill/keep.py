@@ -3,22 +3,30 @@
 The source is cut into excerpts and stored exactly as one document of `summarize_documents`
 is (same splitter, same store, TTL, caps and tenant rules): its handle is ``<doc>~<version>``
 and its excerpts' ids ``<doc>~<version>#<n>``, which `expand` (and the resources) open.
+
+The cut runs while the summary is made (`begin`): a million tokens take a second or more to
+cut, and a map call needs only where the excerpts its chunk holds start (its prompt names
+them by label, `citations.ask`), so it waits for those alone.  The ids (the version is a
+digest of every excerpt) and the store's write come at the end, before the answer needs them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass
 
 from mcp_summarizer.documents.model import DocumentIn
-from mcp_summarizer.documents.sources import Excerpt, cut, document_ids, stored
-from mcp_summarizer.errors import StoreError, SummarizerError
+from mcp_summarizer.documents.sources import Excerpt, document_ids, excerpts_of, stored
+from mcp_summarizer.errors import Stopped, StoreError, SummarizerError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
+from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.text.offsets import GrowingOffsets
 
-__all__ = ["EXCERPT_TOKENS", "Kept", "keep"]
+__all__ = ["EXCERPT_TOKENS", "Keeping", "Kept", "begin", "keep"]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -36,32 +44,144 @@ class Kept:
     reason: str = ""  # why not, when not stored
 
 
-async def keep(store: ContentStore, tenant: Tenant, text: str, *, title: str = "", url: str = "") -> Kept:
-    """Cut ``text`` into excerpts and keep them in ``tenant``'s namespace.  A store that is
-    down or over its cap gives ``stored=False`` with the reason, never an error: the summary
-    is still made, only without ids that could not be opened."""
+class Keeping:
+    """A source being cut into excerpts (in a worker thread), then stored.
+
+    ``starts`` grows, in the event loop's thread, as the excerpts are found; `reach` and
+    `first` wait for the ones a caller needs, `kept` for the whole, and `close` stops the
+    cut of a request that ended (its thread must not keep a core busy for nobody)."""
+
+    def __init__(self, text: str, storable: bool) -> None:
+        self.text = text
+        self.storable = storable  # the store gave its id secret: the excerpts will be offered
+        self.starts: list[int] = []
+        self._reached = 0  # every excerpt starting before this character is in ``starts``
+        self._done = False
+        self._error: BaseException | None = None
+        self._changed = asyncio.Event()
+        self._stop = threading.Event()
+        self._task: asyncio.Future[Kept] | None = None
+
+    async def reach(self, end: int) -> None:
+        """Wait until every excerpt that starts before character ``end`` is in ``starts``."""
+        while not self._done and self._reached < end:
+            await self._changed.wait()
+        self._raise()
+
+    async def first(self, n: int) -> None:
+        """Wait until ``starts`` holds ``n`` excerpts, or all there are."""
+        while not self._done and len(self.starts) < n:
+            await self._changed.wait()
+        self._raise()
+
+    async def kept(self) -> Kept:
+        """The excerpts with their ids, stored (or why not)."""
+        assert self._task is not None
+        return await self._task
+
+    def close(self) -> None:
+        """The request is over: stop the cut (at its next excerpt) and the write."""
+        self._stop.set()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _found(self, start: int, end: int) -> None:
+        self.starts.append(start)
+        self._reached = end
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def _run(
+        self, store: ContentStore, tenant: Tenant, key: IdKey, title: str, url: str, reason: str
+    ) -> Kept:
+        loop = asyncio.get_running_loop()
+        try:
+            kept = await asyncio.to_thread(self._cut, loop, title, url, key, tenant, reason)
+        except BaseException as exc:
+            self._error = exc if isinstance(exc, Exception) else Stopped()
+            raise
+        finally:
+            self._done = True
+            self._wake()
+        if not self.storable:
+            return kept
+        try:
+            await store.put(tenant, [stored(e) for e in kept.excerpts])
+        except SummarizerError as exc:  # down, or over its cap (OverStoreCap)
+            logger.warning("content_store_failed", extra={"reason": str(exc)})
+            return Kept(kept.handle, kept.excerpts, kept.starts, False, str(exc))
+        return kept
+
+    def _cut(
+        self, loop: asyncio.AbstractEventLoop, title: str, url: str, key: IdKey, tenant: Tenant, reason: str
+    ) -> Kept:
+        text = self.text
+        doc = DocumentIn(text=text, id=None, title=title[:1000], url=url[:4096])
+        (doc_id,) = document_ids([doc], key, tenant)
+        starts: list[int] = []
+        at = 0
+
+        def found(c: Chunk) -> None:
+            nonlocal at
+            if self._stop.is_set():
+                raise Stopped  # the request is over: cut no further
+            piece = text[c.start : c.end]
+            at = max(text.find(piece, at), 0)  # in order, without overlap: after the one before
+            starts.append(at)
+            at += len(piece)
+            loop.call_soon_threadsafe(self._found, starts[-1], at)
+
+        chunks: list[Chunk] = []
+        if text.strip():
+            offsets = GrowingOffsets(text, self._stop)
+            try:
+                chunks = chunk(
+                    text,
+                    strategy="semantic",
+                    chunk_size=EXCERPT_TOKENS,
+                    overlap=0,
+                    offsets=offsets,
+                    on_chunk=found,
+                )
+            finally:
+                offsets.close()
+        document, excerpts = excerpts_of(doc, doc_id, chunks, key, tenant)
+        return Kept(f"{doc_id}~{document.version}", excerpts, starts, not reason, reason)
+
+
+async def begin(store: ContentStore, tenant: Tenant, text: str, *, title: str = "", url: str = "") -> Keeping:
+    """Start cutting ``text`` into excerpts, to keep them in ``tenant``'s namespace.  A store
+    that is down or over its cap gives ``stored=False`` with the reason, never an error: the
+    summary is still made, only without ids that could not be opened."""
+    reason = ""
     try:
         key = IdKey(await store.id_secret())
     except StoreError as exc:
         key = IdKey(new_secret().encode())  # ids nobody can open, and nobody will see
-        return await asyncio.to_thread(_cut, text, title, url, key, tenant, str(exc))
-    kept = await asyncio.to_thread(_cut, text, title, url, key, tenant, "")
+        reason = str(exc)
+    keeping = Keeping(text, storable=not reason)
+    task = asyncio.ensure_future(keeping._run(store, tenant, key, title, url, reason))
+    task.add_done_callback(_retrieved)
+    keeping._task = task
+    return keeping
+
+
+async def keep(store: ContentStore, tenant: Tenant, text: str, *, title: str = "", url: str = "") -> Kept:
+    """``text`` cut into excerpts and kept (`begin`, waited for)."""
+    keeping = await begin(store, tenant, text, title=title, url=url)
     try:
-        await store.put(tenant, [stored(e) for e in kept.excerpts])
-    except SummarizerError as exc:  # down, or over its cap (OverStoreCap)
-        logger.warning("content_store_failed", extra={"reason": str(exc)})
-        return Kept(kept.handle, kept.excerpts, kept.starts, False, str(exc))
-    return kept
+        return await keeping.kept()
+    finally:
+        keeping.close()
 
 
-def _cut(text: str, title: str, url: str, key: IdKey, tenant: Tenant, reason: str) -> Kept:
-    doc = DocumentIn(text=text, id=None, title=title[:1000], url=url[:4096])
-    (doc_id,) = document_ids([doc], key, tenant)
-    document, excerpts = cut(doc, doc_id, EXCERPT_TOKENS, key, tenant)
-    starts: list[int] = []
-    at = 0
-    for e in excerpts:  # in order, without overlap: each found after the one before
-        at = text.find(e.text, at)
-        starts.append(max(at, 0))
-        at = max(at, 0) + len(e.text)
-    return Kept(f"{doc_id}~{document.version}", excerpts, starts, not reason, reason)
+def _retrieved(task: asyncio.Future[Kept]) -> None:
+    if not task.cancelled():
+        task.exception()  # raised where the result is awaited, if anyone does

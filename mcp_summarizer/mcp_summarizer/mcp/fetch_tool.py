@@ -152,6 +152,7 @@ async def _fetch_url(
             )
             head, _ = _header_body(answer)
             if answer.facts is not None:  # from the result cache: cited already, its page kept again
+                await drill.settle()
                 facts_more = drill.facts
             else:
                 answer.body, facts_more = await finish(
@@ -170,6 +171,10 @@ async def _fetch_url(
         service.metrics.fetched(fetch_outcome(exc))
         logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
+    finally:  # a page kept for an answer that did not use it, or a request that ended early
+        for one in (*asked, drill):
+            if one is not None:
+                one.close()
     outcome, cached = answer.outcome, answer.facts
     if answer.degraded:
         service.counters["degraded"] += 1

@@ -11,6 +11,7 @@ engine's: a degraded answer arrives here already made and is only counted and lo
 import asyncio
 import logging
 import time
+from contextlib import ExitStack
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
@@ -149,64 +150,69 @@ async def _summarize(
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = client_limits(service.settings, ctx)
-    try:
-        tenant = tenant_of()
-        budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
-        room = budget if fit.fits(content, limits) else fit.room(budget, limits)
-        # A summary keeps its source behind a handle; an answer that is the content unchanged
-        # needs none.
-        drill = (
-            None
-            if room == budget and await _surely_within(content, budget)
-            else await prepare(service.store, tenant, content, room, citations)
+    with ExitStack() as stack:  # a request that ends early stops its source's cut
+        try:
+            tenant = tenant_of()
+            budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+            room = budget if fit.fits(content, limits) else fit.room(budget, limits)
+            # A summary keeps its source behind a handle; an answer that is the content unchanged
+            # needs none.
+            drill = (
+                None
+                if room == budget and await _surely_within(content, budget)
+                else await prepare(service.store, tenant, content, room, citations)
+            )
+            if drill is not None:
+                stack.callback(drill.close)
+            request = Request(
+                content=content,
+                # A summary made to fit the client's bytes and lines, not cut to them afterwards
+                # (content that fits them and the budget comes back unchanged); room is left for
+                # the handle's line and the citations.
+                max_output_tokens=max(room - drill.reserve, 1) if drill else room,
+                kind=kind,
+                focus=focus,
+                strategy=strategy,
+                tenant=tenant,
+                cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
+            )
+            key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
+            if (
+                key is not None
+                and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
+            ):
+                return hit
+            outcome = await service.engine.summarize(request, progress_of(ctx))
+            outcome = await summary_within(service.engine, request, outcome, limits, progress_of(ctx))
+            facts: dict[str, object] = {}
+            # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
+            if drill is not None and not outcome.bypassed and outcome.policy != "original":
+                outcome.text, facts = await finish(
+                    drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
+                )
+                outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
+            else:
+                drill = None
+        except SummarizerError as exc:
+            raise rejected(service, tool, exc) from None
+        answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
+        _log_completion(service, tool, request, outcome, started)
+        result = summary_result(
+            outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text)
         )
-        request = Request(
-            content=content,
-            # A summary made to fit the client's bytes and lines, not cut to them afterwards
-            # (content that fits them and the budget comes back unchanged); room is left for
-            # the handle's line and the citations.
-            max_output_tokens=max(room - drill.reserve, 1) if drill else room,
-            kind=kind,
-            focus=focus,
-            strategy=strategy,
-            tenant=tenant,
-            cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
-        )
-        key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
+        # An answer whose source the store could not keep is not cached: it has no ids to cite.
+        kept = drill is None or (drill.kept is not None and drill.kept.stored)
         if (
             key is not None
-            and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
+            and service.answers is not None
+            and not outcome.degraded
+            and not outcome.bypassed
+            and kept
         ):
-            return hit
-        outcome = await service.engine.summarize(request, progress_of(ctx))
-        outcome = await summary_within(service.engine, request, outcome, limits, progress_of(ctx))
-        facts: dict[str, object] = {}
-        # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
-        if drill is not None and not outcome.bypassed and outcome.policy != "original":
-            outcome.text, facts = await finish(
-                drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
+            await service.answers.keep(
+                tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
             )
-            outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
-        else:
-            drill = None
-    except SummarizerError as exc:
-        raise rejected(service, tool, exc) from None
-    answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
-    _log_completion(service, tool, request, outcome, started)
-    result = summary_result(outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text))
-    # An answer whose source the store could not keep is not cached: it has no ids to cite.
-    kept = drill is None or drill.kept.stored
-    if (
-        key is not None
-        and service.answers is not None
-        and not outcome.degraded
-        and not outcome.bypassed
-        and kept
-    ):
-        await service.answers.keep(
-            tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
-        )
-    return result
+        return result
 
 
 async def _cache_key(service: Service, tool: str, request: Request) -> str | None:
@@ -246,6 +252,8 @@ async def _cached(
     hit = await service.answers.lookup(tenant, "result", key)
     if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
         return None
+    if drill is not None:  # the answer's links name its source's excerpts
+        await drill.settle()
     facts = {**hit["facts"], "cached": True}
     answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
     logger.info(

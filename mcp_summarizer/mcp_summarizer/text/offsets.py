@@ -174,15 +174,13 @@ class GrowingOffsets(TokenOffsets):
     def __init__(self, text: str, stop: threading.Event | None = None) -> None:
         self._text = text
         self._stop = stop
-        parts = list(tokens.pieces(text))
-        self._parts = iter(parts)
-        self._ids = tokens.arrays_ahead(parts)
+        self._ids = tokens.arrays_ahead(tokens.pieces(text))  # cut and encoded as read
         self._char_buf = np.zeros(1024, dtype=np.int64)
         self._valid_buf = np.ones(1024, dtype=bool)
         self._filled = 1  # boundary 0, at character 0
         self._start = 0  # character where the next piece starts
         self._ascii = True  # so far: ``valid`` None, as TokenOffsets has it (checks are cheaper)
-        self.complete = not parts
+        self.complete = not text
         self._sync()
 
     def _sync(self) -> None:
@@ -200,11 +198,11 @@ class GrowingOffsets(TokenOffsets):
     def grow(self) -> bool:
         if self._stop is not None and self._stop.is_set():
             raise Stopped
-        piece = next(self._parts, None)
-        if piece is None:
+        item = next(self._ids, None)
+        if item is None:
             self.complete = True
             return False
-        ids = next(self._ids)
+        piece, ids = item
         char, valid = _boundaries(piece, ids)  # within the piece (it starts and ends on characters)
         size = self._filled + len(ids)
         if size > len(self._char_buf):  # doubling: linear time overall

@@ -13,9 +13,11 @@ one core encodes them in turn.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections import deque
+from collections.abc import Generator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
+from itertools import islice
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +48,7 @@ def _array(piece: str) -> npt.NDArray[np.uint32]:
 
 _THREADS = min(2, os.cpu_count() or 1)
 _PARALLEL_PIECES = 8  # fewer pieces are not worth handing to the pool
+_AHEAD = 4 * _THREADS  # pieces a streamed text has queued for encoding at most
 
 
 @cache
@@ -61,19 +64,26 @@ def _arrays(text: str) -> list[npt.NDArray[np.uint32]]:
     return list(_pool().map(_array, parts))
 
 
-def arrays_ahead(parts: list[str]) -> Generator[npt.NDArray[np.uint32]]:
-    """The ids of ``parts``, in order, each as soon as it is encoded: the pool works ahead of
-    the reader (the streaming chunker reads a piece while the next ones are being encoded).
-    Closing the iterator early cancels what was not started."""
+def arrays_ahead(parts: Iterable[str]) -> Generator[tuple[str, npt.NDArray[np.uint32]]]:
+    """Each of ``parts`` with its ids, in order, as soon as it is encoded: the pool works ahead
+    of the reader (the streaming chunker reads a piece while the next ones are being encoded),
+    `_AHEAD` pieces at most, so that texts read at the same time (a summary's chunks and its
+    source's excerpts, two requests) share the pool instead of the later one waiting for
+    all of the earlier; ``parts`` is read as far ahead, no further (`pieces` of a long text
+    are cut as they are needed).  Closing the iterator early cancels what was not started."""
+    rest = iter(parts)
     if _THREADS < 2:
-        yield from map(_array, parts)
+        yield from ((piece, _array(piece)) for piece in rest)
         return
-    futures = [_pool().submit(_array, piece) for piece in parts]
+    ahead = deque((piece, _pool().submit(_array, piece)) for piece in islice(rest, _AHEAD))
     try:
-        for future in futures:
-            yield future.result()
+        while ahead:
+            piece, future = ahead.popleft()
+            for more in islice(rest, 1):
+                ahead.append((more, _pool().submit(_array, more)))
+            yield piece, future.result()
     finally:
-        for future in futures:
+        for _, future in ahead:
             future.cancel()
 
 

@@ -241,6 +241,38 @@ async def test_a_store_that_refuses_the_source_gives_no_ids(tmp_path: Path) -> N
         stop_server(srv)
 
 
+async def test_a_store_that_refuses_the_source_after_the_model_cited_it_gives_no_ids(
+    tmp_path: Path, fresh_llm: FakeLLM
+) -> None:
+    """The source is cut and stored while the summary is made, so the prompts ask for the
+    excerpts' labels before the store has refused them (over its cap): the labels the model
+    cited are taken out, and the answer says why it has no ids."""
+
+    def answer(record: Recorded) -> Reply:
+        return ok(default_summary(record.user, 120) + " [src#0]")
+
+    fresh_llm.responder = answer
+    srv = start_server(
+        env(
+            tmp_path,
+            OPENROUTER_BASE_URL=fresh_llm.base_url,
+            OPENROUTER_API_KEY="test-key",
+            LLM_MODEL="test/fake",
+            SOURCE_STORE_MAX_MB="0.005",
+        )
+    )
+    try:
+        async with Client(f"{srv.base}/mcp") as client:
+            result = await client.call_tool("summarize", {"content": LOG * 3, "max_output_tokens": 400})
+        facts, text = (result.meta or {})[META], text_of(result)
+        assert any("[src#0]" in r.system for r in fresh_llm.requests), "the prompts asked for labels"
+        assert facts["handle"] is None and facts["sources_stored"] is False, facts
+        assert facts["citations"] == 0 and "src#" not in text and not CITATION.search(text), text[-300:]
+        assert "Source: not kept (" in text and tokens.count(text) <= 400
+    finally:
+        stop_server(srv)
+
+
 async def test_over_stdio(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,

@@ -159,6 +159,8 @@ class Engine:
         self, request: Request, progress: Progress | None, offsets: TokenOffsets | None, facts: SourceScan
     ) -> Outcome:
         content, target = request.content, request.max_output_tokens
+        if request.cite is not None:  # a source still being cut: the prompts' size needs its start
+            await request.cite.ready(None)
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
         # the count, the bypass check and the chunker.
         # Small content is handled on the event loop: a thread hop costs more than the work
@@ -383,6 +385,8 @@ class Engine:
 
     async def _map(self, run: Run, system: Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
+        if system.ready is not None:  # the excerpts this chunk holds, still being cut
+            await system.ready(piece)
         return await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
 
     async def _reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:

@@ -80,6 +80,8 @@ class Prompt:
     # Values that depend on the chunk (the ids of the excerpts it holds); called with None
     # for the prompt's size before the chunks are known.
     per_chunk: Callable[[Chunk | None], dict[str, str]] | None = None
+    # Waits until `per_chunk` can answer for a chunk (the excerpts it names are cut).
+    ready: Callable[[Chunk | None], Awaitable[None]] | None = None
 
     def __call__(self, max_tokens: int, piece: Chunk | None = None) -> str:
         more = self.per_chunk(piece) if self.per_chunk is not None else {}

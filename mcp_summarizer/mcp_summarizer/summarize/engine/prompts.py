@@ -37,9 +37,9 @@ class Prompts:
         return render(self._t["document"], content=content)
 
     def systems(self, request: Request, budget: Budget) -> tuple[Prompt, Prompt]:
-        """The map and reduce system prompts, waiting for their ``max_tokens``.  Raises
-        InputError when the focus or schema hint makes one longer than ``budget`` allows
-        instructions.
+        """The map and reduce system prompts, waiting for their ``max_tokens``; a source still
+        being cut must be ``request.cite.ready(None)`` first.  Raises InputError when the focus
+        or schema hint makes one longer than ``budget`` allows instructions.
 
         Rendered in one pass at call time: a caller's ``{braces}`` in a schema hint are
         inserted as text, never read as placeholders.
@@ -54,16 +54,18 @@ class Prompts:
             )
         cite = request.cite
         per_chunk = cite.map_values if cite is not None else None
+        ready = cite.ready if cite is not None and cite.cutting is not None else None
         if request.kind == "extraction":
             values = {"schema_hint": request.focus, **NO_CITATIONS}
-            map_system = Prompt(t["map_extraction"], values, per_chunk)
+            map_system = Prompt(t["map_extraction"], values, per_chunk, ready)
         else:
-            map_system = Prompt(t["map_general"], {"focus_instructions": focus, **NO_CITATIONS}, per_chunk)
+            values = {"focus_instructions": focus, **NO_CITATIONS}
+            map_system = Prompt(t["map_general"], values, per_chunk, ready)
         kept = cite.reduce_values() if cite is not None else NO_CITATIONS
         reduce_system = Prompt(t["reduce"], {"focus_instructions": focus, **kept})
         limit = budget.max_instructions
         for system in (map_system, reduce_system):
-            size = tokens.count(replace(system, per_chunk=None)(0))  # the caller's part: no ids
+            size = tokens.count(replace(system, per_chunk=None, ready=None)(0))  # the caller's part: no ids
             if size > limit:
                 what = "schema_hint" if request.kind == "extraction" else "focus_areas"
                 raise InputError(
