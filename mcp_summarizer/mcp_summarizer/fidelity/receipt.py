@@ -114,11 +114,23 @@ def source_facts(source: str, halt: threading.Event | None = None) -> SourceFact
         distinct = _distinct(source, halt)
         parts: list[str] = []
         words: set[str] = set()
-        for part in _searchable_parts(source):
+        cut: list[str] = []  # the pieces so far of a word cut at parts' ends (megabytes long)
+        for part, in_word in _searchable_parts(source):
             if halt is not None and halt.is_set():
                 raise Stopped
             parts.append(part)
+            if cut:  # the word goes on into this part, up to its first space
+                head, space, part = part.partition(" ")
+                cut.append(head)
+                if not space and in_word:
+                    continue
+                words |= _words("".join(cut))
+                cut = []
+            if in_word:
+                part, _, last = part.rpartition(" ")
+                cut.append(last)
             words |= _words(part)
+        words |= _words("".join(cut))
         return SourceFacts(distinct, "".join(parts), words)
 
 
@@ -129,25 +141,35 @@ def receipt(source: str, summary: str, focus: str = "", src: SourceFacts | None 
 
 
 def _searchable(text: str) -> str:
-    return "".join(_searchable_parts(text))
+    return "".join(part for part, _ in _searchable_parts(text))
 
 
 _PART_CHARS = 1 << 15
+_MAX_PART_CHARS = 1 << 20
 _BEFORE_SPACE = re.compile(r"(?<=\S)(?=\s)")
 
 
-def _searchable_parts(text: str) -> Iterator[str]:
-    """``text`` casefolded, whitespace runs collapsed, commas dropped, in consecutive parts.
+def _searchable_parts(text: str) -> Iterator[tuple[str, bool]]:
+    """``text`` casefolded, whitespace runs collapsed, commas dropped, in consecutive parts,
+    each with whether it ends inside a word.
 
-    Each part is cut where a whitespace run starts, so no run and no word spans two parts:
-    the parts join into what one pass over the whole text gives, and each part's words are
-    whole words.  One regex call over megabytes holds the GIL for all of its run (the event
-    loop, /health and the LLM calls' hand-offs wait); a part holds it briefly."""
-    start, size = 0, len(text)
+    A part is cut where a whitespace run starts, so no run spans two parts and the parts join
+    into what one pass over the whole text gives (each step works character by character);
+    its words are whole words, but for a word longer than `_MAX_PART_CHARS` (a run of one
+    letter, a blob), cut there.  One regex call over megabytes holds the GIL for all of its
+    run (the event loop, /health and the LLM calls' hand-offs wait), and a request that ends
+    stops the scan between parts only: a part holds it briefly."""
+    start, size, in_space = 0, len(text), False
     while start < size:
-        found = _BEFORE_SPACE.search(text, start + _PART_CHARS) if size - start > _PART_CHARS else None
-        end = found.start() if found else size
-        yield _collapsed(text[start:end]).casefold().replace(",", "")
+        end, in_word = size, False
+        if size - start > _PART_CHARS:
+            found = _BEFORE_SPACE.search(text, start + _PART_CHARS, start + _MAX_PART_CHARS)
+            end, in_word = (found.start(), False) if found else (min(start + _MAX_PART_CHARS, size), True)
+        part = _collapsed(text[start:end]).casefold().replace(",", "")
+        if in_space and part.startswith(" "):  # a whitespace run cut in two: still one space
+            part = part[1:]
+        in_space = text[end - 1].isspace()
+        yield part, in_word and end < size
         start = end
 
 

@@ -150,13 +150,20 @@ def test_a_dropped_focus_fact_is_listed_for_repair_even_when_commoner_facts_outr
         max_size=200,
     ).map("".join),
     st.sampled_from([1, 3, 16]),
+    st.sampled_from([1, 2, 5, 1 << 20]),
 )
-def test_the_searchable_text_made_part_by_part_is_the_whole_texts(text: str, part_chars: int) -> None:
+def test_the_searchable_text_made_part_by_part_is_the_whole_texts(
+    text: str, part_chars: int, max_part_chars: int
+) -> None:
     """`source_facts` builds the searchable text and its words in parts (a regex call over
-    megabytes would hold the GIL); parts cut before whitespace give exactly the one-pass result."""
+    megabytes would hold the GIL, and a request that ends stops the scan between parts only);
+    parts cut before whitespace, or inside a word or a whitespace run longer than a part may
+    be, give exactly the one-pass result."""
     whole = re.sub(r"\s+", " ", text).casefold().replace(",", "")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(receipt_module, "_PART_CHARS", part_chars)
+        mp.setattr(receipt_module, "_MAX_PART_CHARS", max_part_chars)
+        assert receipt_module._searchable(text) == whole
         src = source_facts(text)
     assert src.text == whole
     assert src.words == receipt_module._words(whole)
