@@ -150,11 +150,19 @@ def test_content_too_short_for_a_head_has_none() -> None:
     ],
     ids=["one letter", "CJK with no break", "a line of dots", "one letter, then prose"],
 )
-def test_a_page_that_opens_with_a_run_with_no_safe_cut_has_no_head(text: str) -> None:
+@pytest.mark.parametrize("size", [8000, 1000, 300])
+def test_a_page_that_opens_with_a_run_with_no_safe_cut_has_no_head(text: str, size: int) -> None:
     """Its encoding cannot be stopped midway: no call may start before it is done (a request
-    that goes would leave it running; tests/reliability's cancel-while-chunked test)."""
-    assert head_chunks(text, strategy="semantic", chunk_size=8000, overlap=0) == []
-    assert head_chunks(text, strategy="token", chunk_size=8000, overlap=0) == []
+    that goes would leave it running; tests/reliability's cancel-while-chunked test).  With
+    small chunks the head is shorter than one piece of the encoding: the page's run decides."""
+    assert head_chunks(text, strategy="semantic", chunk_size=size, overlap=0) == []
+    assert head_chunks(text, strategy="token", chunk_size=size, overlap=0) == []
+
+
+@pytest.mark.parametrize("size", [8000, 1000])
+def test_a_short_run_with_no_safe_cut_at_the_start_still_has_a_head(size: int) -> None:
+    text = "a" * 20_000 + "\n\n" + prose(3000)
+    assert len(head_chunks(text, strategy="semantic", chunk_size=size, overlap=0)) == 3
 
 
 # -- the engine ------------------------------------------------------------------------------
