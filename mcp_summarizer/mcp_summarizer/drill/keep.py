@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from dataclasses import dataclass
 
 from mcp_summarizer.documents.model import DocumentIn
@@ -22,9 +21,9 @@ from mcp_summarizer.documents.sources import Excerpt, document_ids, excerpts_of,
 from mcp_summarizer.errors import Stopped, StoreError, SummarizerError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
-from mcp_summarizer.summarize.chunker import Chunk, chunk
+from mcp_summarizer.summarize.chunker import Chunk
+from mcp_summarizer.summarize.engine.streamed import stream_chunks
 from mcp_summarizer.tenant import Tenant
-from mcp_summarizer.text.offsets import GrowingOffsets
 
 __all__ = ["EXCERPT_TOKENS", "Keeping", "Kept", "begin", "keep"]
 
@@ -59,7 +58,6 @@ class Keeping:
         self._done = False
         self._error: BaseException | None = None
         self._changed = asyncio.Event()
-        self._stop = threading.Event()
         self._task: asyncio.Future[Kept] | None = None
 
     async def reach(self, end: int) -> None:
@@ -81,18 +79,12 @@ class Keeping:
 
     def close(self) -> None:
         """The request is over: stop the cut (at its next excerpt) and the write."""
-        self._stop.set()
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
     def _raise(self) -> None:
         if self._error is not None:
             raise self._error
-
-    def _found(self, start: int, end: int) -> None:
-        self.starts.append(start)
-        self._reached = end
-        self._wake()
 
     def _wake(self) -> None:
         self._changed.set()
@@ -101,9 +93,8 @@ class Keeping:
     async def _run(
         self, store: ContentStore, tenant: Tenant, key: IdKey, title: str, url: str, reason: str
     ) -> Kept:
-        loop = asyncio.get_running_loop()
         try:
-            kept = await asyncio.to_thread(self._cut, loop, title, url, key, tenant, reason)
+            kept = await self._cut(title, url, key, tenant, reason)
         except BaseException as exc:
             self._error = exc if isinstance(exc, Exception) else Stopped()
             raise
@@ -119,41 +110,28 @@ class Keeping:
             return Kept(kept.handle, kept.excerpts, kept.starts, False, str(exc))
         return kept
 
-    def _cut(
-        self, loop: asyncio.AbstractEventLoop, title: str, url: str, key: IdKey, tenant: Tenant, reason: str
-    ) -> Kept:
+    async def _cut(self, title: str, url: str, key: IdKey, tenant: Tenant, reason: str) -> Kept:
+        """The excerpts as the engine's streamed chunker finds them (in its worker thread,
+        stopped when this ends however it ends), each start noted as it comes."""
         text = self.text
         doc = DocumentIn(text=text, id=None, title=title[:1000], url=url[:4096])
         (doc_id,) = document_ids([doc], key, tenant)
-        starts: list[int] = []
-        at = 0
-
-        def found(c: Chunk) -> None:
-            nonlocal at
-            if self._stop.is_set():
-                raise Stopped  # the request is over: cut no further
-            piece = text[c.start : c.end]
-            at = max(text.find(piece, at), 0)  # in order, without overlap: after the one before
-            starts.append(at)
-            at += len(piece)
-            loop.call_soon_threadsafe(self._found, starts[-1], at)
-
         chunks: list[Chunk] = []
-        if text.strip():
-            offsets = GrowingOffsets(text, self._stop)
-            try:
-                chunks = chunk(
-                    text,
-                    strategy="semantic",
-                    chunk_size=EXCERPT_TOKENS,
-                    overlap=0,
-                    offsets=offsets,
-                    on_chunk=found,
-                )
-            finally:
-                offsets.close()
-        document, excerpts = excerpts_of(doc, doc_id, chunks, key, tenant)
-        return Kept(f"{doc_id}~{document.version}", excerpts, starts, not reason, reason)
+        if text and not text.isspace():
+            async with stream_chunks(
+                text, strategy="semantic", chunk_size=EXCERPT_TOKENS, overlap=0
+            ) as stream:
+                async for piece, _ in stream:
+                    chunks.append(piece)
+                    at = self._reached  # in order, without overlap: after the one before
+                    span = text[piece.start : piece.end]
+                    start = max(text.find(span, at), 0)
+                    self.starts.append(start)
+                    self._reached = start + len(span)
+                    self._wake()
+                await stream.offsets()  # raises what the chunker raised
+        document, excerpts = await asyncio.to_thread(excerpts_of, doc, doc_id, chunks, key, tenant)
+        return Kept(f"{doc_id}~{document.version}", excerpts, list(self.starts), not reason, reason)
 
 
 async def begin(store: ContentStore, tenant: Tenant, text: str, *, title: str = "", url: str = "") -> Keeping:
