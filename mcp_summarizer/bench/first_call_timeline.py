@@ -146,7 +146,9 @@ class Tool:
         request = Request(content=text, max_output_tokens=TARGET - drill.reserve, cite=ask(drill, text))
         try:
             if self.answers is not None:
+                drill.hold()  # as the tool does
                 key = await self.answers.key("summarize", text, budget=request.max_output_tokens)
+                drill.release()
                 assert await self.answers.lookup(LOCAL, "result", key) is None
                 mark("result cache looked up")
             await engine.summarize(request)

@@ -23,13 +23,13 @@ from typing import Protocol
 from mcp_summarizer.citations.syntax import CITATION
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["LABEL", "NO_CITATIONS", "Ask", "Cutting", "relabel"]
+__all__ = ["LABEL", "LISTED", "NO_CITATIONS", "Ask", "Cutting", "relabel"]
 
 LABEL = "src"  # excerpt n is [src#n] in the prompts
 
 NO_CITATIONS = {"citations": ""}  # the prompts' value when nobody asks for ids
-_LISTED = 16  # excerpts named with their first words in one map prompt; ids only beyond
-_MAX_IDS = 2 * _LISTED  # and at most this many ids in all (a chunk spans few excerpts)
+LISTED = 16  # excerpts named with their first words in one map prompt; ids only beyond
+_MAX_IDS = 2 * LISTED  # and at most this many ids in all (a chunk spans few excerpts)
 _WORDS = 8  # the first words that show where an excerpt begins
 _PROBE = 64  # characters of a chunk looked for in the source
 _SPLIT = re.compile(r"[ \t]*[,;][ \t]*")
@@ -55,6 +55,8 @@ class Cutting(Protocol):
     def starts(self) -> Sequence[int]: ...
     async def reach(self, end: int) -> None: ...
     async def first(self, n: int) -> None: ...
+    def hold(self, first: int = 0) -> None: ...
+    def release(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,23 +76,33 @@ class Ask:
         if self.cutting is None:
             return
         if piece is None:
-            await self.cutting.first(_LISTED)
+            await self.cutting.first(LISTED)
         elif (span := self._span(piece)) is not None:
             await self.cutting.reach(span[1])
+
+    def hold(self) -> None:
+        """The first calls are being made: the cut goes no further than `ready` asks, until
+        `release` (its thread would take the GIL from them)."""
+        if self.cutting is not None:
+            self.cutting.hold(LISTED)
+
+    def release(self) -> None:
+        if self.cutting is not None:
+            self.cutting.release()
 
     def map_values(self, piece: Placed | None) -> dict[str, str]:
         """The map prompt's ``citations``: the excerpts ``piece`` holds; for None (the
         prompt's size, before the chunks are known), the longest such list."""
         if not self.starts:
             return NO_CITATIONS
-        held = range(min(len(self.starts), _LISTED)) if piece is None else self.held(piece)
+        held = range(min(len(self.starts), LISTED)) if piece is None else self.held(piece)
         if not held:
             return NO_CITATIONS
         lines = []
         for k, n in enumerate(held[:_MAX_IDS]):
             if k == 0:
                 lines.append(f"- [{LABEL}#{n}] from the start of the section")
-            elif len(held) <= _LISTED:
+            elif len(held) <= LISTED:
                 lines.append(f'- [{LABEL}#{n}] from "{self._first_words(n)}"')
             else:
                 lines.append(f"- [{LABEL}#{n}]")

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from mcp.types import ResourceLink
 
-from mcp_summarizer.citations.ask import Ask, relabel
+from mcp_summarizer.citations.ask import LISTED, Ask, relabel
 from mcp_summarizer.citations.attribute import Cited, cite, uncited
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit
@@ -77,6 +77,14 @@ class Drill:
         if self.kept is None:
             self.kept = await self.keeping.kept()
         return self.kept
+
+    def hold(self) -> None:
+        """The cut goes no further than the prompts' first need until `release`
+        (`Keeping.hold`): the request's own first steps go first."""
+        self.keeping.hold(LISTED if self.citations else 0)
+
+    def release(self) -> None:
+        self.keeping.release()
 
     def close(self) -> None:
         self.keeping.close()

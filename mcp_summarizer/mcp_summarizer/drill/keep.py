@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from dataclasses import dataclass
 
 from mcp_summarizer.documents.model import DocumentIn
-from mcp_summarizer.documents.sources import Excerpt, document_ids, excerpts_of, stored
+from mcp_summarizer.documents.sources import Document, Excerpt, document_ids, excerpts_of, stored
 from mcp_summarizer.errors import Stopped, StoreError, SummarizerError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
@@ -32,6 +34,9 @@ logger = logging.getLogger("mcp_summarizer")
 # An excerpt small enough that a citation points somewhere precise, large enough that a long
 # source does not become thousands of records.
 EXCERPT_TOKENS = 800
+# The longest a hold lasts (`Keeping.hold`): the first calls are out well before, and a hold
+# that is not released costs no more than this.
+_HOLD_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +53,8 @@ class Keeping:
 
     ``starts`` grows, in the event loop's thread, as the excerpts are found; `reach` and
     `first` wait for the ones a caller needs, `kept` for the whole, and `close` stops the
-    cut of a request that ended (its thread must not keep a core busy for nobody)."""
+    cut of a request that ended (its thread must not keep a core busy for nobody).  While
+    `hold` lasts, the cut goes no further than they ask."""
 
     def __init__(self, text: str, storable: bool) -> None:
         self.text = text
@@ -59,15 +65,24 @@ class Keeping:
         self._error: BaseException | None = None
         self._changed = asyncio.Event()
         self._task: asyncio.Future[Kept] | None = None
+        # The hold (`hold`), shared with the cut's thread: what was asked for, what was found.
+        self._pacing = threading.Condition()
+        self._held_until = 0.0  # time.monotonic(); 0: not held
+        self._wanted = (0, 0)  # (excerpts, the character they must reach)
+        self._handed = (0, 0)
 
     async def reach(self, end: int) -> None:
         """Wait until every excerpt that starts before character ``end`` is in ``starts``."""
+        if self._reached < end:
+            self._want(0, end)
         while not self._done and self._reached < end:
             await self._changed.wait()
         self._raise()
 
     async def first(self, n: int) -> None:
         """Wait until ``starts`` holds ``n`` excerpts, or all there are."""
+        if len(self.starts) < n:
+            self._want(n, 0)
         while not self._done and len(self.starts) < n:
             await self._changed.wait()
         self._raise()
@@ -77,14 +92,45 @@ class Keeping:
         assert self._task is not None
         return await self._task
 
+    def hold(self, first: int = 0) -> None:
+        """Cut the ``first`` excerpts and no further than `reach` and `first` ask, until
+        `release` (at most `_HOLD_SECONDS`): the request's first steps are being made, and
+        the cut's thread would take the GIL from them."""
+        with self._pacing:
+            self._held_until = time.monotonic() + _HOLD_SECONDS
+            self._wanted = (max(self._wanted[0], first), self._wanted[1])
+
+    def release(self) -> None:
+        with self._pacing:
+            self._held_until = 0.0
+            self._pacing.notify_all()
+
     def close(self) -> None:
         """The request is over: stop the cut (at its next excerpt) and the write."""
+        self.release()
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
     def _raise(self) -> None:
         if self._error is not None:
             raise self._error
+
+    def _want(self, excerpts: int, end: int) -> None:
+        with self._pacing:
+            self._wanted = (max(self._wanted[0], excerpts), max(self._wanted[1], end))
+            self._pacing.notify_all()
+
+    def _pace(self, piece: Chunk) -> None:
+        """In the cut's thread, before ``piece`` is handed out: while held, wait until what
+        was asked for needs it."""
+        with self._pacing:
+            while (
+                self._handed[0] >= self._wanted[0]
+                and self._handed[1] >= self._wanted[1]
+                and (left := self._held_until - time.monotonic()) > 0
+            ):
+                self._pacing.wait(left)
+            self._handed = (self._handed[0] + 1, piece.end)
 
     def _wake(self) -> None:
         self._changed.set()
@@ -114,12 +160,10 @@ class Keeping:
         """The excerpts as the engine's streamed chunker finds them (in its worker thread,
         stopped when this ends however it ends), each start noted as it comes."""
         text = self.text
-        doc = DocumentIn(text=text, id=None, title=title[:1000], url=url[:4096])
-        (doc_id,) = document_ids([doc], key, tenant)
         chunks: list[Chunk] = []
         if text and not text.isspace():
             async with stream_chunks(
-                text, strategy="semantic", chunk_size=EXCERPT_TOKENS, overlap=0
+                text, strategy="semantic", chunk_size=EXCERPT_TOKENS, overlap=0, pace=self._pace
             ) as stream:
                 async for piece, _ in stream:
                     chunks.append(piece)
@@ -130,7 +174,10 @@ class Keeping:
                     self._reached = start + len(span)
                     self._wake()
                 await stream.offsets()  # raises what the chunker raised
-        document, excerpts = await asyncio.to_thread(excerpts_of, doc, doc_id, chunks, key, tenant)
+        doc = DocumentIn(text=text, id=None, title=title[:1000], url=url[:4096])
+        # Its id is a keyed digest of the text (tens of milliseconds for megabytes): in the
+        # thread, with the excerpts, not on the event loop before the cut begins.
+        doc_id, document, excerpts = await asyncio.to_thread(_excerpts, doc, chunks, key, tenant)
         return Kept(f"{doc_id}~{document.version}", excerpts, list(self.starts), not reason, reason)
 
 
@@ -158,6 +205,13 @@ async def keep(store: ContentStore, tenant: Tenant, text: str, *, title: str = "
         return await keeping.kept()
     finally:
         keeping.close()
+
+
+def _excerpts(
+    doc: DocumentIn, chunks: list[Chunk], key: IdKey, tenant: Tenant
+) -> tuple[str, Document, list[Excerpt]]:
+    (doc_id,) = document_ids([doc], key, tenant)
+    return (doc_id, *excerpts_of(doc, doc_id, chunks, key, tenant))
 
 
 def _retrieved(task: asyncio.Future[Kept]) -> None:

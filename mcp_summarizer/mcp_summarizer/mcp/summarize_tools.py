@@ -176,7 +176,11 @@ async def _summarize(
                 tenant=tenant,
                 cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
             )
+            if drill is not None:  # the content's hash (the cache key) goes first
+                drill.hold()
             key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
+            if drill is not None:
+                drill.release()
             if (
                 key is not None
                 and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None

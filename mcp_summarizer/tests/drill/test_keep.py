@@ -15,6 +15,7 @@ import pytest
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.sources import cut, document_ids
+from mcp_summarizer.drill import keep as keep_module
 from mcp_summarizer.drill.keep import EXCERPT_TOKENS, Kept, begin, keep
 from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.store.sqlite import SQLiteStore
@@ -122,3 +123,35 @@ async def test_a_request_that_ends_stops_the_cut(store: SQLiteStore) -> None:
     await asyncio.sleep(0.5)
     assert len(keeping.starts) == stopped_at, "the cut went on for a request that ended"
     assert stopped_at < 2_000
+
+
+async def test_a_held_cut_gives_what_is_asked_and_no_more(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the request's first steps run (`Keeping.hold`), the cut's thread stops where
+    the excerpts asked for end, and goes on from there when released: the same excerpts."""
+    monkeypatch.setattr(keep_module, "_HOLD_SECONDS", 60.0)  # a loaded machine's pace is not the test's
+    text = site_page(60)  # 750k characters: a tenth of a second of cutting, ~280 excerpts
+    want = whole_cut(await store.id_secret(), text)
+    keeping = await begin(store, LOCAL, text)
+    keeping.hold(3)  # before its thread starts (at the event loop's next turn)
+    await keeping.first(3)
+    await asyncio.sleep(0.3)
+    assert len(keeping.starts) == 3, "the cut went past what was asked while held"
+    await keeping.reach(want.starts[6] - 1)  # the excerpts that start before it: 0 to 5
+    await asyncio.sleep(0.3)
+    assert 6 <= len(keeping.starts) <= 7, "the cut went past what was asked while held"
+    keeping.release()
+    kept = await keeping.kept()
+    assert kept.excerpts == want.excerpts and kept.starts == want.starts
+
+
+async def test_a_hold_nobody_releases_ends_by_itself(store: SQLiteStore) -> None:
+    """A hold is bounded in time: a caller that never releases it (a bug, a path that
+    forgot) delays the cut, it cannot stop it."""
+    text = site_page(20)
+    keeping = await begin(store, LOCAL, text)
+    keeping.hold()
+    kept = await asyncio.wait_for(keeping.kept(), timeout=60)
+    want = whole_cut(await store.id_secret(), text)
+    assert kept.excerpts == want.excerpts and kept.starts == want.starts

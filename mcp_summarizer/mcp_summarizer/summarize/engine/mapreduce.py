@@ -29,7 +29,7 @@ from typing import Any
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
-from mcp_summarizer.citations.ask import NO_CITATIONS
+from mcp_summarizer.citations.ask import NO_CITATIONS, Ask
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.errors import InputError, LLMError
 from mcp_summarizer.summarize.admission import Admission, estimate_tokens
@@ -241,6 +241,8 @@ class Engine:
             return self._map(run, map_system, target, piece, num_chunks)
 
         began = time.perf_counter()
+        cite = request.cite or Ask("", (), ())  # (one with no cut holds nothing)
+        cite.hold()  # the source's cut waits while the head is read and its calls go out
         try:
             try:
                 async with asyncio.TaskGroup() as group:
@@ -260,6 +262,7 @@ class Engine:
                         await let_calls_out()
                     else:
                         head.chunks.clear()
+                    cite.release()
                     cleaned = await asyncio.to_thread(strip_boilerplate, content)
                     ready = False  # calls for new chunks may start: their budget is final
                     async with stream_chunks(
@@ -325,6 +328,7 @@ class Engine:
             return await self._fail(request, stripped, run.outcome, exc, progress)
         finally:
             stop.set()
+            cite.release()
 
     async def _fail(
         self, request: Request, stripped: Request, spent: Outcome, exc: Exception, progress: Progress | None

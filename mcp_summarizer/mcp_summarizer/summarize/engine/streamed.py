@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from mcp_summarizer.errors import Stopped
@@ -55,10 +55,16 @@ class ChunkStream:
 
 @asynccontextmanager
 async def stream_chunks(
-    text: str, *, strategy: str, chunk_size: int, overlap: int
+    text: str,
+    *,
+    strategy: str,
+    chunk_size: int,
+    overlap: int,
+    pace: Callable[[Chunk], None] | None = None,
 ) -> AsyncIterator[ChunkStream]:
     """Chunk ``text`` in a worker thread (as `chunk` does, the same chunks) while the caller
-    reads them; the thread is stopped when the block ends, however it ends."""
+    reads them; the thread is stopped when the block ends, however it ends.  ``pace`` is
+    called in the thread before each chunk is handed out, and may wait there."""
     loop = asyncio.get_running_loop()
     made: asyncio.Queue[tuple[Chunk, int] | None] = asyncio.Queue()
     stop = threading.Event()
@@ -67,6 +73,8 @@ async def stream_chunks(
         offsets = GrowingOffsets(text, stop)
 
         def hand_out(piece: Chunk) -> None:
+            if pace is not None:
+                pace(piece)
             if stop.is_set():
                 raise Stopped  # the request is over: stop reading
             loop.call_soon_threadsafe(made.put_nowait, (piece, offsets.n))
