@@ -14,13 +14,17 @@ from typing import Any
 
 import pytest
 
+from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
+from mcp_summarizer.drill.keep import begin
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.budget import map_output_tokens
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Engine, Request, mapreduce
 from mcp_summarizer.summarize.engine.head import HEAD_CHUNKS, head_chunks
+from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text.boilerplate import strip_boilerplate
 from tests.support.fake_llm import FakeLLM, Recorded
 
@@ -275,3 +279,34 @@ async def engine_answer(engine: Engine, content: str) -> Any:
     out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
     assert not out.degraded
     return out
+
+
+async def test_the_sources_cut_is_held_until_the_heads_calls_are_out(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    """A summary that cites its source has the source cut beside it (`drill.keep`): the
+    engine holds that cut while the head is read and its calls go out (the cut's thread would
+    take the GIL from them), and releases it then, not at the request's end."""
+    content = prose(700)
+    keeping = await begin(SQLiteStore(None, ttl_seconds=3600, max_bytes=1 << 30), LOCAL, content)
+    steps: list[tuple[str, int]] = []  # (hold or release, the LLM's calls by then)
+    hold, release = keeping.hold, keeping.release
+
+    def held(first: int = 0) -> None:
+        steps.append(("hold", fresh_llm.calls))
+        hold(first)
+
+    def released() -> None:
+        steps.append(("release", fresh_llm.calls))
+        release()
+
+    keeping.hold, keeping.release = held, released  # type: ignore[method-assign]
+    try:
+        cite = Ask(content, (), keeping.starts, keeping)
+        await make_engine().summarize(Request(content=content, max_output_tokens=TARGET, cite=cite))
+        kept = await keeping.kept()
+    finally:
+        keeping.close()
+    assert steps[0] == ("hold", 0) and steps[1][0] == "release"
+    assert steps[1][1] <= HEAD_CHUNKS, "released after the head's calls, not at the request's end"
+    assert fresh_llm.calls > 2 * HEAD_CHUNKS and len(kept.excerpts) > 100
