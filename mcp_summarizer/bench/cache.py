@@ -8,12 +8,19 @@ median and p90 of each and their ratio, for the embedded SQLite cache and, when 
 is installed, for Redis.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.cache [--calls 300] [--chars 2000]
+
+With ``--tokens N``: hits on a large source instead (a prefix of N tokens of the python-docs
+corpus, summarized once to 2,000 tokens): each hit's wall time, and the server's CPU time
+during it (its process's, read from /proc), for the embedded SQLite cache.
+
+    cd mcp_summarizer && ../.venv/bin/python -m bench.cache --tokens 2000000 --calls 9
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -23,6 +30,7 @@ from mcp import Client
 from tests.support.redis_server import REDIS, RedisServer
 from tests.support.servers import start_server, stop_server
 
+from bench import corpus
 from mcp_summarizer.text import tokens
 
 
@@ -52,6 +60,40 @@ async def measure(url: str, calls: int, text: str) -> tuple[list[float], list[fl
     return a, b
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def large_hits(server: Any, text: str, calls: int) -> tuple[list[float], list[float]]:
+    """(wall, server CPU) seconds of each of ``calls`` hits on ``text``."""
+    args = {"content": text, "max_output_tokens": 2000}
+    walls, cpus = [], []
+    async with Client(server.url) as client:
+        await timed(client, args)  # made once, cached
+        for _ in range(calls):
+            before = cpu_seconds(server.proc.pid)
+            seconds, facts = await timed(client, args)
+            assert facts.get("cached") is True, facts
+            await asyncio.sleep(0.5)  # what the request left running is counted too
+            walls.append(seconds)
+            cpus.append(cpu_seconds(server.proc.pid) - before)
+    return walls, cpus
+
+
+def large(size: int, calls: int) -> None:
+    env = {"SUMMARIZER_BACKEND": "extractive", "CACHE": "on", "CACHE_DIR": tempfile.mkdtemp()}
+    server = start_server(env)
+    try:
+        walls, cpus = asyncio.run(large_hits(server, corpus.load(size), calls))
+    finally:
+        stop_server(server)
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    print(f"| {size:,} tokens | {calls} hits | wall median {wall:.3f} s (min {min(walls):.3f}, ", end="")
+    print(f"max {max(walls):.3f}) | server CPU median {cpu:.2f} s |")
+
+
 def report(name: str, hit: list[float], bypass: list[float]) -> None:
     def p90(xs: list[float]) -> float:
         return statistics.quantiles(xs, n=10)[-1] * 1000
@@ -69,7 +111,11 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--chars", type=int, default=2000)
+    parser.add_argument("--tokens", type=int, default=0, help="hits on a source this large instead")
     args = parser.parse_args()
+    if args.tokens:
+        large(args.tokens, args.calls)
+        return
     text = ("Marshal Dughan guards Goldshire in Elwynn Forest. " * (args.chars // 50 + 1))[: args.chars]
     print(f"{args.calls} calls each, alternating, {args.chars} characters of content\n")
     print("| cache | hit median / p90 | bypass median / p90 | ratio median / p90 |")

@@ -66,7 +66,15 @@ def wrapped(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
 
 
 def instrument(scan: bool, head: bool = True) -> None:
-    mapreduce.estimate_tokens = wrapped(mapreduce.estimate_tokens, "estimate")  # type: ignore[assignment]
+    estimated = mapreduce.estimated
+
+    async def marked_estimated(text: str) -> int:
+        mark("estimate start")
+        out = await estimated(text)
+        mark("estimate end")
+        return out
+
+    mapreduce.estimated = marked_estimated  # type: ignore[assignment]
     mapreduce.strip_boilerplate = wrapped(mapreduce.strip_boilerplate, "boilerplate")  # type: ignore[assignment]
     mapreduce.head_chunks = wrapped(  # type: ignore[assignment]
         mapreduce.head_chunks if head else lambda *args, **kwargs: [], "head"

@@ -9,7 +9,7 @@ line, the whole within the budget and the client's limits; `links` are the answe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,6 +21,7 @@ from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.keep import Keeping, Kept, begin
+from mcp_summarizer.errors import StoreError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -65,18 +66,38 @@ def uri(source_id: str) -> str:
 @dataclass(slots=True)
 class Drill:
     """A source being kept (`drill.keep.Keeping`) for the answer made meanwhile: `settle`
-    waits for it, after which `kept`, `line` and `facts` are known; `close` ends it."""
+    waits for it, after which `kept`, `line` and `facts` are known; `close` ends it.  For a
+    cached answer, `renew` may keep what an earlier request stored instead."""
 
     keeping: Keeping
     lined: bool  # the answer has room for the handle's line
     citations: bool  # the prompts ask the model to cite the excerpts
     reserve: int  # tokens the summary leaves for the line and the citations
     kept: Kept | None = None
+    renewed: tuple[str, int] | None = None  # (handle, excerpts) kept by an earlier request
 
     async def settle(self) -> Kept:
         if self.kept is None:
             self.kept = await self.keeping.kept()
         return self.kept
+
+    async def renew(self, store: ContentStore, tenant: Tenant, facts: Mapping[str, object]) -> bool:
+        """For a cached answer whose ``facts`` name its handle and excerpt count: whether the
+        store still holds those excerpts in ``tenant``'s namespace.  If so, their time to live
+        starts again (as the cut's put would start it) and the cut stops: the answer needs
+        none, and its `links` are known.  False if not (or the store cannot say): `settle`
+        then, and the cut stores them again, so every id the answer cites opens."""
+        handle, count = facts.get("handle"), facts.get("excerpts")
+        if not (isinstance(handle, str) and isinstance(count, int) and count > 0):
+            return False
+        try:
+            if not await store.renew(tenant, [f"{handle}#{i}" for i in range(count)]):
+                return False
+        except StoreError:
+            return False
+        self.renewed = (handle, count)
+        self.close()
+        return True
 
     def hold(self) -> None:
         """The cut goes no further than the prompts' first need until `release`
@@ -200,9 +221,27 @@ class Part(Protocol):
 
 def links(drill: Drill | None, text: str) -> list[ResourceLink]:
     """A ``resource_link`` for each excerpt the answer cites (the first when it cites none)."""
+    if drill is not None and drill.renewed is not None:
+        return _links_kept(*drill.renewed, text)
     if drill is None or drill.kept is None or not drill.kept.stored:
         return []
     return links_to(drill.kept.excerpts, text, "the summarized source")
+
+
+@dataclass(frozen=True, slots=True)
+class _Numbered:
+    """An excerpt known by its handle and number alone (a `Part`)."""
+
+    source_id: str
+    index: int
+    chunk_count: int
+
+
+def _links_kept(handle: str, count: int, text: str) -> list[ResourceLink]:
+    """The links for an answer whose source is kept under ``handle`` in ``count`` excerpts,
+    from those two alone: a cached answer's, its source not cut again."""
+    parts = [_Numbered(f"{handle}#{i}", i, count) for i in range(count)]
+    return links_to(parts, text, "the summarized source")
 
 
 def links_to(parts: Sequence[Part], text: str, whole: str, uncited: int = 1) -> list[ResourceLink]:

@@ -151,9 +151,10 @@ async def _fetch_url(
                 )
             )
             head, _ = _header_body(answer)
-            if answer.facts is not None:  # from the result cache: cited already, its page kept again
-                await drill.settle()
-                facts_more = drill.facts
+            if answer.facts is not None:  # from the result cache: cited already
+                if not await drill.renew(service.store, tenant, answer.facts):
+                    await drill.settle()  # its page kept again
+                    facts_more = drill.facts
             else:
                 answer.body, facts_more = await finish(
                     drill,
@@ -211,6 +212,7 @@ async def _fetch_url(
             "raw": raw,
             "cached": answer.cached,
             "summary_cached": cached is not None,
+            "sources_renewed": drill is not None and drill.renewed is not None,
             "llm_calls": llm_calls,
             "model": model,
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),

@@ -256,9 +256,12 @@ async def _cached(
     hit = await service.answers.lookup(tenant, "result", key)
     if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
         return None
-    if drill is not None:  # the answer's links name its source's excerpts
-        await drill.settle()
     facts = {**hit["facts"], "cached": True}
+    # The answer's links name its source's excerpts: kept by the request that made it, or cut
+    # and stored again.
+    renewed = drill is not None and await drill.renew(service.store, tenant, facts)
+    if drill is not None and not renewed:
+        await drill.settle()
     answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
     logger.info(
         "summarization_complete",
@@ -271,6 +274,7 @@ async def _cached(
             "model": facts.get("model"),
             "llm_calls": 0,
             "degraded": False,
+            "sources_renewed": renewed,
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )

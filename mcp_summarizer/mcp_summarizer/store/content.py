@@ -61,6 +61,11 @@ class ContentStore(Protocol):
         """Store them all in ``tenant``'s namespace; their time to live starts again (an id
         names one content: storing it again stores the same text)."""
 
+    async def renew(self, tenant: Tenant, source_ids: Sequence[str]) -> bool:
+        """Restart the time to live of these records in ``tenant``'s namespace, as a put of
+        them would, without their text: True if the store held every one of them, else False
+        (some expired or were dropped: put them again)."""
+
     async def get(self, tenant: Tenant, source_id: str) -> Source:
         """The record in ``tenant``'s namespace, or UnknownSource / ExpiredSource saying which."""
 

@@ -117,6 +117,30 @@ return evicted
 """
 )
 
+# A renewal (`RedisStore.renew`): each record still held gets the time to live a put gives it.
+# KEYS: expires (zset), the tenant's used (zset).  ARGV: now, ttl, marker ttl, then the ids.
+_RENEW = (
+    """
+local expires, mine = KEYS[1], KEYS[2]
+local now, ttl, mttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local held = 0
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  if redis.call('EXPIRE', '"""
+    + _SOURCE
+    + """' .. id, ttl) == 1 then
+    redis.call('EXPIRE', '"""
+    + _SEEN
+    + """' .. id, ttl + mttl)
+    redis.call('ZADD', expires, 'XX', now + ttl, id)
+    redis.call('ZADD', mine, 'XX', now, id)
+    held = held + 1
+  end
+end
+return held
+"""
+)
+
 
 class RedisStore:
     def __init__(
@@ -135,6 +159,7 @@ class RedisStore:
         self._outage = Outage("content store", url)
         self._redis = self._outage.client()
         self._put_script = self._redis.register_script(_PUT)
+        self._renew_script = self._redis.register_script(_RENEW)
         self._index = [_PREFIX + name for name in ("sizes", "expires", "total", "held")]
 
     async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
@@ -163,6 +188,16 @@ class RedisStore:
             }
             args += [tenant.key(s.source_id), size, json.dumps(record, ensure_ascii=False)]
         await self._strict(lambda: self._put_script(keys=[*self._index, _USED + prefix], args=args))
+
+    async def renew(self, tenant: Tenant, source_ids: Sequence[str]) -> bool:
+        if not source_ids:
+            return True
+        keys = [tenant.key(i) for i in source_ids]
+        args = [time.time(), self.ttl, _MARKER_SECONDS, *keys]
+        held = await self._strict(
+            lambda: self._renew_script(keys=[self._index[1], _USED + tenant.key("")], args=args)
+        )
+        return int(held) == len(set(keys))
 
     async def get(self, tenant: Tenant, source_id: str) -> Source:
         check_id(source_id)

@@ -6,9 +6,9 @@ while one writer writes, and a busy timeout makes a writer wait for another inst
 failing.  Calls run in a worker thread (`asyncio.to_thread`), one connection guarded by a
 lock, so the event loop never waits on the disk.
 
-* Time to live: each record expires SOURCE_TTL_SECONDS after it was last put.  Expired
-  records are found by an index, lazily on `get` and in small batches on `put`: never a scan
-  of the whole table on a request.
+* Time to live: each record expires SOURCE_TTL_SECONDS after it was last put (or renewed: a
+  cached answer that cites it was served).  Expired records are found by an index, lazily on
+  `get` and in small batches on `put`: never a scan of the whole table on a request.
 * Size cap: the stored text is kept under SOURCE_STORE_MAX_MB, and each tenant's within its
   share (`share`); past it, the tenant's own least recently used records go first (read or
   written), in batches.  Running totals (all, each tenant's) are kept in the file itself, so
@@ -114,6 +114,11 @@ class SQLiteStore:
         check_put(size, max_bytes=self.max_bytes, tenant_max_bytes=self.tenant_max_bytes)
         await self._run(lambda: self._put(tenant, sources))
 
+    async def renew(self, tenant: Tenant, source_ids: Sequence[str]) -> bool:
+        if not source_ids:
+            return True
+        return await self._run(lambda: self._renew(tenant, source_ids))
+
     async def get(self, tenant: Tenant, source_id: str) -> Source:
         check_id(source_id)
         return await self._run(lambda: self._get(tenant, source_id))
@@ -182,6 +187,22 @@ class SQLiteStore:
         self._expire(now)
         self._evict(now, tenant.key(""))
         db.execute("COMMIT")
+
+    def _renew(self, tenant: Tenant, source_ids: Sequence[str]) -> bool:
+        now = time.time()
+        db = self._db
+        keys = sorted({tenant.key(i) for i in source_ids})
+        held = 0
+        db.execute("BEGIN IMMEDIATE")
+        for i in range(0, len(keys), _BATCH):
+            batch = keys[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            held += db.execute(
+                f"UPDATE sources SET expires = ?, used = ? WHERE expires > ? AND source_id IN ({marks})",
+                (now + self.ttl, now, now, *batch),
+            ).rowcount
+        db.execute("COMMIT")
+        return held == len(keys)
 
     def _get(self, tenant: Tenant, source_id: str) -> Source:
         now = time.time()

@@ -20,16 +20,25 @@ from contextlib import asynccontextmanager
 
 from mcp_summarizer.errors import BusyError
 
-__all__ = ["SMALL_TOKENS", "Admission", "estimate_tokens"]
+__all__ = ["SMALL_TOKENS", "Admission", "estimate_tokens", "estimated"]
 
 SMALL_TOKENS = 64_000
 _BYTES_PER_TOKEN = 4
+_INLINE_CHARS = 65_536  # a longer text that is not ASCII is measured in a worker thread
 
 
 def estimate_tokens(text: str) -> int:
     # An ASCII text's bytes are its characters: no copy of a megabyte request on the event loop.
     size = len(text) if text.isascii() else len(text.encode("utf-8", errors="surrogatepass"))
     return -(-size // _BYTES_PER_TOKEN)
+
+
+async def estimated(text: str) -> int:
+    """`estimate_tokens`, off the event loop for a long text that is not ASCII: its UTF-8 copy
+    takes 10-20 ms at 8 MB, which /health and every other request would wait for."""
+    if text.isascii() or len(text) <= _INLINE_CHARS:
+        return estimate_tokens(text)
+    return await asyncio.to_thread(estimate_tokens, text)
 
 
 class Admission:

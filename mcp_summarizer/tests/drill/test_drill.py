@@ -8,9 +8,10 @@ backends: the extractive one and the LLM path against the local test LLM.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,22 @@ def env(tmp: Path, **extra: str) -> dict[str, str]:
     return {"CACHE_DIR": str(tmp), "LLM_RETRY_BASE_SECONDS": "0.01", "LLM_TIMEOUT_SECONDS": "30", **extra}
 
 
+def citing(labels: str) -> Callable[[Recorded], Reply]:
+    """The test LLM's reply: its default summary, then ``labels`` (citations of its own)."""
+
+    def answer(record: Recorded) -> Reply:
+        return ok(default_summary(record.user, 120) + labels)
+
+    return answer
+
+
+def llm_env(tmp: Path, llm: FakeLLM, **extra: str) -> dict[str, str]:
+    """`env` for the LLM path, against ``llm``."""
+    return env(
+        tmp, OPENROUTER_BASE_URL=llm.base_url, OPENROUTER_API_KEY="test-key", LLM_MODEL="test/fake", **extra
+    )
+
+
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     srv = start_server(env(tmp_path_factory.mktemp("store"), SUMMARIZER_BACKEND="extractive"))
@@ -59,15 +76,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer
 
 @pytest.fixture(scope="module")
 def with_llm(llm: FakeLLM, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    srv = start_server(
-        env(
-            tmp_path_factory.mktemp("store"),
-            OPENROUTER_BASE_URL=llm.base_url,
-            OPENROUTER_API_KEY="test-key",
-            LLM_MODEL="test/fake",
-            LLM_MAX_ATTEMPTS="2",
-        )
-    )
+    srv = start_server(llm_env(tmp_path_factory.mktemp("store"), llm, LLM_MAX_ATTEMPTS="2"))
     yield srv
     stop_server(srv)
 
@@ -171,10 +180,7 @@ async def test_extraction_and_the_llm_path_carry_handles_too(
 async def test_made_up_citations_of_the_model_are_removed_and_counted(
     with_llm: RunningServer, fresh_llm: FakeLLM
 ) -> None:
-    def answer(record: Recorded) -> Reply:
-        return ok(default_summary(record.user, 120) + " [zz~0123456789abcdef#3] [nothere#1]")
-
-    fresh_llm.responder = answer
+    fresh_llm.responder = citing(" [zz~0123456789abcdef#3] [nothere#1]")
     async with Client(f"{with_llm.base}/mcp") as client:
         result = await client.call_tool("summarize", {"content": LOG, "max_output_tokens": 500})
     text, facts = text_of(result), (result.meta or {})[META]
@@ -197,6 +203,50 @@ async def test_citations_false_and_unchanged_answers(embedded: RunningServer) ->
         assert text_of(same) == short
         assert "handle" not in (same.meta or {})[META]
         assert [c.type for c in same.content] == ["text"]
+
+
+async def test_a_cached_answer_renews_its_excerpts_instead_of_cutting_its_source_again(
+    tmp_path: Path, fresh_llm: FakeLLM
+) -> None:
+    """A hit answers with the first answer's text and links.  While the store holds the
+    excerpts it cites, their time to live starts again and the source is not cut again (the
+    event says ``sources_renewed``); once they have expired, the cut stores them again first.
+    Either way every id the answer cites opens."""
+    ttl = 3.0
+
+    fresh_llm.responder = citing(" [src#0] [src#1] [src#3]")
+    srv = start_server(llm_env(tmp_path, fresh_llm, CACHE="on", SOURCE_TTL_SECONDS=str(ttl)))
+    args = {"content": LOG, "max_output_tokens": 500}
+
+    async def opens(client: Client, ids: list[str]) -> bool:
+        return not any([(await client.call_tool("expand", {"source_id": i})).is_error for i in ids])
+
+    try:
+        async with Client(f"{srv.base}/mcp") as client:
+            first = await client.call_tool("summarize", args)
+            calls = fresh_llm.calls
+            ids = [c.name for c in first.content if c.type == "resource_link"]
+            assert len(ids) >= 2 and await opens(client, ids)
+            await asyncio.sleep(ttl * 0.6)
+            renewed = await client.call_tool("summarize", args)
+            await asyncio.sleep(ttl * 0.6)  # past the first answer's time to live, within the hit's
+            assert await opens(client, ids)
+            await asyncio.sleep(ttl * 1.2)  # past the hit's too
+            assert not await opens(client, ids)
+            again = await client.call_tool("summarize", args)
+            assert await opens(client, ids)
+            assert fresh_llm.calls == calls, "both were hits"
+        for hit in (renewed, again):
+            assert hit.content == first.content  # the text, and the links to the same excerpts
+            assert (hit.meta or {})[META] == {**(first.meta or {})[META], "cached": True}
+        events = srv.wait_for_event("summarization_complete", 3)
+        assert [(e.get("cached", False), e.get("sources_renewed")) for e in events] == [
+            (False, None),
+            (True, True),
+            (True, False),
+        ]
+    finally:
+        stop_server(srv)
 
 
 async def test_excerpts_are_resources_for_their_tenant_only(tmp_path: Path) -> None:
@@ -248,19 +298,8 @@ async def test_a_store_that_refuses_the_source_after_the_model_cited_it_gives_no
     excerpts' labels before the store has refused them (over its cap): the labels the model
     cited are taken out, and the answer says why it has no ids."""
 
-    def answer(record: Recorded) -> Reply:
-        return ok(default_summary(record.user, 120) + " [src#0]")
-
-    fresh_llm.responder = answer
-    srv = start_server(
-        env(
-            tmp_path,
-            OPENROUTER_BASE_URL=fresh_llm.base_url,
-            OPENROUTER_API_KEY="test-key",
-            LLM_MODEL="test/fake",
-            SOURCE_STORE_MAX_MB="0.005",
-        )
-    )
+    fresh_llm.responder = citing(" [src#0]")
+    srv = start_server(llm_env(tmp_path, fresh_llm, SOURCE_STORE_MAX_MB="0.005"))
     try:
         async with Client(f"{srv.base}/mcp") as client:
             result = await client.call_tool("summarize", {"content": LOG * 3, "max_output_tokens": 400})
@@ -296,7 +335,7 @@ async def test_fetch_url_summaries_carry_a_handle_and_cite_the_page(llm: FakeLLM
             {"SUMMARIZER_BACKEND": "extractive"},
             {"OPENROUTER_BASE_URL": llm.base_url, "OPENROUTER_API_KEY": "k", "LLM_MODEL": "test/fake"},
         ):
-            srv = start_server(env(tmp_path, **fetch, **extra))
+            srv = start_server(env(tmp_path, CACHE="on", **fetch, **extra))
             try:
                 async with Client(f"{srv.base}/mcp") as client:
                     url = f"{site.base}/docs/library/functions.html"
@@ -319,6 +358,16 @@ async def test_fetch_url_summaries_carry_a_handle_and_cite_the_page(llm: FakeLLM
                     assert read.contents[0].text in body_of(  # type: ignore[union-attr]
                         await client.call_tool("expand", {"source_id": link.name})
                     )
+                    # Its summary again, from the result cache: the excerpts the first answer
+                    # stored are renewed, not cut again.
+                    again = await client.call_tool("fetch_url", {"url": url})
+                    assert again.content == result.content, text_of(again)[:300]
+                    assert (again.meta or {})[META] == {**facts, "cached": True}
+                events = srv.wait_for_event("fetch_complete", 2)
+                assert [(e["summary_cached"], e["sources_renewed"]) for e in events] == [
+                    (False, False),
+                    (True, True),
+                ]
             finally:
                 stop_server(srv)
     assert llm.requests, "the LLM path was taken"

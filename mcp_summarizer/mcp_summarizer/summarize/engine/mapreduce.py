@@ -32,7 +32,7 @@ from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.citations.ask import NO_CITATIONS, Ask
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.errors import InputError, LLMError
-from mcp_summarizer.summarize.admission import Admission, estimate_tokens
+from mcp_summarizer.summarize.admission import Admission, estimated
 from mcp_summarizer.summarize.budget import (
     map_output_tokens,
     map_share_settled,
@@ -120,7 +120,7 @@ class Engine:
         """
         if not request.content or request.content.isspace():  # no copy of megabytes on the loop
             return Outcome(text="", input_tokens=0, bypassed=True)
-        async with self.admission.hold(estimate_tokens(request.content)):
+        async with self.admission.hold(await estimated(request.content)):
             facts = SourceScan(request.content)
             try:
                 outcome = await self._summarize(request, progress, offsets, facts)
