@@ -11,7 +11,8 @@ is installed, for Redis.
 
 With ``--tokens N``: hits on a large source instead (a prefix of N tokens of the python-docs
 corpus, summarized once to 2,000 tokens): each hit's wall time, and the server's CPU time
-during it (its process's, read from /proc), for the embedded SQLite cache.
+during it (its process's, read from /proc), with the embedded SQLite store and cache, and with
+Redis when redis-server is installed.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.cache --tokens 2000000 --calls 9
 """
@@ -83,15 +84,27 @@ async def large_hits(server: Any, text: str, calls: int) -> tuple[list[float], l
 
 
 def large(size: int, calls: int) -> None:
-    env = {"SUMMARIZER_BACKEND": "extractive", "CACHE": "on", "CACHE_DIR": tempfile.mkdtemp()}
-    server = start_server(env)
+    """Hits on a source of ``size`` tokens, with the embedded SQLite store and cache, then
+    (when redis-server is installed) with Redis."""
+    text = corpus.load(size)
+    base = {"SUMMARIZER_BACKEND": "extractive", "CACHE": "on"}
+    redis = RedisServer().start() if REDIS is not None else None
+    runs = {"SQLite": {"CACHE_DIR": tempfile.mkdtemp()}}
+    if redis is not None:
+        runs["Redis"] = {"REDIS_URL": redis.url}
     try:
-        walls, cpus = asyncio.run(large_hits(server, corpus.load(size), calls))
+        for name, env in runs.items():
+            server = start_server({**base, **env})
+            try:
+                walls, cpus = asyncio.run(large_hits(server, text, calls))
+            finally:
+                stop_server(server)
+            wall, cpu = statistics.median(walls), statistics.median(cpus)
+            print(f"| {name} | {size:,} tokens | {calls} hits | wall median {wall:.3f} s ", end="")
+            print(f"(min {min(walls):.3f}, max {max(walls):.3f}) | server CPU median {cpu:.2f} s |")
     finally:
-        stop_server(server)
-    wall, cpu = statistics.median(walls), statistics.median(cpus)
-    print(f"| {size:,} tokens | {calls} hits | wall median {wall:.3f} s (min {min(walls):.3f}, ", end="")
-    print(f"max {max(walls):.3f}) | server CPU median {cpu:.2f} s |")
+        if redis is not None:
+            redis.stop()
 
 
 def report(name: str, hit: list[float], bypass: list[float]) -> None:

@@ -192,12 +192,12 @@ class RedisStore:
     async def renew(self, tenant: Tenant, source_ids: Sequence[str]) -> bool:
         if not source_ids:
             return True
-        keys = [tenant.key(i) for i in source_ids]
+        keys = list(dict.fromkeys(tenant.key(i) for i in source_ids))  # each once: counted once
         args = [time.time(), self.ttl, _MARKER_SECONDS, *keys]
         held = await self._strict(
             lambda: self._renew_script(keys=[self._index[1], _USED + tenant.key("")], args=args)
         )
-        return int(held) == len(set(keys))
+        return int(held) == len(keys)
 
     async def get(self, tenant: Tenant, source_id: str) -> Source:
         check_id(source_id)

@@ -72,6 +72,7 @@ async def test_a_renewal_says_false_for_any_record_it_does_not_hold(store: Conte
     await store.put(A, [src(i) for i in IDS])
     assert await store.renew(A, []) is True
     assert await store.renew(A, IDS[:2]) is True
+    assert await store.renew(A, [*IDS, IDS[0]]) is True  # an id given twice is held once
     assert await store.renew(A, [*IDS, "doc~v1#3"]) is False  # one never stored
     assert await store.renew(A, ["other~v2#0"]) is False
 
