@@ -67,7 +67,7 @@ def uri(source_id: str) -> str:
 class Drill:
     """A source being kept (`drill.keep.Keeping`) for the answer made meanwhile: `settle`
     waits for it, after which `kept`, `line` and `facts` are known; `close` ends it.  For a
-    cached answer, `renew` may keep what an earlier request stored instead."""
+    cached answer, `settle_cached` may keep what an earlier request stored instead."""
 
     keeping: Keeping
     lined: bool  # the answer has room for the handle's line
@@ -81,23 +81,23 @@ class Drill:
             self.kept = await self.keeping.kept()
         return self.kept
 
-    async def renew(self, store: ContentStore, tenant: Tenant, facts: Mapping[str, object]) -> bool:
-        """For a cached answer whose ``facts`` name its handle and excerpt count: whether the
-        store still holds those excerpts in ``tenant``'s namespace.  If so, their time to live
-        starts again (as the cut's put would start it) and the cut stops: the answer needs
-        none, and its `links` are known.  False if not (or the store cannot say): `settle`
-        then, and the cut stores them again, so every id the answer cites opens."""
+    async def settle_cached(self, store: ContentStore, tenant: Tenant, facts: Mapping[str, object]) -> bool:
+        """For a cached answer whose ``facts`` name its handle and excerpt count: keep the
+        excerpts it cites.  If the store still holds them all in ``tenant``'s namespace, their
+        time to live starts again (as the cut's put would start it) and the cut stops, the
+        answer needing none: True, and its `links` are known.  Else (or if the store cannot
+        say) `settle`: the cut stores them again, so every id the answer cites opens."""
         handle, count = facts.get("handle"), facts.get("excerpts")
-        if not (isinstance(handle, str) and isinstance(count, int) and count > 0):
-            return False
-        try:
-            if not await store.renew(tenant, [f"{handle}#{i}" for i in range(count)]):
-                return False
-        except StoreError:
-            return False
-        self.renewed = (handle, count)
-        self.close()
-        return True
+        if isinstance(handle, str) and isinstance(count, int) and count > 0:
+            try:
+                if await store.renew(tenant, [f"{handle}#{i}" for i in range(count)]):
+                    self.renewed = (handle, count)
+                    self.close()
+                    return True
+            except StoreError:
+                pass
+        await self.settle()
+        return False
 
     def hold(self) -> None:
         """The cut goes no further than the prompts' first need until `release`

@@ -152,9 +152,8 @@ async def _fetch_url(
             )
             head, _ = _header_body(answer)
             if answer.facts is not None:  # from the result cache: cited already
-                if not await drill.renew(service.store, tenant, answer.facts):
-                    await drill.settle()  # its page kept again
-                    facts_more = drill.facts
+                if not await drill.settle_cached(service.store, tenant, answer.facts):
+                    facts_more = drill.facts  # its page kept again
             else:
                 answer.body, facts_more = await finish(
                     drill,

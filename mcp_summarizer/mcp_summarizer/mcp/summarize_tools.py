@@ -259,9 +259,7 @@ async def _cached(
     facts = {**hit["facts"], "cached": True}
     # The answer's links name its source's excerpts: kept by the request that made it, or cut
     # and stored again.
-    renewed = drill is not None and await drill.renew(service.store, tenant, facts)
-    if drill is not None and not renewed:
-        await drill.settle()
+    renewed = drill is not None and await drill.settle_cached(service.store, tenant, facts)
     answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
     logger.info(
         "summarization_complete",
