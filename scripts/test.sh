@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Set up, lint, and run every test suite. This is what CI runs.
 #
+# The suites run on several workers (pytest-xdist), the load tests after them one at a time;
+# the service's coverage is printed by folder.  A developer's quicker loops, from a package's
+# folder: `../.venv/bin/python -m pytest -m "not integration" -n 4` (the unit tests, about a
+# minute) or any folder of tests with `-n 4`.
+#
 # Every step runs even when an earlier one fails, so one run reports every failure; the
 # script exits non-zero if any failed.  Only a failed setup stops it (nothing can run then).
 set -uo pipefail
@@ -16,8 +21,12 @@ step() {  # step NAME COMMAND...: run it, remember a failure, go on
     echo "--- $name"
     "$@" || failed+=("$name")
 }
-pytest_in() {  # pytest_in FOLDER: one package's suite, from its own folder
-    (cd "$1" && ../.venv/bin/python -m pytest -q -p no:cacheprovider)
+# Most tests wait on sockets and child processes, so two workers a core keep the cores busy.
+WORKERS="${TEST_WORKERS:-$(( $(nproc) * 2 ))}"
+pytest_in() {  # pytest_in FOLDER [ARGS...]: one package's suite, from its own folder, on WORKERS workers
+    local folder=$1
+    shift
+    (cd "$folder" && ../.venv/bin/python -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist worksteal "$@")
 }
 
 step "compose" bash scripts/check_compose.sh   # docker-compose.yml through the real compose parser (no engine needed)
@@ -25,7 +34,17 @@ step "ruff check" .venv/bin/ruff check shared mcp_summarizer a_world_lore_resear
 step "ruff format" .venv/bin/ruff format --check shared mcp_summarizer a_world_lore_researcher
 step "mypy" .venv/bin/mypy   # strict on the three packages' source: mypy.ini
 step "shared tests" pytest_in shared
-step "mcp_summarizer tests" pytest_in mcp_summarizer
+# Coverage is measured in the test processes and in every service process a test starts
+# (mcp_summarizer/pyproject.toml, [tool.coverage.run]); the data goes to one file wherever a
+# test runs its service from.
+export COVERAGE_FILE="$PWD/mcp_summarizer/.coverage"
+rm -f "$COVERAGE_FILE" "$COVERAGE_FILE".*
+step "mcp_summarizer tests" pytest_in mcp_summarizer -m "not serial" --cov --cov-report=
+# The load tests measure the service on this machine: alone, one at a time, and not under the
+# coverage tracer (tests/conftest.py says which).
+step "mcp_summarizer serial tests" pytest_in mcp_summarizer -m serial -n 0 -p no:cov
+step "coverage" .venv/bin/python scripts/coverage_summary.py "$COVERAGE_FILE"
+unset COVERAGE_FILE
 step "a_world_lore_researcher tests" pytest_in a_world_lore_researcher
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -6,7 +6,14 @@ The library surface for Python callers in the same process (the MCP server is th
     text, summarized = await summarize_if_needed(tool_output, max_tokens=1000)
 
 `tests/library/test_exported_members.py` pins this list: a name added here is public.
+
+The errors are imported at once (they are small); the rest when first used (PEP 562), so that
+`mcp-summarizer --help` and any module of the package can be imported without loading the
+engine, the SDKs and the tokenizer.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from mcp_summarizer.errors import (
     BlockedAddressError,
@@ -25,10 +32,50 @@ from mcp_summarizer.errors import (
     UnsupportedContent,
     UpstreamError,
 )
-from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
-from mcp_summarizer.summarization import SummarizationService, estimate_tokens, get_summarization_service
-from mcp_summarizer.summarize.engine import Kind, Outcome, Progress, Request
 from mcp_summarizer.version import __version__
+
+if _typing.TYPE_CHECKING:
+    from mcp_summarizer.inprocess import (
+        Summarized,
+        serialize_output,
+        summarize_if_needed,
+        summarize_with_receipt,
+    )
+    from mcp_summarizer.summarization import (
+        SummarizationService,
+        estimate_tokens,
+        get_summarization_service,
+    )
+    from mcp_summarizer.summarize.engine import Kind, Outcome, Progress, Request
+
+# Where each name that is imported when first used lives.
+_LAZY = {
+    "Summarized": "mcp_summarizer.inprocess",
+    "serialize_output": "mcp_summarizer.inprocess",
+    "summarize_if_needed": "mcp_summarizer.inprocess",
+    "summarize_with_receipt": "mcp_summarizer.inprocess",
+    "SummarizationService": "mcp_summarizer.summarization",
+    "estimate_tokens": "mcp_summarizer.summarization",
+    "get_summarization_service": "mcp_summarizer.summarization",
+    "Kind": "mcp_summarizer.summarize.engine",
+    "Outcome": "mcp_summarizer.summarize.engine",
+    "Progress": "mcp_summarizer.summarize.engine",
+    "Request": "mcp_summarizer.summarize.engine",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_summarizer' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is an ordinary one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BlockedAddressError",

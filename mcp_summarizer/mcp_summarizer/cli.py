@@ -8,27 +8,24 @@ environment wins), as `scripts/serve.sh` does for the repository's own `.env`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 from mcp_summarizer.allocator import limit_arenas
-from mcp_summarizer.auth import load_tokens
-from mcp_summarizer.config import Settings, load_settings
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.errors import ConfigError, SummarizerError
-from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.gil import hand_over_sooner
-from mcp_summarizer.logs import setup_logging
-from mcp_summarizer.mcp.app import INSTRUCTIONS, build_server, logger
-from mcp_summarizer.mcp.http_runner import build_http_app, serve
-from mcp_summarizer.summarize.engine import Engine, Outcome, Request, Strategy
-from mcp_summarizer.terminal import PhaseBars
+from mcp_summarizer.mcp.instructions import INSTRUCTIONS
+from mcp_summarizer.summarize.options import Strategy
 from mcp_summarizer.version import __version__
-from mcp_summarizer.web.charset import decode_text
+
+# The rest is imported by the command that needs it: `--help` and a bad option answer without
+# loading the engine, the SDKs and the tokenizer (tests/cli: under a second of CPU).
+if TYPE_CHECKING:
+    from mcp_summarizer.config import Settings
+    from mcp_summarizer.fidelity.receipt import Receipt
+    from mcp_summarizer.summarize.engine import Engine, Outcome, Request
 
 __all__ = ["build_parser", "main"]
 
@@ -109,6 +106,10 @@ def _serving_settings(args: argparse.Namespace) -> Settings:
 
 def serve_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer [serve]`: the tools over streamable HTTP or stdio."""
+    from mcp_summarizer.logs import setup_logging
+    from mcp_summarizer.mcp.app import build_server, logger
+    from mcp_summarizer.mcp.http_runner import build_http_app, serve
+
     settings = _serving_settings(args)
     # On stdio, stdout carries the protocol: logs go to stderr.
     setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
@@ -136,6 +137,10 @@ def serve_command(args: argparse.Namespace) -> None:
 
 def proxy_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
+    import asyncio
+
+    from mcp_summarizer.errors import ConfigError
+    from mcp_summarizer.logs import setup_logging
     from mcp_summarizer.proxy.app import run_proxy
     from mcp_summarizer.proxy.config import load_proxy_config
 
@@ -150,6 +155,14 @@ def proxy_command(args: argparse.Namespace) -> None:
 
 def summarize_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer summarize FILE`: the service's summary of a file, printed, no server."""
+    import asyncio
+
+    from mcp_summarizer.engine_setup import build_engine
+    from mcp_summarizer.errors import SummarizerError
+    from mcp_summarizer.logs import setup_logging
+    from mcp_summarizer.summarize.engine import Request
+    from mcp_summarizer.web.charset import decode_text
+
     parser: argparse.ArgumentParser = args.parser
     settings = _settings(parser)
     setup_logging("WARNING", sys.stderr)
@@ -193,6 +206,8 @@ def fidelity_line(receipt: Receipt) -> str:
 
 
 async def _summarize(engine: Engine, request: Request, *, show_progress: bool) -> Outcome:
+    from mcp_summarizer.terminal import PhaseBars
+
     try:
         if not show_progress:
             return await engine.summarize(request)
@@ -203,6 +218,10 @@ async def _summarize(engine: Engine, request: Request, *, show_progress: bool) -
 
 
 def _settings(parser: argparse.ArgumentParser) -> Settings:
+    from mcp_summarizer.auth import load_tokens
+    from mcp_summarizer.config import load_settings
+    from mcp_summarizer.errors import ConfigError
+
     try:
         settings = load_settings(env_file=ENV_FILE)
         load_tokens(settings)  # a malformed AUTH_TOKENS(_FILE) is one line at start, too

@@ -3,6 +3,7 @@ support/servers.py)."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Iterator
 
 import pytest
@@ -45,3 +46,59 @@ def redis() -> Iterator[RedisServer | None]:
     server = RedisServer().start()
     yield server
     server.stop()
+
+
+# -- unit, integration and serial tests ------------------------------------------------------------
+#
+# A test is an *integration* test when it starts a real part: the service or another process,
+# the test LLM, redis-server, a local web site or an MCP client over a socket.  That is read
+# from what its module holds (the launchers below, imported) and the fixtures it asks for, so
+# a new test is sorted without anyone remembering a marker.  The rest are *unit* tests:
+# `pytest -m "not integration"` runs them alone in about a minute.
+#
+# *serial* tests measure the service under load (storms, kills, SIGTERM with requests in
+# flight, fifty clients at once): other tests running beside them on the same two cores would
+# be part of what they measure.  scripts/test.sh runs them after the others, one at a time.
+
+_LAUNCHER_MODULES = (
+    "tests.support.servers",
+    "tests.support.fake_llm",
+    "tests.support.redis_server",
+    "tests.support.local_site",
+    "tests.support.raw_http",
+    "tests.reliability",
+    "shared.testing",
+    "subprocess",
+    "uvicorn",
+    "mcp.client",
+)
+_LAUNCHER_FIXTURES = {"llm", "fresh_llm", "redis"}
+_SERIAL_MODULES = {
+    "tests.reliability.test_reliability_faults",
+    "tests.reliability.test_reliability_load",
+    "tests.reliability.test_reliability_shutdown",
+}
+
+
+def _starts_real_parts(module: object) -> bool:
+    for value in vars(module).values():
+        origin = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", "")
+        if isinstance(origin, str) and origin.startswith(_LAUNCHER_MODULES):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    real: dict[str, bool] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None:
+            continue
+        name = module.__name__
+        if name not in real:
+            real[name] = _starts_real_parts(module)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if real[name] or fixtures & _LAUNCHER_FIXTURES:
+            item.add_marker(pytest.mark.integration)
+        if name in _SERIAL_MODULES:
+            item.add_marker(pytest.mark.serial)

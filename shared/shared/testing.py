@@ -107,10 +107,12 @@ def start_service(
         for line in proc.stdout:
             service.lines.append(line.rstrip("\n"))
 
-    threading.Thread(target=pump, daemon=True).start()
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            reader.join(timeout=5)  # its last lines may still be in the pipe
             raise RuntimeError(f"{command[0]} exited with {proc.returncode}: {service.lines[-10:]}")
         try:
             with urllib.request.urlopen(f"{service.base}/health", timeout=1) as response:

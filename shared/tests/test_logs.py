@@ -28,7 +28,10 @@ class Capture:
         self.stream = io.TextIOWrapper(self.raw, encoding="utf-8", errors="strict", newline="\n")
         self.handler = logging.StreamHandler(self.stream)
         self.handler.setFormatter(logs.JsonFormatter("svc"))
-        self.logger = logging.getLogger("shared-logs-test")
+        # Made, not got: a logger outside logging's registry, so pytest's log capture (which
+        # attaches to registered loggers) never holds its records.  Those hold lone surrogates,
+        # which a report sent between pytest-xdist's processes cannot carry.
+        self.logger = logging.Logger("shared-logs-test")
         self.logger.handlers[:] = [self.handler]
         self.logger.propagate = False
         self.logger.setLevel(logging.DEBUG)

@@ -26,19 +26,13 @@ from mcp_summarizer.web.pages import Pages
 from . import documents_tool, fetch_tool, source_tools, summarize_tools
 from .arguments import UnknownArguments
 from .http_runner import add_routes
+from .instructions import INSTRUCTIONS
 from .registry import Tools
 from .service import Service
 
 __all__ = ["INSTRUCTIONS", "build_server", "logger"]
 
 logger = logging.getLogger("mcp_summarizer")
-
-INSTRUCTIONS = (
-    "Compresses large text (crawled pages, long tool outputs) so it fits an LLM context, "
-    "summarizes many documents at once with every claim citing its source (expand opens a "
-    "source), and fetches web pages as markdown, summarized when long. Content already within "
-    "the budget comes back unchanged."
-)
 
 
 def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MCPServer, Service]:

@@ -13,8 +13,10 @@ from typing import Literal
 
 from mcp_summarizer.summarize.budget import Budget
 
-__all__ = ["ConcurrencyOptions", "EngineOptions", "FailurePolicy", "LLMOptions"]
+__all__ = ["ConcurrencyOptions", "EngineOptions", "FailurePolicy", "LLMOptions", "Strategy"]
 
+# How long text is cut: markdown structure, or token windows (`chunker`).
+Strategy = Literal["semantic", "token"]
 # What a request answers when the LLM fails for good (the engine's `failure` applies it).
 FailurePolicy = Literal["original", "extractive", "truncate"]
 

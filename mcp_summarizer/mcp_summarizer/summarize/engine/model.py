@@ -11,7 +11,7 @@ from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.fidelity.receipt import Receipt
 from mcp_summarizer.summarize.chunker import Chunk
 from mcp_summarizer.summarize.extractive import Kind
-from mcp_summarizer.summarize.options import FailurePolicy
+from mcp_summarizer.summarize.options import FailurePolicy, Strategy
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.prompt_loader import render
 
@@ -19,7 +19,6 @@ __all__ = ["Observer", "Outcome", "Progress", "Prompt", "Request", "Run", "Strat
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
 Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
-Strategy = Literal["semantic", "token"]
 
 
 class Observer(Protocol):
