@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
@@ -121,6 +122,8 @@ def serve_command(args: argparse.Namespace) -> None:
             "transport": args.transport,
             "backend": settings.backend,
             "model": service.engine.model,
+            "endpoint": settings.endpoint,  # None on the embedded backend
+            "websum_settings": list(settings.websum_names),  # websum's names it was configured by
             "host": settings.mcp_summarizer_host if args.transport != "stdio" else None,
             "port": settings.mcp_summarizer_port if args.transport != "stdio" else None,
             "max_concurrent_llm_calls": settings.max_concurrent_llm_calls,
@@ -160,12 +163,15 @@ def summarize_command(args: argparse.Namespace) -> None:
     from mcp_summarizer.engine_setup import build_engine
     from mcp_summarizer.errors import SummarizerError
     from mcp_summarizer.logs import setup_logging
-    from mcp_summarizer.summarize.engine import Request
+    from mcp_summarizer.summarize.engine import Request, log_completion
     from mcp_summarizer.web.charset import decode_text
 
     parser: argparse.ArgumentParser = args.parser
     settings = _settings(parser)
-    setup_logging("WARNING", sys.stderr)
+    # Stderr is the reader's: warnings only, unless LOG_LEVEL asks for more (INFO shows the
+    # events a server logs, summarization_complete among them).
+    chosen = "log_level" in settings.model_fields_set
+    setup_logging(settings.log_level if chosen else "WARNING", sys.stderr)
     try:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
@@ -179,7 +185,9 @@ def summarize_command(args: argparse.Namespace) -> None:
             focus=args.schema_hint or args.focus,
             strategy=args.strategy,
         )
+        started = time.perf_counter()
         outcome = asyncio.run(_summarize(engine, request, show_progress=sys.stderr.isatty()))
+        log_completion("cli", request, outcome, model=engine.model, started=started, file=args.file)
     except SummarizerError as exc:
         parser.exit(1, f"mcp-summarizer: {exc}\n")
     try:

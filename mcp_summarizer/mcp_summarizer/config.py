@@ -9,12 +9,14 @@ own: `budget()`, `llm()`, `concurrency()` and `engine()` build the small objects
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from dotenv import dotenv_values
+from pydantic import Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_summarizer.cache.key import CacheKeys, endpoint
@@ -31,7 +33,14 @@ from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.pages import PagesOptions
 from shared import settings as shared_settings
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_USER_AGENT", "Settings", "load_settings"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_USER_AGENT",
+    "WEBSUM_ALIASES",
+    "Settings",
+    "load_settings",
+    "websum_values",
+]
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 # The first word is the product token robots.txt groups are matched against.
@@ -148,6 +157,9 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    # websum's names that set values above (`load_settings`), for the start-up event.
+    _websum: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="before")
     @classmethod
@@ -320,6 +332,16 @@ class Settings(BaseSettings):
         )
 
     @property
+    def websum_names(self) -> tuple[str, ...]:
+        """websum's variables this configuration was read from (see `load_settings`)."""
+        return self._websum
+
+    @property
+    def endpoint(self) -> str | None:
+        """The LLM endpoint in use, without credentials; None on the embedded backend."""
+        return endpoint(self.openrouter_base_url) if self.backend == "openai" else None
+
+    @property
     def llm_configured(self) -> bool:
         return bool(self.openrouter_api_key.get_secret_value()) or (
             self.openrouter_base_url.rstrip("/") != DEFAULT_BASE_URL
@@ -334,7 +356,66 @@ class Settings(BaseSettings):
         return self.summarizer_backend
 
 
+# websum's settings (its README; an opencode config copied from it), read as this project's:
+# websum's name -> this project's.  This project's name wins when both are set.
+WEBSUM_ALIASES = {
+    "base_url": "openrouter_base_url",
+    "api_key": "openrouter_api_key",
+    "max_tokens": "fetch_max_tokens",
+    "max_context_length": "llm_context_tokens",
+}
+
+
 def load_settings(env: Mapping[str, str] | None = None, *, env_file: Path | None = None) -> Settings:
     """Read the settings from `env` (default: the process environment, over ``env_file`` if
-    that file exists), naming any bad variable."""
-    return shared_settings.load(Settings, env, ConfigError, env_file=env_file)
+    that file exists), naming any bad variable; websum's names count as aliases
+    (`websum_values`)."""
+    source = _environment(env_file) if env is None else {k.lower(): v for k, v in env.items()}
+    aliases = websum_values(source)
+    try:
+        settings = shared_settings.load(
+            Settings,
+            env,
+            ConfigError,
+            env_file=env_file,
+            values={name: value for name, (_, value) in aliases.items()},
+        )
+    except ConfigError as exc:
+        message = str(exc)
+        for name, (alias, _) in aliases.items():  # the variable the user set, by the name they set
+            message = message.replace(f"{name.upper()}:", f"{alias.upper()} (websum's {name.upper()}):")
+        raise ConfigError(message) from None
+    settings._websum = tuple(sorted(alias.upper() for alias, _ in aliases.values()))
+    return settings
+
+
+def websum_values(source: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """This project's settings that ``source`` (lower-case names) sets by websum's names alone:
+    {name: (websum's name, value)}.  websum's BASE_URL is where ``/v1/chat/completions`` is
+    (so ``/v1`` is added when it does not end the path).  Its API_KEY is read only with an
+    endpoint chosen by one of the two base URLs: a key some other program left in the
+    environment as API_KEY is never sent to the default endpoint (OpenRouter)."""
+    found: dict[str, tuple[str, str]] = {}
+    for alias, name in WEBSUM_ALIASES.items():
+        value = source.get(alias)
+        if value is None or name in source or not value.strip():
+            continue
+        if alias == "base_url":
+            value = value.strip().rstrip("/")
+            if not value.endswith("/v1"):
+                value += "/v1"
+        found[name] = (alias, value)
+    _, base = found.get("openrouter_base_url", ("", source.get("openrouter_base_url", DEFAULT_BASE_URL)))
+    if base.strip().rstrip("/") == DEFAULT_BASE_URL:
+        found.pop("openrouter_api_key", None)
+    return found
+
+
+def _environment(env_file: Path | None) -> dict[str, str]:
+    """The process environment over ``env_file``'s values, names in lower case (as the
+    settings read them: case does not matter)."""
+    merged: dict[str, str] = {}
+    if env_file is not None and env_file.is_file():
+        merged.update({k.lower(): v for k, v in dotenv_values(env_file).items() if v is not None})
+    merged.update({k.lower(): v for k, v in os.environ.items()})
+    return merged

@@ -27,13 +27,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 from functools import cache
 
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.summarize.engine import Engine, Request, describe_failure, truncated_with_notice
+from mcp_summarizer.summarize.engine import (
+    Engine,
+    Outcome,
+    Request,
+    describe_failure,
+    log_completion,
+    truncated_with_notice,
+)
 from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
 
@@ -104,9 +112,15 @@ async def summarize_with_receipt(
     """As ``summarize_if_needed``, with the answer's fidelity receipt."""
     if max_tokens < 1:
         raise InputError(f"max_tokens must be positive, got {max_tokens}")
+    started = time.perf_counter()
     text = serialize_output(output)
     try:
-        if await asyncio.to_thread(tokens.count, text) <= max_tokens:
+        if (n := await asyncio.to_thread(tokens.count, text)) <= max_tokens:
+            unchanged = Outcome(text=text, input_tokens=n, output_tokens=n, bypassed=True)
+            request = Request(content=text, max_output_tokens=max_tokens)
+            log_completion(
+                "inprocess", request, unchanged, model="none", started=started, tool_name=tool_name
+            )
             return Summarized(text, False, None)
         engine = engine or _default_engine()
         request = Request(
@@ -121,6 +135,9 @@ async def summarize_with_receipt(
             on_failure=on_llm_failure,
         )
         outcome = await engine.summarize(request)
+        log_completion(
+            "inprocess", request, outcome, model=engine.model, started=started, tool_name=tool_name
+        )
     except Exception as exc:  # never lose the caller's output to an error: cut it, say so
         cause = describe_failure(exc)
         logger.warning(

@@ -22,6 +22,7 @@ embedded extractive summarizer answers.
 
 from __future__ import annotations
 
+import time
 from functools import cache
 
 from pydantic import ValidationError
@@ -29,7 +30,7 @@ from pydantic import ValidationError
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
-from mcp_summarizer.summarize.engine import Request
+from mcp_summarizer.summarize.engine import Request, log_completion
 from mcp_summarizer.text import tokens
 
 __all__ = ["SummarizationService", "estimate_tokens", "get_summarization_service", "serialize_output"]
@@ -105,7 +106,9 @@ class SummarizationService:
             query=user_query or "",
             on_failure="original",  # the cheapest fallback: raised below, never returned
         )
+        started = time.perf_counter()
         outcome = await self.engine.summarize(request)
+        log_completion("inprocess", request, outcome, model=self.model, started=started, tool_name=tool_name)
         if outcome.degraded:
             raise RuntimeError(f"summarization failed: {outcome.cause}")
         return outcome.text

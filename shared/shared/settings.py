@@ -38,17 +38,24 @@ def _mapping_only(cls: type[S]) -> type[S]:
 
 
 def load(
-    cls: type[S], env: Mapping[str, str] | None, error: type[Exception], *, env_file: Path | None = None
+    cls: type[S],
+    env: Mapping[str, str] | None,
+    error: type[Exception],
+    *,
+    env_file: Path | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> S:
-    """``cls`` from ``env`` (default: the process environment, over ``env_file`` if it exists);
-    raise ``error`` naming every bad variable."""
+    """``cls`` from ``env`` (default: the process environment, over ``env_file`` if it exists),
+    and ``values`` by field name over both; raise ``error`` naming every bad variable."""
+    given = dict(values or {})
     try:
         if env is None:
             if env_file is not None and env_file.is_file():
-                return cls(_env_file=env_file)
-            return cls()
+                return cls(_env_file=env_file, **given)
+            return cls(**given)
         # Field values, as BaseSettings takes them (**values: Any): pydantic validates them.
         lowered: dict[str, Any] = {k.lower(): v for k, v in env.items() if k.lower() in cls.model_fields}
+        lowered.update(given)
         from_mapping: type[S] = _mapping_only(cls)  # functools.cache loses the TypeVar: restore it
         return from_mapping(**lowered)
     except ValidationError as exc:

@@ -147,10 +147,13 @@ async def prepare(
 ) -> Drill:
     """The source being kept (cut while the summary is made: the map calls wait only for the
     excerpts their chunks hold), and what its handle will take of ``room`` (the tokens the
-    answer has, within the budget and the client's limits).  `close` it when done."""
+    answer has, within the budget and the client's limits).  Without ``citations`` the
+    answer is the summary alone: no ids in it, no handle's line.  `close` it when done."""
     keeping = await begin(store, tenant, content, title=title, url=url)
     size = LINE_TOKENS + 2  # the line's most, with the blank line above it: its id is not known yet
-    if room - size < 2 * fit.MIN_ROOM:  # too small for a summary and the line: meta only
+    # citations=false asks for the summary alone (the design's plain string); too small a room
+    # holds no line either.  The handle is still kept, for `_meta` and the resource links.
+    if not citations or room - size < 2 * fit.MIN_ROOM:
         return Drill(keeping, False, False, 0)
     cites = citations and keeping.storable
     return Drill(keeping, True, cites, 2 + reserve(room, cites))

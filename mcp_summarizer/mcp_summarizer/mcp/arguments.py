@@ -12,16 +12,25 @@ import logging
 import re
 from collections.abc import Mapping
 from difflib import get_close_matches
-from typing import Any
+from typing import Any, get_args
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.summarize.options import Strategy
 from shared.logs import clip
 
-__all__ = ["UnknownArguments", "bounded", "check_arguments", "unknown_arguments", "without_pydantic_links"]
+__all__ = [
+    "UnknownArguments",
+    "bounded",
+    "check_arguments",
+    "strategy_argument",
+    "strategy_used",
+    "unknown_arguments",
+    "without_pydantic_links",
+]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -81,6 +90,32 @@ def bounded(description: str, maximum: int | None = None) -> Any:
         description=description,
         json_schema_extra={"minimum": 0} if maximum is None else {"minimum": 0, "maximum": maximum},
     )
+
+
+def strategy_argument(description: str) -> Any:
+    """The ``strategy`` argument's schema: the strategies listed (as an enum, for the model),
+    any string accepted (`strategy_used`)."""
+    return Field(description=description, json_schema_extra={"enum": list(get_args(Strategy))})
+
+
+def strategy_used(tool: str, asked: str) -> Strategy:
+    """The strategy a request runs with: the one it names (in any case), else semantic, as
+    the design says an unknown strategy falls back (an agent that wrote "markdown" gets a
+    summary, not an error); that is logged, and the answer's `_meta` names the one used."""
+    name = asked.strip().lower()
+    for strategy in get_args(Strategy):
+        if name == strategy:
+            return strategy  # type: ignore[no-any-return]
+    logger.warning(
+        "strategy_unknown",
+        extra={
+            "tool": tool,
+            "strategy": clip(asked, 80),
+            "used": "semantic",
+            "known": list(get_args(Strategy)),
+        },
+    )
+    return "semantic"
 
 
 def _readable(result: HandlerResult) -> HandlerResult:

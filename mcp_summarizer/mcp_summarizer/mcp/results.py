@@ -21,7 +21,7 @@ from mcp_summarizer.summarize.engine import Outcome
 __all__ = ["META_SUMMARY", "cached_result", "documents_result", "inline", "summary_result", "text_result"]
 
 # The result's `_meta` key for the facts about an answer (one key per kind, namespaced as the
-# MCP spec asks for vendor keys): degraded, cause, backend, model, token counts.
+# MCP spec asks for vendor keys): degraded, cause, notice, backend, model, token counts.
 META_SUMMARY = "io.github.mythline/summary"
 
 
@@ -44,6 +44,8 @@ def summary_result(
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
         )
+        if outcome.notice:  # why it degraded, as one line (ON_LLM_FAILURE=original: only here)
+            facts["notice"] = outcome.notice
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
     facts.update(more or {})
     return cached_result(text, facts, extra)

@@ -25,11 +25,11 @@ from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import summary_within
-from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy
+from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy, log_completion
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 
-from .arguments import bounded
+from .arguments import bounded, strategy_argument, strategy_used
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
 from .service import Service, answered, client_limits, progress_of, rejected
@@ -64,10 +64,11 @@ def register(tools: Tools, service: Service) -> None:
             Field(description='Topics to keep, comma-separated, e.g. "NPCs, factions, lore". Empty = all.'),
         ] = "",
         strategy: Annotated[
-            Strategy,
-            Field(
-                description='How to cut long text: "semantic" follows headings, code blocks and '
-                'paragraphs; "token" uses fixed windows, for text with no structure.'
+            str,
+            strategy_argument(
+                'How to cut long text: "semantic" follows headings, code blocks and '
+                'paragraphs; "token" uses fixed windows, for text with no structure. '
+                "Another value means semantic."
             ),
         ] = "semantic",
         citations: Annotated[
@@ -94,7 +95,7 @@ def register(tools: Tools, service: Service) -> None:
                 max_output_tokens,
                 "general",
                 focus_areas,
-                strategy,
+                strategy_used("summarize", strategy),
                 citations,
             ),
         )
@@ -197,6 +198,7 @@ async def _summarize(
                 outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
             else:
                 drill = None
+            facts["strategy"] = strategy
         except SummarizerError as exc:
             raise rejected(service, tool, exc) from None
         answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
@@ -280,30 +282,11 @@ async def _cached(
 
 
 def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
-    logger.info(
-        "summarization_complete",
-        extra={
-            "tool": tool,
-            "input_tokens": outcome.input_tokens,
-            "output_tokens": outcome.output_tokens,
-            "compression_ratio": round(outcome.input_tokens / max(outcome.output_tokens, 1), 2),
-            "strategy": request.strategy,
-            "num_chunks": outcome.num_chunks,
-            "llm_calls": outcome.llm_calls,
-            "cached_map_calls": outcome.cached_calls,
-            "llm_prompt_tokens": outcome.llm_prompt_tokens,
-            "length_stops": outcome.length_stops,
-            "reduce_levels": outcome.reduce_levels,
-            "model": service.engine.model,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-            "degraded": outcome.degraded,
-            "degraded_total": service.counters["degraded"],
-            "cause": outcome.cause or None,
-            "on_llm_failure": outcome.policy,
-            "bypassed": outcome.bypassed,
-            "boilerplate_tokens": outcome.boilerplate_tokens,
-            "trimmed": outcome.trimmed,
-            "max_output_tokens": request.max_output_tokens,
-            **(outcome.fidelity.as_log() if outcome.fidelity else {}),
-        },
+    log_completion(
+        tool,
+        request,
+        outcome,
+        model=service.engine.model,
+        started=started,
+        degraded_total=service.counters["degraded"],
     )

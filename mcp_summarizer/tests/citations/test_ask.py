@@ -157,7 +157,7 @@ async def test_citations_false_asks_for_no_ids(server: RunningServer, fresh_llm:
         ):
             result = await client.call_tool(tool, {**args, "max_output_tokens": 600, "citations": False})
             assert (result.meta or {})[META]["citations"] == 0
-            assert not ID.search(text_of(result))
+            assert not ID.search(text_of(result)) and "Source:" not in text_of(result)
     assert len(fresh_llm.requests) >= 2
     for call in fresh_llm.requests:
         assert not LABEL.search(call.system) and "cite" not in call.system.lower(), call.system

@@ -5,6 +5,7 @@ working directory of its own, with a clean environment (settings come from that 
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import re
 import subprocess
@@ -108,6 +109,22 @@ def test_summarize_command_prints_a_summary_of_a_file(tmp_path: Path) -> None:
     summary = printed(proc)
     assert 0 < tokens.count(summary) <= 120
     assert status(proc) == (tokens.count(document(sections=10)), tokens.count(summary), "extractive")
+
+
+def test_log_level_info_shows_the_completion_event_as_the_server_logs_it(tmp_path: Path) -> None:
+    """Stderr carries warnings only, unless LOG_LEVEL asks for more: then the command logs
+    summarization_complete as every surface does."""
+    page = tmp_path / "page.md"
+    page.write_text(document(sections=10), encoding="utf-8")
+    quiet = run(tmp_path, str(page), "--max-output-tokens", "120")
+    assert b"summarization_complete" not in quiet.stderr
+    proc = run(tmp_path, str(page), "--max-output-tokens", "120", env={"LOG_LEVEL": "INFO"})
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stderr.decode().splitlines() if line.startswith("{")]
+    [done] = [e for e in events if e["event"] == "summarization_complete"]
+    assert done["tool"] == "cli" and done["service_id"] == "mcp_summarizer" and done["file"] == str(page)
+    assert done["output_tokens"] == tokens.count(printed(proc))
+    assert done["input_tokens"] == tokens.count(document(sections=10)) and done["model"] == "extractive"
 
 
 def test_a_missing_file_exits_2_naming_it(tmp_path: Path) -> None:

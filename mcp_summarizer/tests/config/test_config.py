@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from mcp_summarizer.config import DEFAULT_BASE_URL, Settings, load_settings
+from mcp_summarizer.config import DEFAULT_BASE_URL, WEBSUM_ALIASES, Settings, load_settings
 from mcp_summarizer.errors import ConfigError
 
-ENV_NAMES = [name.upper() for name in Settings.model_fields]
+ENV_NAMES = [name.upper() for name in [*Settings.model_fields, *WEBSUM_ALIASES]]
 
 
 @pytest.fixture(autouse=True)
@@ -341,3 +343,65 @@ def test_each_part_gets_its_own_settings() -> None:
     assert engine.budget == s.budget()
     assert (engine.max_inflight_input_tokens, engine.admission_wait_seconds) == (3_000_000, 2.5)
     assert (engine.on_failure, engine.fidelity_repair) == ("truncate", True)
+
+
+# -- websum's names ------------------------------------------------------------------------------
+
+
+def test_websums_settings_configure_the_service_as_its_readme_writes_them() -> None:
+    """BASE_URL, API_KEY, MAX_TOKENS and MAX_CONTEXT_LENGTH (websum's README, an opencode
+    config copied from it) are this project's OPENROUTER_BASE_URL, OPENROUTER_API_KEY,
+    FETCH_MAX_TOKENS and LLM_CONTEXT_TOKENS; BASE_URL is where /v1/chat/completions is."""
+    s = load_settings(
+        {
+            "BASE_URL": "http://10.0.0.7:8080",
+            "API_KEY": "sk-local",
+            "MAX_TOKENS": "2048",
+            "MAX_CONTEXT_LENGTH": "32768",
+        }
+    )
+    assert s.openrouter_base_url == "http://10.0.0.7:8080/v1" and s.backend == "openai"
+    assert s.openrouter_api_key.get_secret_value() == "sk-local"
+    assert (s.fetch_max_tokens, s.llm_context_tokens) == (2048, 32768)
+    assert s.budget().fetch_output == 2048, "a value someone set, not a default to shrink"
+    assert s.websum_names == ("API_KEY", "BASE_URL", "MAX_CONTEXT_LENGTH", "MAX_TOKENS")
+    assert s.endpoint == "http://10.0.0.7:8080/v1"
+    assert load_settings({"BASE_URL": "http://h:8080/v1/"}).openrouter_base_url == "http://h:8080/v1"
+
+
+def test_this_projects_names_win_over_websums() -> None:
+    s = load_settings(
+        {
+            "BASE_URL": "http://websum:8080",
+            "OPENROUTER_BASE_URL": "http://mine:8000/v1",
+            "MAX_TOKENS": "2048",
+            "FETCH_MAX_TOKENS": "1000",
+        }
+    )
+    assert s.openrouter_base_url == "http://mine:8000/v1" and s.fetch_max_tokens == 1000
+    assert s.websum_names == ()
+
+
+def test_an_api_key_is_never_sent_to_the_default_endpoint_under_websums_name() -> None:
+    """API_KEY is a common name: another program's key left in the environment must not
+    switch the service to OpenRouter with it.  It counts with an endpoint someone chose."""
+    alone = load_settings({"API_KEY": "sk-some-other-service"})
+    assert alone.openrouter_api_key.get_secret_value() == "" and alone.backend == "extractive"
+    chosen = load_settings({"API_KEY": "sk-x", "OPENROUTER_BASE_URL": "http://vllm:8000/v1"})
+    assert chosen.openrouter_api_key.get_secret_value() == "sk-x"
+
+
+def test_a_bad_value_under_websums_name_is_named_as_it_was_set() -> None:
+    with pytest.raises(ConfigError, match=r"MAX_CONTEXT_LENGTH \(websum's LLM_CONTEXT_TOKENS\)"):
+        load_settings({"MAX_CONTEXT_LENGTH": "big"})
+    with pytest.raises(ConfigError, match=r"BASE_URL \(websum's OPENROUTER_BASE_URL\)"):
+        load_settings({"BASE_URL": "ftp://nowhere"})
+
+
+def test_websums_names_are_read_from_the_process_environment_and_dotenv(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / ".env").write_text("BASE_URL=http://from-dotenv:8080\nMAX_TOKENS=1500\n", encoding="utf-8")
+    monkeypatch.setenv("MAX_TOKENS", "1200")  # the process environment wins, as for any setting
+    s = load_settings(env_file=tmp_path / ".env")
+    assert s.openrouter_base_url == "http://from-dotenv:8080/v1" and s.fetch_max_tokens == 1200

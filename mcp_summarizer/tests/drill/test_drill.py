@@ -196,7 +196,9 @@ async def test_citations_false_and_unchanged_answers(embedded: RunningServer) ->
         )
         facts, text = (plain.meta or {})[META], text_of(plain)
         assert HANDLE.match(facts["handle"]) and facts["citations"] == 0
-        assert not CITATION.search(text) and f"Source: {facts['handle']} (" in text
+        # The summary alone, as the design's tools return it: the handle in _meta and a link.
+        assert not CITATION.search(text) and "Source:" not in text and facts["handle"] not in text
+        assert [c.type for c in plain.content] == ["text", "resource_link"]
         assert tokens.count(text) <= 400
         short = "Server node-001 listens on port 20001."
         same = await client.call_tool("summarize", {"content": short, "max_output_tokens": 400})

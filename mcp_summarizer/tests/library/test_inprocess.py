@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
@@ -150,3 +151,19 @@ async def test_the_receipt_comes_with_the_summary(fresh_llm: FakeLLM) -> None:
     assert done.fidelity == expected
     small = await summarize_with_receipt({"ok": True}, 100, engine=_engine(fresh_llm))
     assert small == Summarized('{\n  "ok": true\n}', False, None)
+
+
+async def test_every_answer_logs_its_completion_as_the_tools_do(
+    fresh_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """summarization_complete comes from every surface, in-process callers included: the
+    summaries and the outputs that came back as they were."""
+    caplog.set_level(logging.INFO, logger="mcp_summarizer")
+    rows = [{"id": i, "status": "ok" if i % 7 else "error: disk full"} for i in range(2000)]
+    text, _ = await summarize_if_needed(rows, 300, tool_name="list_jobs", engine=_engine(fresh_llm))
+    await summarize_if_needed("small", 300, engine=_engine(fresh_llm))
+    done = [r for r in caplog.records if r.getMessage() == "summarization_complete"]
+    assert [(r.tool, r.bypassed) for r in done] == [("inprocess", False), ("inprocess", True)]  # type: ignore[attr-defined]
+    summary = done[0]
+    assert summary.output_tokens == tokens.count(text) and summary.llm_calls == fresh_llm.calls > 0  # type: ignore[attr-defined]
+    assert summary.tool_name == "list_jobs" and summary.model == "openai/gpt-4o-mini"  # type: ignore[attr-defined]

@@ -253,6 +253,11 @@ async def test_the_map_and_each_reduce_pass_are_logged(
     [started] = server.events("map_phase_started")[before["map_phase_started"] :]
     passes = server.events("reduce_pass")[before["reduce_pass"] :]
     assert started["chunks"] == done["num_chunks"] > 1 and started["strategy"] == strategy
+    # The design's field names are there too, beside the newer ones.
+    assert started["num_chunks"] == started["chunks"]
+    for p in passes:
+        assert (p["pass"], p["combined_tokens"]) == (p["reduce_level"], p["input_tokens"])
+        assert p["target"] == done["max_output_tokens"]
     assert started["input_tokens"] == tokens.count(content) and started["model"] == "test/fake-model"
     assert 0 < started["max_tokens_per_chunk"] <= 300
     assert [p["reduce_level"] for p in passes] == list(range(1, len(passes) + 1)), "one event per level"
@@ -284,15 +289,31 @@ async def test_extraction_puts_the_schema_in_instructions_and_content_in_data(
     assert "Elwynn Forest" in first.user and "Elwynn Forest" not in first.system
 
 
-async def test_unknown_strategy_is_refused_naming_the_choices(
+async def test_an_unknown_strategy_falls_back_to_semantic_and_says_so(
     server: RunningServer, fresh_llm: FakeLLM
 ) -> None:
+    """The design: an unknown strategy falls back to semantic.  The schema still lists the two;
+    the answer's _meta names the one used, and the log warns."""
+    content = document(sections=6)
     async with Client(server.url) as client:
-        result = await client.call_tool(
-            "summarize", {"content": document(sections=6), "max_output_tokens": 300, "strategy": "fancy"}
+        fancy = await client.call_tool(
+            "summarize", {"content": content, "max_output_tokens": 300, "strategy": "markdown"}
         )
-    assert result.is_error and "'semantic' or 'token'" in text_of(result)
-    assert fresh_llm.calls == 0
+        systems = [r.system for r in fresh_llm.requests]
+        fresh_llm.reset()
+        semantic = await client.call_tool(
+            "summarize", {"content": content, "max_output_tokens": 300, "strategy": "semantic"}
+        )
+        upper = await client.call_tool(
+            "summarize", {"content": content, "max_output_tokens": 300, "strategy": "TOKEN"}
+        )
+    assert not fancy.is_error and tokens.count(text_of(fancy)) <= 300
+    assert fancy.meta["io.github.mythline/summary"]["strategy"] == "semantic"  # type: ignore[index]
+    assert sorted(systems) == sorted(r.system for r in fresh_llm.requests[: len(systems)]), "semantic's calls"
+    assert text_of(fancy) == text_of(semantic)
+    assert upper.meta["io.github.mythline/summary"]["strategy"] == "token"  # type: ignore[index]
+    [warning] = [e for e in server.events("strategy_unknown") if e["strategy"] == "markdown"]
+    assert warning["used"] == "semantic" and warning["level"] == "warning"
 
 
 async def test_an_argument_of_the_wrong_type_is_refused_without_pydantic_links(
@@ -488,18 +509,19 @@ async def test_on_llm_failure_original_and_truncate(fresh_llm: FakeLLM) -> None:
         try:
             async with Client(srv.url) as client:
                 result = await client.call_tool("summarize", {"content": content, "max_output_tokens": 120})
-            notice, body = text_of(result).split("\n\n", 1)
-            assert not result.is_error and "the LLM failed: HTTP 503" in notice
+            facts = result.meta["io.github.mythline/summary"]  # type: ignore[index]
+            assert not result.is_error and "the LLM failed: HTTP 503" in facts["notice"]
             if policy == "truncate":
+                notice, body = text_of(result).split("\n\n", 1)
+                assert notice == facts["notice"]
                 # The start of the content, in what the budget leaves for its handle's line
                 # (the rest is behind the handle) and citations.
                 assert re.match(r"\[truncated to \d+ of ", notice) and content.startswith(uncited(body))
                 assert "\n\nSource: " in body
                 assert 0 < tokens.count(text_of(result)) <= 120
             else:
-                assert notice.startswith("[not summarized:") and body == content, (
-                    "the caller asked for it whole"
-                )
+                assert facts["notice"].startswith("[not summarized:")
+                assert text_of(result) == content, "the caller asked for it whole, byte for byte"
             assert result.meta["io.github.mythline/summary"]["degraded"] is True  # type: ignore[index]
             warning = srv.wait_for_event("summarization_degraded")[-1]
             assert warning["on_llm_failure"] == policy

@@ -18,7 +18,10 @@ RunningServer = ServiceProcess
 
 def start_server(env: dict[str, str], args: list[str] | None = None) -> RunningServer:
     port = free_port()
-    full_env = scrubbed_environ(("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_"))
+    # websum's names too (config.WEBSUM_ALIASES): a developer's API_KEY must not configure it.
+    full_env = scrubbed_environ(
+        ("OPENROUTER_", "LLM_", "MCP_SUMMARIZER_", "BASE_URL", "API_KEY", "MAX_TOKENS", "MAX_CONTEXT_LENGTH")
+    )
     # Each server its own content store, unless a test shares one on purpose.  The result
     # cache is off unless a test turns it on: most tests send the same page again to see what
     # the LLM is asked, and a cached answer would ask it nothing (tests/cache/ test the cache).

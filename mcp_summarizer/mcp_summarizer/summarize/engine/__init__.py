@@ -13,10 +13,12 @@ Its public API is here; each module does one job:
 * `failure`: the failure policy (ON_LLM_FAILURE) and its notice lines.
 * `fidelity`: the source's facts scanned while the LLM works, and FIDELITY_REPAIR.
 * `prompts`, `answers`: the system prompts; a cut answer made to end cleanly.
+* `completion`: the ``summarization_complete`` event, the same from every surface.
 
 Nothing here knows about MCP.
 """
 
+from mcp_summarizer.summarize.engine.completion import log_completion
 from mcp_summarizer.summarize.engine.failure import (
     describe_failure,
     offline_notice,
@@ -51,6 +53,7 @@ __all__ = [
     "Strategy",
     "Writer",
     "describe_failure",
+    "log_completion",
     "offline_notice",
     "store_notice",
     "truncated_with_notice",

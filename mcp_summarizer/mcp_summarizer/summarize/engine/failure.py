@@ -1,8 +1,8 @@
 """The failure policy, once for every surface: when the LLM path fails the answer is what
 ``ON_LLM_FAILURE`` (or the request) says (the original content, the embedded extractive
-summary, or the content truncated with a marker), it opens with a notice line saying so and
-why, and the outcome says ``degraded``.  The embedded summary is here too: the policy and the
-engine without an LLM answer with it."""
+summary, or the content truncated with a marker), a notice line says so and why (the answer's
+first line; for the original, in `_meta` only), and the outcome says ``degraded``.  The
+embedded summary is here too: the policy and the engine without an LLM answer with it."""
 
 from __future__ import annotations
 
@@ -71,8 +71,9 @@ async def fail(
     with the site chrome removed (what the extractive and truncate policies read), ``spent``
     what the failed path counted (its calls and tokens still count).
 
-    Whatever the policy, the answer's first line is a short notice saying so and why,
-    counted inside the budget (but for ``original``, which returns the content whole)."""
+    Whatever the policy, a short notice says so and why (``Outcome.notice``): the answer's
+    first line, counted inside the budget, but for ``original``, whose answer is the content
+    byte for byte (the requirements' MS-6): its notice is for `_meta` and the log alone."""
     cause = describe_failure(exc)
     attempts = exc.attempts if isinstance(exc, LLMError) else None
     logger.warning(
@@ -94,8 +95,9 @@ async def fail(
         room = target - tokens.count(notice + NOTICE_GAP)
         kept = await asyncio.to_thread(tokens.truncate, stripped.content, room)
         text, backend = _with_notice(notice, kept, target), "none"
-    else:  # original: the caller asked for the content whole, over the budget
-        text, backend = f"[not summarized: {why}]{NOTICE_GAP}{request.content}", "none"
+    else:  # original: the caller asked for the content whole, over the budget, as it was sent
+        notice = _notice(f"not summarized: {why}", target)
+        text, backend = request.content, "none"
     return Outcome(
         text=text,
         input_tokens=spent.input_tokens,
@@ -107,7 +109,8 @@ async def fail(
         backend=backend,
         degraded=True,
         cause=cause,
-        notice=text.split(NOTICE_GAP, 1)[0],
+        # The text's first line (as held to the budget), but for ``original``: `_meta`'s alone.
+        notice=notice if policy == "original" else text.split(NOTICE_GAP, 1)[0],
         policy=policy,
     )
 

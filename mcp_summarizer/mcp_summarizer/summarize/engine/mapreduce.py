@@ -378,6 +378,7 @@ class Engine:
             extra={
                 "input_tokens": input_tokens,
                 "chunks": len(chunks),
+                "num_chunks": len(chunks),  # the design's name for it
                 "strategy": request.strategy,
                 "max_tokens_per_chunk": max(
                     (map_output_tokens(target, len(chunks), c.tokens) for c in chunks), default=0

@@ -62,7 +62,7 @@ async def reduce_tree(
         if sum(sizes) <= final_room or len(summaries) == 1:
             run.outcome.reduce_levels = level
             run.planned += 1
-            _log_reduce_pass(level, sizes, 1, target, final=True)
+            _log_reduce_pass(level, sizes, 1, target, target, final=True)
             merged = await call(run, system_final, joined, target, "reduce")
             return fit(run, merged, target)
         out_tokens = budget.reduce_output(target, final_system_tokens)
@@ -76,7 +76,7 @@ async def reduce_tree(
             groups = plan_groups(sizes, budget.merge_room(tokens.count(system), out_tokens))
         run.planned += len(groups)
         run.outcome.reduce_levels = level
-        _log_reduce_pass(level, sizes, len(groups), out_tokens, final=False)
+        _log_reduce_pass(level, sizes, len(groups), out_tokens, target, final=False)
         summaries = await gather(
             call(run, system, SEPARATOR.join(summaries[a:b]), out_tokens, f"reduce level {level}")
             for a, b in groups
@@ -84,17 +84,23 @@ async def reduce_tree(
     raise LLMError(f"reduce did not converge in {_MAX_LEVELS} levels")  # pragma: no cover
 
 
-def _log_reduce_pass(level: int, sizes: list[int], outputs: int, max_tokens: int, *, final: bool) -> None:
+def _log_reduce_pass(
+    level: int, sizes: list[int], outputs: int, max_tokens: int, target: int, *, final: bool
+) -> None:
     """The design's ``reduce_pass`` event: ``inputs`` summaries merged into ``outputs``
-    (``reduce_level``: a log line's ``level`` is its severity)."""
+    (``reduce_level``: a log line's ``level`` is its severity).  The design's own fields
+    (``pass``, ``combined_tokens``, ``target``) are there too, under their names."""
     logger.info(
         "reduce_pass",
         extra={
             "reduce_level": level,
+            "pass": level,
             "inputs": len(sizes),
             "input_tokens": sum(sizes),
+            "combined_tokens": sum(sizes),
             "outputs": outputs,
             "max_tokens": max_tokens,
+            "target": target,  # the summary's budget (``max_tokens``: each merge call's)
             "final": final,
         },
     )

@@ -77,15 +77,13 @@ def request(policy: FailurePolicy | None = None) -> tuple[Request, Request]:
     return whole, Request(content=ARTICLE, max_output_tokens=TARGET, focus="wolves", on_failure=policy)
 
 
-async def test_the_original_policy_answers_the_content_whole_under_its_notice() -> None:
+async def test_the_original_policy_answers_the_content_byte_for_byte_its_notice_apart() -> None:
     whole, stripped = request()
     exc = LLMError("HTTP 500: upstream exploded", attempts=2)
     out = await fail(whole, stripped, spent(), exc, None, policy="original")
     why = "the LLM failed: HTTP 500: upstream exploded after 2 attempts"
-    assert out.text == f"[not summarized: {why}]\n\n{CHROME + ARTICLE}", (
-        "with its chrome: the caller's content"
-    )
-    assert out.notice == f"[not summarized: {why}]"
+    assert out.text == CHROME + ARTICLE, "the caller's content as it was sent, its chrome included"
+    assert out.notice == f"[not summarized: {why}]", "for _meta and the log, not in the text"
     assert out.degraded and out.policy == "original" and out.backend == "none"
     assert out.output_tokens == tokens.count(out.text)
 

@@ -572,15 +572,16 @@ async def test_failure_policy_answers_when_the_llm_fails_for_good(
     assert [r.outcome for r in seen[:4]] == ["ok", "ok", "error:500", "error:500"]
     assert out.degraded and out.policy == policy
     assert out.cause == "HTTP 500: upstream exploded"
-    # Whatever the policy, the first line says so, and why.
+    # Whatever the policy, the notice says so, and why: the first line, but for the original
+    # (the content byte for byte; the notice goes to _meta).
     why = "the LLM failed: HTTP 500: upstream exploded after 2 attempts"
-    notice, body = out.text.split("\n\n", 1)
-    assert out.notice == notice
     assert out.output_tokens == tokens.count(out.text)
     if policy == "original":
-        assert notice == f"[not summarized: {why}]"
-        assert body == content, "the content, whole, under its notice"
+        assert out.notice == f"[not summarized: {why}]"
+        assert out.text == content, "the content, byte for byte"
     else:
+        notice, body = out.text.split("\n\n", 1)
+        assert out.notice == notice
         assert TARGET // 2 < out.output_tokens <= TARGET, "the budget, used and kept, notice included"
     if policy == "extractive":
         assert notice == f"[summarized offline: {why}]" and out.backend == "extractive"
@@ -641,7 +642,7 @@ async def test_the_original_policy_returns_the_page_whole_with_its_chrome(
         Request(content=page, max_output_tokens=TARGET)
     )
     assert out.degraded and out.policy == "original"
-    assert out.text == f"{out.notice}\n\n{page}"
+    assert out.text == page and out.notice.startswith("[not summarized:"), "byte for byte, chrome and all"
     assert out.boilerplate_tokens > 0 and out.llm_calls == 0
 
 
