@@ -31,10 +31,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.servers import RunningServer, start_server
+
 from bench.real_llm import build, inputs, llama
 from bench.real_llm.models import MODELS, Model, model_file
 from bench.real_llm.run import Row, summarize
-from tests.support.servers import RunningServer, start_server
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -122,7 +123,8 @@ def describe(row: Row, show: int) -> str:
         f"chunks {e.get('num_chunks', 'n/a')}, reduce levels {e.get('reduce_levels', 'n/a')}",
         f"  answer {row.answer_tokens} tokens (budget {row.budget}); degraded {row.meta.get('degraded')} "
         f"cause {row.meta.get('cause')!r} backend {row.meta.get('backend')}",
-        f"  deadline: {row.partial}; rejected: {row.rejected}; receipt: kept {row.kept}, invented {row.invented}",
+        f"  deadline: {row.partial}; rejected: {row.rejected}; "
+        f"receipt: kept {row.kept}, invented {row.invented}",
         "  text: " + repr(" ".join(row.text.split())[:show]),
     ]
     return "\n".join(lines)

@@ -20,10 +20,10 @@ from typing import Any
 
 from mcp import Client
 from mcp.types import TextContent
+from tests.support.servers import RunningServer
 
 from mcp_summarizer.mcp.results import META_SUMMARY
 from mcp_summarizer.text import tokens
-from tests.support.servers import RunningServer
 
 __all__ = ["Row", "llm_call_counts", "summarize"]
 
@@ -74,7 +74,9 @@ class Row:
         share = p.get("llm_share")
         cover = f"{p.get('chunks_summarized')}/{p.get('chunks')} parts"
         share_text = f" ({share:.0%} of the text)" if isinstance(share, int | float) else ""
-        return f"partial at {p.get('deadline_seconds')} s: {cover}{share_text}, continues={p.get('continues')}"
+        return (
+            f"partial at {p.get('deadline_seconds')} s: {cover}{share_text}, continues={p.get('continues')}"
+        )
 
     @property
     def rejected(self) -> str:
@@ -89,7 +91,7 @@ class Row:
 
 
 async def summarize(
-    server: RunningServer, name: str, backend: str, text: str, budget: int, timeout: float
+    server: RunningServer, name: str, backend: str, text: str, budget: int, call_timeout: float
 ) -> Row:
     """``text`` summarized to ``budget`` tokens by ``server``; never raises for the service's
     own errors (they are a row's figures too)."""
@@ -98,7 +100,7 @@ async def summarize(
     before = llm_call_counts(server)
     started = time.monotonic()
     try:
-        async with Client(server.url, read_timeout_seconds=timeout) as client:
+        async with Client(server.url, read_timeout_seconds=call_timeout) as client:
             result = await client.call_tool("summarize", {"content": text, "max_output_tokens": budget})
         row.text = "".join(b.text for b in result.content if isinstance(b, TextContent))
         row.meta = dict((result.meta or {}).get(META_SUMMARY) or {})
@@ -110,9 +112,10 @@ async def summarize(
     row.answer_tokens = tokens.count(row.text)
     # The log line is printed before the answer goes out, but read by a thread: a moment's
     # grace (a partial answer's event comes when its job ends, maybe much later: then none).
-    until = time.monotonic() + 5
-    while len(events := server.events("summarization_complete")) <= seen and time.monotonic() < until:
+    for _ in range(100):
+        if len(events := server.events("summarization_complete")) > seen:
+            row.event = events[seen]
+            break
         await asyncio.sleep(0.05)
-    row.event = events[seen] if len(events) > seen else {}
     row.calls_by_status = llm_call_counts(server) - before
     return row
