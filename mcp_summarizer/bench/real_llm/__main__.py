@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--deadline",
         help="TOOL_DEADLINE_SECONDS for the service (default: as the environment has it, else "
-        "the service's own default)",
+        "the service's own default; 0: none, the full LLM answer)",
     )
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE, more service settings")
     parser.add_argument("--call-timeout", type=float, default=3600.0, help="the MCP client's, seconds")

@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.types import TextContent
 from tests.support.servers import RunningServer
 
+from mcp_summarizer.config import Settings
 from mcp_summarizer.mcp.results import META_SUMMARY
 from mcp_summarizer.text import tokens
 
@@ -52,6 +53,8 @@ class Row:
     meta: dict[str, Any] = field(default_factory=dict)
     event: dict[str, Any] = field(default_factory=dict)
     calls_by_status: Counter[str] = field(default_factory=Counter)
+    # Whether this version of the service has TOOL_DEADLINE_SECONDS at all.
+    has_deadline: bool = "tool_deadline_seconds" in Settings.model_fields
 
     @property
     def kept(self) -> str:
@@ -69,7 +72,7 @@ class Row:
     def partial(self) -> str:
         """The deadline's effect (`_meta` `partial`, TOOL_DEADLINE_SECONDS), if any."""
         if "partial" not in self.meta:
-            return "-"
+            return "none" if self.has_deadline else "n/a"
         p = self.meta["partial"] or {}
         share = p.get("llm_share")
         cover = f"{p.get('chunks_summarized')}/{p.get('chunks')} parts"
