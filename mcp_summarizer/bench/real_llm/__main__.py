@@ -182,8 +182,9 @@ def main(argv: list[str] | None = None) -> int:
                     time.sleep(3600)
             except KeyboardInterrupt:
                 return 0
+        before = os.getloadavg()[0]
         rows = asyncio.run(bench(args, url, model))
-    print()
+    print(f"\nload average (1 min): {before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(table(rows))
     return 0
 
