@@ -24,11 +24,19 @@ from pathlib import Path
 #: The sdist the figures in bench/README.md were made with (llama.cpp build 11434).
 SDIST_VERSION = "11434.0.0"
 
-#: CPU only, one static binary, nothing fetched at configure or build time.
+#: CPU only, one static binary, nothing fetched at configure or build time.  Not
+#: `GGML_NATIVE`: on this VM `-march=native` gave a binary that died of SIGILL at its first
+#: computation (the CPU flags list AMX and AVX-512 FP16, which the guest cannot use), so the
+#: kernels are AVX2's (x86-64-v3), which any current x86 server runs.
 CMAKE_FLAGS = (
     "-DCMAKE_BUILD_TYPE=Release",
     "-DBUILD_SHARED_LIBS=OFF",
-    "-DGGML_NATIVE=ON",
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DGGML_BMI2=ON",
     "-DGGML_BACKEND_DL=OFF",
     "-DGGML_CPU_ALL_VARIANTS=OFF",
     "-DLLAMA_OPENSSL=OFF",
