@@ -27,6 +27,7 @@ from . import documents_tool, fetch_tool, source_tools, summarize_tools
 from .arguments import UnknownArguments
 from .http_runner import add_routes
 from .instructions import INSTRUCTIONS
+from .prompts import prompts_only_if_any
 from .registry import Tools
 from .service import Service
 
@@ -79,5 +80,6 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     fetch_tool.register(tools, service)
     documents_tool.register(tools, service)
     source_tools.register(tools, service)
+    prompts_only_if_any(server)  # it has none: no prompts capability
     add_routes(server, service)
     return server, service

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp.types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.text import tokens
@@ -67,6 +69,21 @@ def text_of(result) -> str:  # type: ignore[no-untyped-def]
 
 
 # -- the protocol surface ---------------------------------------------------------------------
+
+
+async def test_no_prompts_capability_and_an_unknown_prompt_is_invalid_params(server: RunningServer) -> None:
+    """It has no prompts: it does not offer the capability (a client would show an empty menu),
+    and a prompts/get anyway is -32602 naming the prompt, as the specification asks."""
+    async with Client(server.url) as client:
+        assert client.server_capabilities.prompts is None
+        assert client.server_capabilities.tools is not None  # what it does offer
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("summarize_page")
+        with pytest.raises(MCPError) as listed:
+            await client.list_prompts()
+    assert raised.value.error.code == INVALID_PARAMS
+    assert raised.value.error.message == "unknown prompt 'summarize_page': this server offers no prompts"
+    assert listed.value.error.code == METHOD_NOT_FOUND
 
 
 def test_health(server: RunningServer) -> None:
