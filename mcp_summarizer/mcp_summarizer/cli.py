@@ -107,6 +107,7 @@ def _serving_settings(args: argparse.Namespace) -> Settings:
 
 def serve_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer [serve]`: the tools over streamable HTTP or stdio."""
+    from mcp_summarizer.ending import end_process
     from mcp_summarizer.logs import setup_logging
     from mcp_summarizer.mcp.app import build_server, logger
     from mcp_summarizer.mcp.http_runner import build_http_app, serve
@@ -134,14 +135,15 @@ def serve_command(args: argparse.Namespace) -> None:
         from mcp_summarizer.mcp.stdio import run_stdio
 
         run_stdio(server)  # server.run("stdio"), but lines that are not JSON-RPC get an error
-        return
-    serve(build_http_app(server, settings), service)
+        end_process(0)  # stdin closed: the client waits for the process to go (see `ending`)
+    serve(build_http_app(server, settings), service)  # ends the process once it has finished
 
 
 def proxy_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
     import asyncio
 
+    from mcp_summarizer.ending import end_process
     from mcp_summarizer.errors import ConfigError
     from mcp_summarizer.logs import setup_logging
     from mcp_summarizer.proxy.app import run_proxy
@@ -154,6 +156,7 @@ def proxy_command(args: argparse.Namespace) -> None:
     except ConfigError as exc:
         args.parser.exit(2, f"mcp-summarizer proxy: {exc}\n")
     asyncio.run(run_proxy(settings, config, args.transport))
+    end_process(0)  # the upstreams are closed: no teardown to wait for (see `ending`)
 
 
 def summarize_command(args: argparse.Namespace) -> None:

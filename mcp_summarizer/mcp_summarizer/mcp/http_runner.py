@@ -9,8 +9,9 @@ On SIGTERM (or Ctrl-C) the main service drains while it still listens: `/health`
 "draining", new requests get an answer saying the server is shutting down, and requests in
 flight get SHUTDOWN_GRACE_SECONDS to finish, then each is cancelled and answered with a tool
 error that says so (a client sees a JSON-RPC answer, not a cut stream), its LLM calls
-cancelled with it.  Then uvicorn stops listening, waits for the open connections, and the
-process exits with status 0: a shutdown someone asked for is not a failure.
+cancelled with it.  Then uvicorn stops listening, waits for the open connections, the store
+and caches are closed, and the process exits with status 0 at once (`ending`: not after
+Python's seconds of teardown): a shutdown someone asked for is not a failure.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import asyncio
 import signal
 import socket
 from types import FrameType
+from typing import NoReturn
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -29,6 +31,7 @@ from starlette.responses import JSONResponse, Response
 
 from mcp_summarizer.bodylimit import BodyLimit
 from mcp_summarizer.config import Settings
+from mcp_summarizer.ending import end_process
 from mcp_summarizer.metrics import CONTENT_TYPE
 
 from .service import Service
@@ -114,6 +117,14 @@ class _DrainingServer(uvicorn.Server):
         self._draining = False
         self._watch: asyncio.Task[None] | None = None
 
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve; once uvicorn has finished, close the service and end the process here, in
+        the loop: `asyncio.run` would otherwise wait for worker threads still running the
+        CPU work of requests the shutdown cancelled."""
+        await super().serve(sockets)
+        await self._service.aclose()
+        end_process(0)
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         self._service.engine.warm()  # the first request's first LLM call does not pay for it
@@ -137,8 +148,8 @@ class _DrainingServer(uvicorn.Server):
         self.should_exit = True
 
 
-def serve(app: Starlette, service: Service) -> None:
-    """Run ``app`` until SIGTERM or SIGINT, then drain and return (exit status 0)."""
+def serve(app: Starlette, service: Service) -> NoReturn:
+    """Run ``app`` until SIGTERM or SIGINT, then drain and end the process (status 0)."""
     settings = service.settings
     config = uvicorn.Config(
         app,
@@ -152,6 +163,7 @@ def serve(app: Starlette, service: Service) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _ignore)
     _DrainingServer(config, service).run()
+    end_process(0)  # not reached: the server's own end ends the process
 
 
 def _ignore(sig: int, frame: FrameType | None) -> None:

@@ -22,6 +22,7 @@ from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.ending import close_quietly
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.search.find import Indexes
@@ -80,6 +81,14 @@ class Service:
             self.metrics.answered(tool, "cancelled")
             logger.info("request_cancelled", extra={"tool": tool})
             raise
+
+    async def aclose(self) -> None:
+        """Close the store, the result cache and the engine's clients (each within
+        `ending.CLOSE_SECONDS`): the server has finished."""
+        closers = {"store": self.store.aclose, "engine": self.engine.aclose}
+        if self.answers is not None:
+            closers["cache"] = self.answers.cache.aclose
+        await close_quietly(closers)
 
     def drain(self) -> None:
         """Stop taking requests; those in flight get SHUTDOWN_GRACE_SECONDS to finish, then

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
+from datetime import datetime
 
 import httpx
 from mcp import Client
@@ -123,3 +125,45 @@ async def test_health_answers_draining_during_the_grace_period(fresh_llm: FakeLL
         result = await call
     assert not result.is_error
     assert await asyncio.to_thread(server.proc.wait, 30) == 0
+
+
+async def test_the_process_is_gone_within_a_second_of_the_servers_finish(fresh_llm: FakeLLM) -> None:
+    """Issue 33, item 10: uvicorn logged "Finished server process" within 0.2 s of SIGTERM,
+    but the process exited 2.5-7 s later (Python's teardown collecting garbage over every
+    object, and waiting for the worker thread still chunking a cancelled request).  Here the
+    server has used its store, its result cache and its encoder pool, and a large request is
+    in its worker thread when the signal comes (grace 0: cancelled at once)."""
+    words = "alpha beta gamma delta port node listens since error code wolves forest".split()
+    large = "\n".join(
+        " ".join(f"{words[(i * 7 + k) % 12]}{(i + k) % 97}" for k in range(12)) for i in range(60_000)
+    )
+    server = start_server(
+        {
+            "OPENROUTER_BASE_URL": fresh_llm.base_url,
+            "CACHE": "on",
+            "SHUTDOWN_GRACE_SECONDS": "0",
+            "MAX_INPUT_TOKENS": "3000000",
+        }
+    )
+    async with Client(server.url) as client, httpx.AsyncClient() as http:
+        small = await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300})
+        found = await client.call_tool(
+            "search", {"handle": small.meta["io.github.mythline/summary"]["handle"], "query": "wolves"}
+        )  # type: ignore[index]
+        assert not small.is_error and not found.is_error, (small.content, found.content)
+        call = asyncio.create_task(
+            client.call_tool("summarize", {"content": large, "max_output_tokens": 300})
+        )
+        for _ in range(1500):  # until the request is in (seconds on a loaded machine)
+            if (await http.get(server.base + "/health", timeout=10)).json()["requests_in_flight"]:
+                break
+            await asyncio.sleep(0.02)
+        server.proc.send_signal(signal.SIGTERM)
+        answer = await call
+    assert answer.is_error and "shut down before this request finished" in answer.content[0].text  # type: ignore[union-attr]
+    assert await asyncio.to_thread(server.proc.wait, 30) == 0
+    gone = time.time()
+    (finished,) = [e for e in server.events() if str(e["event"]).startswith("Finished server process")]
+    after = gone - datetime.fromisoformat(finished["timestamp"]).timestamp()
+    assert after <= 1.0, f"the process exited {after:.2f} s after the server's finish"
+    assert not server.events("close_failed"), "the store and the cache were closed"
