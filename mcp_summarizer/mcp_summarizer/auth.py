@@ -45,7 +45,8 @@ class Tokens:
 
 def load_tokens(settings: Settings) -> Tokens:
     """AUTH_TOKENS and AUTH_TOKENS_FILE's pairs; a malformed one is a ConfigError naming where
-    it is (never quoting a token)."""
+    it is (never quoting a token), and so is a file that holds none: authentication fails
+    closed."""
     pairs: dict[str, str] = {}
     entries = [(e, "AUTH_TOKENS") for e in settings.auth_tokens.get_secret_value().split(",")]
     if settings.auth_tokens_file:
@@ -54,6 +55,14 @@ def load_tokens(settings: Settings) -> Tokens:
             lines = path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"AUTH_TOKENS_FILE={path}: cannot be read ({type(exc).__name__})") from None
+        if not any(line.strip() and not line.strip().startswith("#") for line in lines):
+            # A secrets mount not yet filled must not start an open service: naming a file
+            # says that authentication is wanted.
+            raise ConfigError(
+                f"AUTH_TOKENS_FILE={path}: holds no name:token line (it is empty, or comments "
+                "only), so the service would start without authentication: fill it, or unset "
+                "AUTH_TOKENS_FILE"
+            )
         entries += [(line, f"AUTH_TOKENS_FILE line {n}") for n, line in enumerate(lines, 1)]
     tokens: set[str] = set()
     for entry, where in entries:

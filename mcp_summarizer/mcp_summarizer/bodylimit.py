@@ -5,6 +5,10 @@ client shows as a generic error: the caller never learns which limit it met or h
 under it.  This middleware, outside the SDK's, answers such a request itself: a `tools/call`
 gets a tool error (a JSON-RPC result with isError), anything else a JSON-RPC error, each
 with its request id (read from the body's first bytes; the rest is read and dropped).
+
+With AUTH_TOKENS it runs after the SDK has authenticated the request (`authenticated_only`):
+a request without a valid token is passed on unread to the SDK's check, which answers 401, so
+nobody can make the server read megabytes without a token.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import logging
 import re
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.types import CallToolResult, TextContent
 from mcp.types.methods import serialize_server_result
 from starlette.datastructures import Headers
@@ -30,16 +35,28 @@ _METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,100})"')
 
 
 class BodyLimit:
-    def __init__(self, app: ASGIApp, *, limit: int, max_input_tokens: int, bytes_per_token: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        limit: int,
+        max_input_tokens: int,
+        bytes_per_token: int,
+        authenticated_only: bool = False,
+    ) -> None:
         self.app = app
         self.limit = limit
         self.max_input_tokens = max_input_tokens
         self.bytes_per_token = bytes_per_token
+        self.authenticated_only = authenticated_only  # answer only requests with a valid token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _declared(scope) if scope["type"] == "http" and scope["method"] == "POST" else None
         if declared is None or declared <= self.limit:
             await self.app(scope, receive, send)
+            return
+        if self.authenticated_only and not isinstance(scope.get("user"), AuthenticatedUser):
+            await self.app(scope, receive, send)  # the SDK's bearer check refuses it, unread
             return
         head = await _drain(receive)
         message = (

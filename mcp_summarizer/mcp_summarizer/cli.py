@@ -116,11 +116,14 @@ def serve_command(args: argparse.Namespace) -> None:
     # On stdio, stdout carries the protocol: logs go to stderr.
     setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
     server, service = build_server(settings)
+    tenants = service.auth_tenants if args.transport != "stdio" else 0  # stdio has no bearer tokens
     logger.info(
         "service_starting",
         extra={
             "version": __version__,
             "transport": args.transport,
+            "authentication": "bearer tokens" if tenants else "off",
+            "tenants": tenants or 1,
             "backend": settings.backend,
             "model": service.engine.model,
             "endpoint": settings.endpoint,  # None on the embedded backend

@@ -63,6 +63,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         input_tokens=lambda: engine.admission.held,
     )
     tokens = load_tokens(settings)
+    service.auth_tenants = len(tokens)
     arguments: dict[str, list[str]] = {}  # each tool's argument names, filled as tools register
     server = MCPServer(
         name="mcp-summarizer",

@@ -26,6 +26,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
@@ -67,11 +68,16 @@ def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
         transport_security=transport_security(settings),
         host=settings.mcp_summarizer_host,
     )
-    app.add_middleware(
-        BodyLimit,
-        limit=limit,
-        max_input_tokens=settings.max_input_tokens,
-        bytes_per_token=_BODY_BYTES_PER_TOKEN,
+    # Inside the SDK's authentication middleware (the list's order is the stack's, outermost
+    # first): with AUTH_TOKENS, a request is authenticated before its body is read at all.
+    app.user_middleware.append(
+        Middleware(
+            BodyLimit,
+            limit=limit,
+            max_input_tokens=settings.max_input_tokens,
+            bytes_per_token=_BODY_BYTES_PER_TOKEN,
+            authenticated_only=server.settings.auth is not None,
+        )
     )
     return app
 

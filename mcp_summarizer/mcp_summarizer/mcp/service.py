@@ -53,6 +53,7 @@ class Service:
     counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
     draining: bool = False
+    auth_tenants: int = 0  # tenants with a bearer token over HTTP (0: authentication off, one tenant)
 
     async def run(self, tool: str, work: Coroutine[Any, Any, _T]) -> _T:
         """Run one request's work as a task of its own, so a shutdown can end it with an

@@ -442,10 +442,13 @@ async def run_proxy(
     stop the upstreams (a stdio upstream's process ends with its connection)."""
     async with Proxy(settings, config) as proxy:
         server = build_proxy_server(proxy)
+        tenants = len(proxy.tokens) if transport != "stdio" else 0  # stdio has no bearer tokens
         logger.info(
             "proxy_ready",
             extra={
                 "transport": transport,
+                "authentication": "bearer tokens" if tenants else "off",
+                "tenants": tenants or 1,
                 "tools": len(proxy.routes),
                 "upstreams_up": sum(u.up for u in proxy.upstreams.values()),
                 "upstreams": len(proxy.upstreams),
