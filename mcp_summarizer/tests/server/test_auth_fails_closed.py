@@ -99,29 +99,22 @@ async def head_then_answer(server: RunningServer, authorization: str | None) -> 
         writer.close()
 
 
-@pytest.mark.parametrize(
-    "authorization", [None, "Bearer wrong-token-0123456789", f"Basic {ALICE}", "Bearer "]
-)
 async def test_a_request_without_a_valid_token_is_refused_before_its_body_is_read(
-    server: RunningServer, authorization: str | None
-) -> None:
-    answer = await head_then_answer(server, authorization)
-    status, _, rest = answer.partition(b"\r\n")
-    assert status == b"HTTP/1.1 401 Unauthorized", answer[:300]
-    assert b"\r\nwww-authenticate: bearer " in rest.lower(), rest
-    assert not server.events("request_rejected") or all(
-        e.get("error") != "BodyTooLarge" for e in server.events("request_rejected")
-    ), "the body limit answered no request without a token"
-    # The server still serves: a tenant's small call goes through.
-    assert post_mcp(server, ALICE)[0] == 200
-
-
-async def test_a_tenant_over_the_body_limit_still_gets_the_answer_naming_max_input_tokens(
     server: RunningServer,
 ) -> None:
+    for authorization in (None, "Bearer wrong-token-0123456789", f"Basic {ALICE}", "Bearer "):
+        answer = await head_then_answer(server, authorization)
+        status, _, rest = answer.partition(b"\r\n")
+        assert status == b"HTTP/1.1 401 Unauthorized", (authorization, answer[:300])
+        assert b"\r\nwww-authenticate: bearer " in rest.lower(), rest
+    assert all(e.get("error") != "BodyTooLarge" for e in server.events("request_rejected")), (
+        "the body limit answered no request without a token"
+    )
+    # A tenant over the limit still gets the answer that names it, and the server still serves.
     result = await call(server, ALICE, "summarize", {"content": "word " * 1_100_000})  # 5.5 MB
     assert result.is_error and "MAX_INPUT_TOKENS=100000" in text_of(result), text_of(result)
     assert server.events("request_rejected")[-1]["error"] == "BodyTooLarge"
+    assert post_mcp(server, ALICE)[0] == 200
 
 
 def test_the_start_up_event_says_authentication_is_on_for_two_tenants(server: RunningServer) -> None:
@@ -136,3 +129,20 @@ def test_without_tokens_the_start_up_event_says_authentication_is_off() -> None:
     finally:
         stop_server(srv)
     assert started["authentication"] == "off" and started["tenants"] == 1
+
+
+async def test_the_proxy_refuses_before_reading_and_says_authentication_is_on(tmp_path: Path) -> None:
+    upstream = Path(__file__).parents[1] / "proxy" / "slow_upstream.py"
+    config = tmp_path / "servers.json"
+    servers = {"slow": {"command": sys.executable, "args": [str(upstream), str(tmp_path / "record.txt")]}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    proxy = start_server(
+        {"AUTH_TOKENS": TOKENS}, ["proxy", "--config", str(config), "--transport", "streamable-http"]
+    )
+    try:
+        answer = await head_then_answer(proxy, None)
+        (ready,) = proxy.events("proxy_ready")
+    finally:
+        stop_server(proxy)
+    assert answer.startswith(b"HTTP/1.1 401 Unauthorized\r\n"), answer[:300]
+    assert ready["authentication"] == "bearer tokens" and ready["tenants"] == 2
