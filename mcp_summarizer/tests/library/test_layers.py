@@ -122,3 +122,47 @@ def test_the_cycle_check_finds_a_loop_through_three_parts() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+ARCHITECTURE = Path(__file__).parents[2] / "ARCHITECTURE.md"
+
+
+def drawn_layers(text: str) -> list[set[str]]:
+    """The layers drawn in ARCHITECTURE.md's "Layers" section, top first: one line each, the
+    parts before the comment (two spaces or more) separated by commas."""
+    section = text.split("## Layers", 1)[1].split("```", 2)[1]
+    layers = []
+    for line in section.splitlines():
+        names = line.split("  ", 1)[0].strip()
+        if names:
+            layers.append({name.strip() for name in names.split(",")})
+    return layers
+
+
+def layer_breaches(graph: dict[str, set[str]], layers: list[set[str]]) -> list[str]:
+    """Parts not drawn, and imports of a part on the same line or one above."""
+    depth = {part: i for i, layer in enumerate(layers) for part in layer}
+    found = [f"{part} is not drawn" for part in sorted(graph) if part not in depth]
+    found += [
+        f"{part} -> {other}"
+        for part, others in sorted(graph.items())
+        for other in sorted(others)
+        if part in depth and other in depth and depth[other] <= depth[part]
+    ]
+    return found
+
+
+def test_the_architecture_drawing_holds() -> None:
+    """ARCHITECTURE.md's layers are the code's: each part imports only parts drawn below it."""
+    assert layer_breaches(package_imports(), drawn_layers(ARCHITECTURE.read_text())) == []
+
+
+def test_the_drawing_check_finds_an_import_upwards_and_an_undrawn_part() -> None:
+    layers = drawn_layers("## Layers\n\n```\na, b   the top\nc\n```\n")
+    assert layers == [{"a", "b"}, {"c"}]
+    assert layer_breaches({"a": {"c"}, "c": set(), "b": set()}, layers) == []
+    assert layer_breaches({"a": {"b"}, "c": {"a"}, "d": set()}, layers) == [
+        "d is not drawn",
+        "a -> b",
+        "c -> a",
+    ]

@@ -6,6 +6,7 @@ README, the Docker image label); a mismatch is found at publishing time, far fro
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import re
 import tomllib
@@ -73,3 +74,10 @@ def test_declared_variables_are_real_settings_with_their_defaults() -> None:
 def test_glama_json_names_maintainers() -> None:
     glama = json.loads((ROOT / "glama.json").read_text(encoding="utf-8"))
     assert glama["$schema"] == "https://glama.ai/mcp/schemas/server.json" and glama["maintainers"]
+
+
+@pytest.mark.parametrize("package", ["mcp_summarizer", "shared"])
+def test_packages_say_they_are_typed(package: str) -> None:
+    """PEP 561: the library API's annotations reach a user's type checker (hatchling ships
+    every file of the package folder, this one included)."""
+    assert importlib.resources.files(package).joinpath("py.typed").is_file()
