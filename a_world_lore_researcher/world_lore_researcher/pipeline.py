@@ -117,10 +117,8 @@ def _summarized_page(pending: list[_Pending], given: str) -> _Pending | None:
     return None
 
 
-def _accumulate_research(
-    checkpoint: ResearchCheckpoint, result: ResearchResult, topic: Topic, *, unsummarized_max_tokens: int
-) -> None:
-    """Add the topic's research to the checkpoint: the tools' returns, with their sources."""
+def _tool_exchanges(result: ResearchResult) -> list[tuple[ToolReturnPart, dict[str, Any]]]:
+    """Each tool return of the run, with the arguments of the call it answers."""
     calls: dict[str, ToolCallPart] = {}
     returns: list[ToolReturnPart] = []
     for message in result.messages:
@@ -128,92 +126,122 @@ def _accumulate_research(
             calls.update({p.tool_call_id: p for p in message.parts if isinstance(p, ToolCallPart)})
         elif isinstance(message, ModelRequest):
             returns.extend(p for p in message.parts if isinstance(p, ToolReturnPart))
+    return [(ret, _args(calls.get(ret.tool_call_id))) for ret in returns]
 
-    summarizer_down = result.unavailable.get(tools.SUMMARIZER_SERVER)
-    pending: list[_Pending] = []
-    searches: list[str] = []
-    failures: list[str] = []
-    fetch_failures: dict[str, str] = {}
 
-    def add(item: _Pending) -> None:
-        if not item.content.strip():  # an empty page: nothing to keep
-            logger.info("empty_tool_return", extra={"tool": item.tool, "url": item.url})
-        elif not any(p.url == item.url and p.content == item.content for p in pending):
-            pending.append(item)
+class _Reading:
+    """The tools' returns of one run read into pages, searches and failures, in order: a
+    summary replaces the page it summarizes; a raw read says why it was not summarized."""
 
-    for ret in returns:
-        args = _args(calls.get(ret.tool_call_id))
-        text = _as_text(ret.content)
-        name = ret.tool_name
-        url = str(args.get("url") or "")
+    def __init__(self, summarizer_down: str | None) -> None:
+        self.summarizer_down = summarizer_down
+        self.pending: list[_Pending] = []
+        self.searches: list[str] = []
+        self.failures: list[str] = []
+        self.fetch_failures: dict[str, str] = {}
+
+    def read(self, ret: ToolReturnPart, args: dict[str, Any]) -> None:
+        text, name, url = _as_text(ret.content), ret.tool_name, str(args.get("url") or "")
         if ret.outcome != "success":
-            failures.append(f"{name}({url or args.get('query', '')}): {text}")
+            self.failures.append(f"{name}({url or args.get('query', '')}): {text}")
             if name == tools.FETCH_URL and url:
-                fetch_failures[url] = text
-            continue
-        if name == tools.WEB_SEARCH:
-            searches.append(str(args.get("query", "")))
+                self.fetch_failures[url] = text
+        elif name == tools.WEB_SEARCH:
+            self.searches.append(str(args.get("query", "")))
         elif name == tools.FETCH_URL:
-            page = tools.parse_fetch_result(text)
-            add(
+            self._fetched(text, url)
+        elif name == tools.WEB_URL_READ:
+            self._add(
                 _Pending(
-                    url=page.url or url,
-                    title=page.title,
-                    tool=name,
-                    content=page.body,
-                    summarized=page.summarized,
-                    status=page.kind,
-                    reason=page.reason or None,
-                    original_tokens=page.original_tokens,
-                    partial=page.next_start_index is not None,
+                    url,
+                    "",
+                    name,
+                    text,
+                    summarized=False,
+                    status="not_summarized",
+                    reason=self._raw_reason(url),
                 )
             )
-        elif name == tools.WEB_URL_READ:
-            if url in fetch_failures:
-                failure = fetch_failures[url]
-                prefix = f"{tools.FETCH_URL} failed"
-                reason = failure if failure.startswith(prefix) else f"{prefix}: {failure}"
-            elif summarizer_down:
-                reason = f"summarizer unavailable: {summarizer_down}"
-            else:
-                reason = f"read with {tools.WEB_URL_READ}, not through the summarizer"
-            add(_Pending(url, "", name, text, summarized=False, status="not_summarized", reason=reason))
         elif name in (tools.SUMMARIZE, tools.SUMMARIZE_FOR_EXTRACTION):
-            given = str(args.get("content", "")).strip()
-            changed = text.strip() != given
-            target = _summarized_page(pending, given)
-            if target is not None and changed:  # the summary replaces the page it summarizes
-                target.original_tokens = target.original_tokens or tokens.count(target.content)
-                target.content, target.summarized, target.status = text, True, "summarized"
-                target.reason, target.tool = None, f"{target.tool}+{name}"
-            elif target is None:
-                status = "summarized" if changed else "full"
-                add(_Pending("", "", name, text, summarized=changed, status=status))
+            self._summarized(name, text, str(args.get("content", "")).strip())
         else:
             logger.debug("tool_return_ignored", extra={"tool": name})
 
-    sources = []
-    for item in pending:
-        content, truncated, original = item.content, item.partial, item.original_tokens
-        if not item.summarized and item.status != "full":
-            size = tokens.count(item.content)
-            content = tokens.truncate(item.content, unsummarized_max_tokens)
-            truncated = truncated or size > unsummarized_max_tokens
-            original = original or size
-        sources.append(
-            Source(
-                url=item.url,
-                title=item.title,
-                tool=item.tool,
-                content=content,
-                tokens=tokens.count(content),
-                summarized=item.summarized,
-                status=item.status,
-                reason=item.reason,
-                truncated=truncated,
-                original_tokens=original,
+    def _add(self, item: _Pending) -> None:
+        if not item.content.strip():  # an empty page: nothing to keep
+            logger.info("empty_tool_return", extra={"tool": item.tool, "url": item.url})
+        elif not any(p.url == item.url and p.content == item.content for p in self.pending):
+            self.pending.append(item)
+
+    def _fetched(self, text: str, url: str) -> None:
+        page = tools.parse_fetch_result(text)
+        self._add(
+            _Pending(
+                url=page.url or url,
+                title=page.title,
+                tool=tools.FETCH_URL,
+                content=page.body,
+                summarized=page.summarized,
+                status=page.kind,
+                reason=page.reason or None,
+                original_tokens=page.original_tokens,
+                partial=page.next_start_index is not None,
             )
         )
+
+    def _raw_reason(self, url: str) -> str:
+        """Why a page read raw was not summarized."""
+        if url in self.fetch_failures:
+            failure = self.fetch_failures[url]
+            prefix = f"{tools.FETCH_URL} failed"
+            return failure if failure.startswith(prefix) else f"{prefix}: {failure}"
+        if self.summarizer_down:
+            return f"summarizer unavailable: {self.summarizer_down}"
+        return f"read with {tools.WEB_URL_READ}, not through the summarizer"
+
+    def _summarized(self, name: str, text: str, given: str) -> None:
+        changed = text.strip() != given
+        target = _summarized_page(self.pending, given)
+        if target is not None and changed:  # the summary replaces the page it summarizes
+            target.original_tokens = target.original_tokens or tokens.count(target.content)
+            target.content, target.summarized, target.status = text, True, "summarized"
+            target.reason, target.tool = None, f"{target.tool}+{name}"
+        elif target is None:
+            status = "summarized" if changed else "full"
+            self._add(_Pending("", "", name, text, summarized=changed, status=status))
+
+
+def _source(item: _Pending, unsummarized_max_tokens: int) -> Source:
+    """A kept page as a checkpoint source; text that was not summarized cut to its limit."""
+    content, truncated, original = item.content, item.partial, item.original_tokens
+    if not item.summarized and item.status != "full":
+        size = tokens.count(item.content)
+        content = tokens.truncate(item.content, unsummarized_max_tokens)
+        truncated = truncated or size > unsummarized_max_tokens
+        original = original or size
+    return Source(
+        url=item.url,
+        title=item.title,
+        tool=item.tool,
+        content=content,
+        tokens=tokens.count(content),
+        summarized=item.summarized,
+        status=item.status,
+        reason=item.reason,
+        truncated=truncated,
+        original_tokens=original,
+    )
+
+
+def _accumulate_research(
+    checkpoint: ResearchCheckpoint, result: ResearchResult, topic: Topic, *, unsummarized_max_tokens: int
+) -> None:
+    """Add the topic's research to the checkpoint: the tools' returns, with their sources."""
+    reading = _Reading(result.unavailable.get(tools.SUMMARIZER_SERVER))
+    for ret, args in _tool_exchanges(result):
+        reading.read(ret, args)
+    sources = [_source(item, unsummarized_max_tokens) for item in reading.pending]
+    searches, failures = reading.searches, reading.failures
     research = TopicResearch(
         topic=topic.key,
         title=topic.title,
