@@ -22,11 +22,11 @@ import anyio
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, RequestId
 from pydantic import ValidationError
 
+from mcp_summarizer.compat.mcp_sdk import ReadStream, WriteStream, lowlevel_server
 from shared.logs import clip
 
 __all__ = ["error_reply", "run_stdio"]
@@ -43,10 +43,8 @@ def run_stdio(server: MCPServer) -> None:
 
 async def serve_stdio(server: MCPServer | Server[Any]) -> None:
     # MCPServer runs stdio with no seam for the read stream; its run_stdio_async is these same
-    # three lines over its low-level server.  Fail loudly should the SDK change that layout.
-    lowlevel = server if isinstance(server, Server) else getattr(server, "_lowlevel_server", None)
-    if not isinstance(lowlevel, Server):
-        raise RuntimeError("unsupported mcp version: MCPServer._lowlevel_server is not a low-level Server")
+    # three lines over its low-level server.
+    lowlevel = lowlevel_server(server)
     async with stdio_server() as (read_stream, write_stream):
         answering = _Answering(read_stream, write_stream)
         await lowlevel.run(answering, write_stream, lowlevel.create_initialization_options())

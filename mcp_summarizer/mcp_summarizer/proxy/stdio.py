@@ -25,12 +25,12 @@ from typing import Any, TextIO
 import anyio
 import mcp_types as types
 from anyio.abc import Process
-from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from mcp_summarizer.compat.mcp_sdk import TransportStreams
 from mcp_summarizer.proxy.config import ServerSpec
 from shared.logs import clip
 

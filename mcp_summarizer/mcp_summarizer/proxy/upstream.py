@@ -27,11 +27,11 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 
+from mcp_summarizer.compat.mcp_sdk import create_mcp_http_client
 from mcp_summarizer.errors import UpstreamError
 from mcp_summarizer.proxy.config import ServerSpec
 from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport

@@ -19,6 +19,7 @@ import anyio
 import httpcore
 import httpx
 
+from mcp_summarizer.compat.httpx_pool import set_connection_pool
 from mcp_summarizer.errors import FetchError, HostUnreachable
 from mcp_summarizer.web.addresses import check_address, ip_literal
 from mcp_summarizer.web.quoting import detail, root_cause, shown
@@ -121,21 +122,19 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 def guarded_transport(allow_private: bool) -> httpx.AsyncHTTPTransport:
     """An httpx transport whose connections go through :class:`GuardedBackend`, no env proxies."""
     transport = httpx.AsyncHTTPTransport(trust_env=False, retries=0)
-    # httpx 0.28's AsyncHTTPTransport takes no network_backend argument, but it is a thin
-    # wrapper around an httpcore.AsyncConnectionPool stored in the private ``_pool``
-    # attribute. We swap in an equivalent pool that uses the guarded backend. This is the
-    # only private-API use in this module; fail loudly if httpx changes its layout.
-    if not isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
-        raise RuntimeError("unsupported httpx version: AsyncHTTPTransport._pool is not a connection pool")
-    transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(trust_env=False),
-        max_connections=10,
-        max_keepalive_connections=5,
-        keepalive_expiry=5.0,
-        http1=True,
-        http2=False,
-        retries=0,
-        network_backend=GuardedBackend(allow_private),
+    # httpx's transport takes no network backend: its pool is replaced (mcp_summarizer.compat).
+    set_connection_pool(
+        transport,
+        httpcore.AsyncConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            max_connections=10,
+            max_keepalive_connections=5,
+            keepalive_expiry=5.0,
+            http1=True,
+            http2=False,
+            retries=0,
+            network_backend=GuardedBackend(allow_private),
+        ),
     )
     return transport
 

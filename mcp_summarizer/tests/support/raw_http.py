@@ -60,48 +60,64 @@ class Server:
             writer.close()
 
     async def _route(self, path: str, headers: dict[str, str], writer: asyncio.StreamWriter) -> None:
-        w = writer.write
-        if path == "/ok":
-            w(_response("200 OK", b"<h1>hello</h1>", {"Content-Type": "Text/HTML; charset=UTF-8"}))
-        elif path == "/host":
-            w(_response("200 OK", headers.get("host", "").encode(), {"Content-Type": "text/plain"}))
-        elif path == "/r1":
-            w(_response("302 Found", headers={"Location": "/r2"}))  # relative
-        elif path == "/r2":
-            w(_response("301 Moved Permanently", headers={"Location": f"{self.base}/ok"}))
-        elif path == "/loop":
-            w(_response("302 Found", headers={"Location": "/loop"}))
-        elif path == "/to-metadata":
-            w(_response("302 Found", headers={"Location": "http://169.254.169.254/latest/meta-data/"}))
-        elif path == "/to-loopback":
-            w(_response("302 Found", headers={"Location": "http://127.0.0.1:9/ok"}))
-        elif path == "/odd":
-            w(b"HTTP/1.1 302 Found\r\nConnection: close\r\nContent-Length: 0\r\nLocation: ")
-            w(self.location.replace(b"{base}", self.base.encode()) + b"\r\n\r\n")
-        elif path == "/weird-reason":
-            body = b"upstream secret: the database password is hunter2"
-            w(b"HTTP/1.1 500 \tOops" + b"A" * 5000 + b" \x80\xff\r\nConnection: close\r\n")
-            w(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        elif path == "/to-ftp":
-            w(_response("302 Found", headers={"Location": "ftp://example.com/x"}))
-        elif path == "/slow":
-            w(_response("200 OK", headers={"Content-Length": "1000", "Content-Type": "text/plain"}))
-            for _ in range(1000):
-                w(b"x")
-                await writer.drain()
-                await asyncio.sleep(0.1)
-        elif path == "/big-cl":
-            w(_response("200 OK", b"y" * 10_000))
+        if path == "/slow":
+            await self._slow(writer)
         elif path == "/big-chunked":
-            w(_response("200 OK", headers={"Content-Length": None, "Transfer-Encoding": "chunked"}))
-            for _ in range(10_000):  # up to 10 MB, unless the client hangs up first
-                w(b"3e8\r\n" + b"z" * 1000 + b"\r\n")
-                await writer.drain()
-            w(b"0\r\n\r\n")
-        elif path == "/gzip-bomb":
-            w(_response("200 OK", BOMB, {"Content-Encoding": "gzip", "Content-Type": "text/plain"}))
-        elif path == "/gzip-small":
-            w(_response("200 OK", gzip.compress(b"a" * 5000), {"Content-Encoding": "gzip"}))
+            await self._big_chunked(writer)
         else:
-            w(_response("404 Not Found", b"nope"))
+            writer.write(self._answer(path, headers))
         await writer.drain()
+
+    def _answer(self, path: str, headers: dict[str, str]) -> bytes:
+        """The whole response to a path answered at once."""
+        redirects = {
+            "/r1": ("302 Found", "/r2"),  # relative
+            "/r2": ("301 Moved Permanently", f"{self.base}/ok"),
+            "/loop": ("302 Found", "/loop"),
+            "/to-metadata": ("302 Found", "http://169.254.169.254/latest/meta-data/"),
+            "/to-loopback": ("302 Found", "http://127.0.0.1:9/ok"),
+            "/to-ftp": ("302 Found", "ftp://example.com/x"),
+        }
+        if path in redirects:
+            status, location = redirects[path]
+            return _response(status, headers={"Location": location})
+        if path == "/ok":
+            return _response("200 OK", b"<h1>hello</h1>", {"Content-Type": "Text/HTML; charset=UTF-8"})
+        if path == "/host":
+            return _response("200 OK", headers.get("host", "").encode(), {"Content-Type": "text/plain"})
+        if path == "/odd":
+            location = self.location.replace(b"{base}", self.base.encode())
+            return (
+                b"HTTP/1.1 302 Found\r\nConnection: close\r\nContent-Length: 0\r\nLocation: "
+                + location
+                + b"\r\n\r\n"
+            )
+        if path == "/weird-reason":
+            body = b"upstream secret: the database password is hunter2"
+            return (
+                b"HTTP/1.1 500 \tOops" + b"A" * 5000 + b" \x80\xff\r\nConnection: close\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body) + body
+            )
+        if path == "/big-cl":
+            return _response("200 OK", b"y" * 10_000)
+        if path == "/gzip-bomb":
+            return _response("200 OK", BOMB, {"Content-Encoding": "gzip", "Content-Type": "text/plain"})
+        if path == "/gzip-small":
+            return _response("200 OK", gzip.compress(b"a" * 5000), {"Content-Encoding": "gzip"})
+        return _response("404 Not Found", b"nope")
+
+    @staticmethod
+    async def _slow(writer: asyncio.StreamWriter) -> None:
+        writer.write(_response("200 OK", headers={"Content-Length": "1000", "Content-Type": "text/plain"}))
+        for _ in range(1000):
+            writer.write(b"x")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+
+    @staticmethod
+    async def _big_chunked(writer: asyncio.StreamWriter) -> None:
+        writer.write(_response("200 OK", headers={"Content-Length": None, "Transfer-Encoding": "chunked"}))
+        for _ in range(10_000):  # up to 10 MB, unless the client hangs up first
+            writer.write(b"3e8\r\n" + b"z" * 1000 + b"\r\n")
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
