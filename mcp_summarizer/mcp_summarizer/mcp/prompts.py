@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import GetPromptRequestParams
 from mcp.types.jsonrpc import INVALID_PARAMS
 
+from mcp_summarizer.compat.mcp_sdk import lowlevel_server, prompt_manager, remove_request_handler
 from shared.logs import clip
 
 __all__ = ["prompts_only_if_any"]
@@ -27,12 +27,10 @@ __all__ = ["prompts_only_if_any"]
 def prompts_only_if_any(server: MCPServer) -> None:
     """Offer the prompts capability only if ``server`` has prompts; an unknown name is -32602.
     Call it after the last prompt is registered."""
-    lowlevel = getattr(server, "_lowlevel_server", None)
-    manager = getattr(server, "_prompt_manager", None)
-    entry = lowlevel.get_request_handler("prompts/get") if isinstance(lowlevel, Server) else None
-    if entry is None or manager is None:
-        raise RuntimeError("unsupported mcp version: MCPServer's low-level server or prompt manager moved")
-    assert isinstance(lowlevel, Server)  # for mypy: checked above
+    lowlevel, manager = lowlevel_server(server), prompt_manager(server)
+    entry = lowlevel.get_request_handler("prompts/get")
+    if entry is None:
+        raise RuntimeError("unsupported mcp version: the low-level server serves no prompts/get")
     served = entry.handler
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: GetPromptRequestParams) -> Any:
@@ -47,4 +45,4 @@ def prompts_only_if_any(server: MCPServer) -> None:
     lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, get_prompt)
     if not manager.list_prompts():
         # No public way to stop serving a method: its entry goes (the capability with it).
-        lowlevel._request_handlers.pop("prompts/list", None)
+        remove_request_handler(lowlevel, "prompts/list")
