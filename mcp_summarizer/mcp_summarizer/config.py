@@ -28,7 +28,13 @@ from mcp_summarizer.summarize.budget import (
     Budget,
     max_output_tokens,
 )
-from mcp_summarizer.summarize.options import ConcurrencyOptions, EngineOptions, FailurePolicy, LLMOptions
+from mcp_summarizer.summarize.options import (
+    ConcurrencyOptions,
+    EngineOptions,
+    FailurePolicy,
+    LLMOptions,
+    LowFidelityPolicy,
+)
 from mcp_summarizer.web.fetch import FetchLimits
 from mcp_summarizer.web.pages import PagesOptions
 from shared import settings as shared_settings
@@ -101,6 +107,11 @@ class Settings(BaseSettings):
     # One extra LLM call when a summary has possible inventions or lost facts the focus names:
     # the model is asked to fix exactly those (the receipt then reports before and after).
     fidelity_repair: bool = False
+    # An LLM summary that keeps fewer than LOW_FIDELITY_RATIO of the source's facts that the
+    # embedded summary keeps at the same budget: flagged in its receipt, replaced by the
+    # embedded summary, or not compared at all (off).
+    on_low_fidelity: LowFidelityPolicy = "flag"
+    low_fidelity_ratio: float = Field(0.25, gt=0, le=1)
 
     # The content store: the originals behind summarize_documents' source ids (expand).
     # CACHE_DIR: its SQLite file's folder; empty = the user's cache directory.
@@ -278,6 +289,8 @@ class Settings(BaseSettings):
             admission_wait_seconds=self.admission_wait_seconds,
             on_failure=self.on_llm_failure,
             fidelity_repair=self.fidelity_repair,
+            on_low_fidelity=self.on_low_fidelity,
+            low_fidelity_ratio=self.low_fidelity_ratio,
         )
 
     def pages(self) -> PagesOptions:
@@ -306,6 +319,7 @@ class Settings(BaseSettings):
             "context_tokens": self.llm_context_tokens,
             "on_failure": self.on_llm_failure,
             "repair": self.fidelity_repair,
+            "low_fidelity": (self.on_low_fidelity, self.low_fidelity_ratio),
         }
         if backend != "extractive":  # the embedded summarizer asks no endpoint
             facts["endpoint"] = endpoint(self.openrouter_base_url)

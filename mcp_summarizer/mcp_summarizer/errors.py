@@ -14,6 +14,7 @@ surface is a bug: it is logged with its traceback.
     │   └── OverStoreCap         a put larger than the store's cap (or a tenant's share): not stored
     ├── BusyError            too much is being summarized at once; try again shortly
     ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
+    │   └── RejectedAnswer       an answer rejected twice (a loop, a refusal...): the caller's fallback
     ├── UpstreamError        a proxied MCP server could not be reached, failed or timed out
     └── FetchError           a page that cannot be had (status: the HTTP status, if any)
         ├── BlockedAddressError   the SSRF guard refused the address, before connecting
@@ -42,6 +43,7 @@ __all__ = [
     "LLMError",
     "OverStoreCap",
     "RedisUnavailable",
+    "RejectedAnswer",
     "RobotsDisallowed",
     "Stopped",
     "StoreError",
@@ -96,6 +98,15 @@ class LLMError(SummarizerError):
     def __init__(self, message: str, *, attempts: int = 1) -> None:
         super().__init__(message)
         self.attempts = attempts
+
+
+class RejectedAnswer(LLMError):
+    """An LLM answer, asked for twice, was rejected both times (`summarize.degenerate`: a loop,
+    a refusal, the prompt read back...), for a caller that has a fallback of its own."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message, attempts=2)
+        self.reason = reason
 
 
 class UpstreamError(SummarizerError):

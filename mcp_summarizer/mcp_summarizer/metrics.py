@@ -112,6 +112,19 @@ class Metrics:
             buckets=(0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60),
             registry=registry,
         )
+        self.rejected_answers = Counter(
+            p + "llm_answers_rejected",
+            "LLM answers rejected before use (loop, refusal, prompt_echo, template_tokens, empty, cut) by "
+            "what came next: retry, embedded (the part's embedded summary) or caller (its own fallback)",
+            ["reason", "action"],
+            registry=registry,
+        )
+        self.low_fidelity_summaries = Counter(
+            p + "low_fidelity_summaries",
+            "LLM summaries that kept far fewer facts than the embedded summary would (ON_LOW_FIDELITY)",
+            ["action"],
+            registry=registry,
+        )
         self.fetches = Counter(p + "fetches", "fetch_url requests by outcome", ["outcome"], registry=registry)
         self.store_entries = Gauge(
             p + "content_store_entries",
@@ -174,6 +187,12 @@ class Metrics:
 
     def cached(self, level: str, outcome: str) -> None:
         self.cache.labels(level, outcome).inc()
+
+    def rejected(self, reason: str, action: str) -> None:
+        self.rejected_answers.labels(reason, action).inc()
+
+    def low_fidelity(self, action: str) -> None:
+        self.low_fidelity_summaries.labels(action).inc()
 
     def fetched(self, outcome: str) -> None:
         self.fetches.labels(outcome).inc()

@@ -54,6 +54,7 @@ class DocumentsOutcome:
     json_fallbacks: int = 0
     fidelity: Receipt | None = None
     sources_stored: bool = True  # False: expand cannot open the ids (the text says so)
+    rejected: dict[str, object] | None = None  # the LLM's answers not used (`Outcome.rejected_meta`)
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, group
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.sources import Cut, Excerpt, cut_all, document_ids, stored, titles
 from mcp_summarizer.documents.topics import Label, focus_terms, relevance
-from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
+from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, RejectedAnswer, StoreError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize import extractive
@@ -204,6 +204,7 @@ class DocumentsPipeline:
             )
             outcome.llm_calls = run.outcome.llm_calls
             outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
+            outcome.rejected = run.outcome.rejected_meta()
             return outcome
 
     # -- the LLM path -----------------------------------------------------------------------
@@ -244,14 +245,18 @@ class DocumentsPipeline:
         async def map_one(e: Excerpt) -> _Mapped:
             content = (f"Title: {e.title}\n\n" if e.title else "") + e.for_model
             system = map_prompt(target)
-            answer = await engine.call(run, system, content, target + JSON_OVERHEAD, "map")
-            parsed, error = batches.parse_one(answer)
-            if parsed is None:
-                counts.retries += 1
-                run.planned += 1
-                retry = system + "\n\n" + fill(self._t["documents_json_retry"], error=error)
-                answer = await engine.call(run, retry, content, target + JSON_OVERHEAD, "map (retry)")
+            write = target + JSON_OVERHEAD
+            try:  # an answer rejected twice (a loop, a refusal...) gets the fallback at once
+                answer = await engine.call(run, system, content, write, "map", fallback=False)
                 parsed, error = batches.parse_one(answer)
+                if parsed is None:
+                    counts.retries += 1
+                    run.planned += 1
+                    retry = system + "\n\n" + fill(self._t["documents_json_retry"], error=error)
+                    answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
+                    parsed, error = batches.parse_one(answer)
+            except RejectedAnswer as exc:
+                parsed, error = None, str(exc)
             return await mapped(e, parsed, target, error)
 
         async def map_batch(batch: list[ExcerptCost]) -> list[_Mapped]:
@@ -260,17 +265,23 @@ class DocumentsPipeline:
             system = fill(self._t["documents_map_batch"], focus_instructions=focus_text)
             ids = [s.excerpt.source_id for s in batch]
             write = sum(s.write for s in batch)
-            answer = await engine.call(run, system, batches.batch_content(batch), write, "map")
-            found, error = batches.parse_batch(answer, ids)
-            missing = [s for s in batch if s.excerpt.source_id not in found]
-            if missing:  # asked once more, those alone; then each gets the fallback
-                counts.retries += 1
-                run.planned += 1
-                retry = system + "\n\n" + fill(self._t["documents_map_batch_retry"], error=error)
-                content = batches.batch_content(missing)
-                answer = await engine.call(run, retry, content, sum(s.write for s in missing), "map (retry)")
-                more, error = batches.parse_batch(answer, [s.excerpt.source_id for s in missing])
-                found.update(more)
+            found: dict[str, MapAnswer] = {}
+            try:  # an answer rejected twice (a loop, a refusal...): the fallback for what is missing
+                answer = await engine.call(
+                    run, system, batches.batch_content(batch), write, "map", fallback=False
+                )
+                found, error = batches.parse_batch(answer, ids)
+                missing = [s for s in batch if s.excerpt.source_id not in found]
+                if missing:  # asked once more, those alone; then each gets the fallback
+                    counts.retries += 1
+                    run.planned += 1
+                    retry = system + "\n\n" + fill(self._t["documents_map_batch_retry"], error=error)
+                    content, write = batches.batch_content(missing), sum(s.write for s in missing)
+                    answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
+                    more, error = batches.parse_batch(answer, [s.excerpt.source_id for s in missing])
+                    found.update(more)
+            except RejectedAnswer as exc:
+                error = str(exc)
             return [
                 await mapped(s.excerpt, found.get(s.excerpt.source_id), s.summary_tokens, error)
                 for s in batch
@@ -325,6 +336,7 @@ class DocumentsPipeline:
         outcome.llm_calls = run.outcome.llm_calls
         outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
+        outcome.rejected = run.outcome.rejected_meta()
         return outcome
 
     def _map_calls(self, cuts: Cut, focus_text: str, target: int) -> list[list[ExcerptCost]]:

@@ -58,6 +58,7 @@ class Receipt:
     kept_keys: set[tuple[str, str]] = field(default_factory=set)  # every (kind, key) kept: for checks
     invented_keys: set[tuple[str, str]] = field(default_factory=set)  # every one possibly invented
     repair: dict[str, object] | None = None  # FIDELITY_REPAIR: the counts before and after
+    baseline: dict[str, object] | None = None  # held against the embedded summary (ON_LOW_FIDELITY)
 
     def totals(self) -> dict[str, int]:
         return {
@@ -76,6 +77,7 @@ class Receipt:
             "dropped": self.dropped,
             "invented": self.invented,
             **({"repair": self.repair} if self.repair is not None else {}),
+            **({"baseline": self.baseline} if self.baseline is not None else {}),
         }
 
     def as_log(self) -> dict[str, int]:

@@ -94,5 +94,10 @@ def _merged(before: Outcome, again: Outcome) -> Outcome:
         cause=before.cause or again.cause,
         notice=before.notice or again.notice,
         policy=before.policy or again.policy,
+        rejected={
+            k: before.rejected.get(k, 0) + again.rejected.get(k, 0)
+            for k in {*before.rejected, *again.rejected}
+        },
+        parts_replaced=before.parts_replaced + again.parts_replaced,
         fidelity=again.fidelity or before.fidelity,
     )

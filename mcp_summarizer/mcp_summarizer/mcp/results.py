@@ -46,6 +46,8 @@ def summary_result(
         )
         if outcome.notice:  # why it degraded, as one line (ON_LLM_FAILURE=original: only here)
             facts["notice"] = outcome.notice
+        if outcome.llm_calls or outcome.rejected:  # the LLM answered: how many of its answers were not used
+            facts["rejected"] = outcome.rejected_meta()
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
     facts.update(more or {})
     return cached_result(text, facts, extra)
@@ -75,6 +77,7 @@ def documents_result(outcome: DocumentsOutcome, model: str, limits: Limits) -> C
         "output_tokens": outcome.output_tokens,
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
         "sources_stored": outcome.sources_stored,
+        **({"rejected": outcome.rejected} if outcome.rejected is not None else {}),
     }
     return inline(
         CallToolResult(

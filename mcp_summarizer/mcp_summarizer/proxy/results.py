@@ -251,14 +251,15 @@ async def _body(
         outcome = await engine.summarize(request, progress)
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
         return "", "truncated", describe_failure(exc), {}
+    checked: dict[str, object] = {"rejected": outcome.rejected_meta()} if outcome.llm_calls else {}
     if into is None:
-        return outcome.text, how, "", {}
+        return outcome.text, how, "", checked
 
     def fits(text: str) -> bool:
         return tokens.count(text) <= room and fit.fits(f"{header}\n\n{text}", limits)
 
     done = await cite_into(into, outcome.text, fits, verbatim=outcome.backend != "llm")
-    return done.text, how, "", {"citations": done.citations, "citations_removed": done.removed}
+    return done.text, how, "", {"citations": done.citations, "citations_removed": done.removed, **checked}
 
 
 def _header(

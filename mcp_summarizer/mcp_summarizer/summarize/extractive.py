@@ -14,8 +14,10 @@ budget never gets an empty summary.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Literal
 
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.summarize.selector import ENTITY_WEIGHT, Selector
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.lexicon import Lexicon
@@ -29,7 +31,13 @@ Kind = Literal["general", "extraction"]
 
 
 def summarize(
-    text: str, max_tokens: int, *, focus: str = "", kind: Kind = "general", lexicon: Lexicon | None = None
+    text: str,
+    max_tokens: int,
+    *,
+    focus: str = "",
+    kind: Kind = "general",
+    lexicon: Lexicon | None = None,
+    halt: threading.Event | None = None,
 ) -> str:
     """At most ``max_tokens`` cl100k tokens of ``text``'s most salient units, in order.
 
@@ -38,7 +46,8 @@ def summarize(
     is returned unchanged; empty or whitespace-only text or a budget below 1 gives ``""``;
     any other text gets a non-empty summary (see "Never empty" in `selector`).  ``lexicon``:
     one shared by the summaries of one request, so that each distinct word or name in them
-    is classified once.
+    is classified once.  ``halt`` set (nobody waits for the summary any more): `Stopped`
+    after the parse or between batches of the units' terms.
     """
     if kind not in ENTITY_WEIGHT:
         raise ValueError(f"kind must be 'general' or 'extraction', got {kind!r}")
@@ -50,13 +59,18 @@ def summarize(
         return ""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     with no_gc_pauses():  # millions of units: no collector pass over them holding the GIL
-        chosen = _select(text, max_tokens, focus, kind, Lexicon() if lexicon is None else lexicon)
+        chosen = _select(text, max_tokens, focus, kind, Lexicon() if lexicon is None else lexicon, halt)
     return chosen
 
 
-def _select(text: str, max_tokens: int, focus: str, kind: str, lexicon: Lexicon) -> str:
+def _select(
+    text: str, max_tokens: int, focus: str, kind: str, lexicon: Lexicon, halt: threading.Event | None
+) -> str:
+    doc = parse(text)
+    if halt is not None and halt.is_set():
+        raise Stopped
     # Never empty: with no unit at all (only rules, say), the text's start.
-    selector = Selector(parse(text), max_tokens, focus, kind, lexicon)
+    selector = Selector(doc, max_tokens, focus, kind, lexicon, halt)
     return selector.run() or tokens.truncate(text.strip(), max_tokens)
 
 

@@ -13,12 +13,21 @@ from typing import Literal
 
 from mcp_summarizer.summarize.budget import Budget
 
-__all__ = ["ConcurrencyOptions", "EngineOptions", "FailurePolicy", "LLMOptions", "Strategy"]
+__all__ = [
+    "ConcurrencyOptions",
+    "EngineOptions",
+    "FailurePolicy",
+    "LLMOptions",
+    "LowFidelityPolicy",
+    "Strategy",
+]
 
 # How long text is cut: markdown structure, or token windows (`chunker`).
 Strategy = Literal["semantic", "token"]
 # What a request answers when the LLM fails for good (the engine's `failure` applies it).
 FailurePolicy = Literal["original", "extractive", "truncate"]
+# What an LLM summary that keeps far fewer facts than the embedded one gets (`baseline`).
+LowFidelityPolicy = Literal["flag", "replace", "off"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,10 +62,13 @@ class ConcurrencyOptions:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineOptions:
     """The engine's own settings: its token budget, its admission limit (input tokens in
-    flight, and how long a request waits for room), the failure policy and FIDELITY_REPAIR."""
+    flight, and how long a request waits for room), the failure policy, FIDELITY_REPAIR, and
+    what a summary far below the embedded one's fidelity gets (ON_LOW_FIDELITY, LOW_FIDELITY_RATIO)."""
 
     budget: Budget
     max_inflight_input_tokens: int
     admission_wait_seconds: float
     on_failure: FailurePolicy
     fidelity_repair: bool
+    on_low_fidelity: LowFidelityPolicy = "flag"
+    low_fidelity_ratio: float = 0.25

@@ -78,9 +78,11 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import threading
 from collections import Counter
 from itertools import chain
 
+from mcp_summarizer.errors import Stopped
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.lexicon import Lexicon, read_focus, word_stems
 from mcp_summarizer.text.units import (
@@ -139,18 +141,32 @@ _LEAD_IN_END = re.compile(r":[*_`\s]*\Z")
 class Selector:
     """One selection: built over a parsed text, ``run()`` once gives the summary."""
 
-    def __init__(self, doc: Doc, budget: int, focus: str, kind: str, lexicon: Lexicon) -> None:
+    def __init__(
+        self,
+        doc: Doc,
+        budget: int,
+        focus: str,
+        kind: str,
+        lexicon: Lexicon,
+        halt: threading.Event | None = None,
+    ) -> None:
         self.doc = doc
         self.budget = budget
         units = doc.units
         self.size = size = [_estimate(u[TEXT]) for u in units]
         # Units far over what they may take (the budget; a third of it for code) can never
-        # be selected: their terms are not even read.
+        # be selected: their terms are not even read.  Read in batches, so that a selection
+        # nobody waits for any more (``halt`` set) stops between them: this is most of its time.
         limit, code_limit = 2 * budget + 8, 2 * (budget // CODE_BUDGET_SHARE) + 8
-        self.terms = unit_terms = [
-            () if size[i] > (code_limit if u[KIND] == CODE else limit) else lexicon.terms(u[TEXT])
-            for i, u in enumerate(units)
-        ]
+        self.terms: list[tuple[str, ...]] = []
+        unit_terms = self.terms
+        for k in range(0, len(units), _BATCH):
+            if halt is not None and halt.is_set():
+                raise Stopped
+            unit_terms += [
+                () if size[i] > (code_limit if u[KIND] == CODE else limit) else lexicon.terms(u[TEXT])
+                for i, u in enumerate(units[k : k + _BATCH], k)
+            ]
         df: Counter[str] = Counter()
         for k in range(0, len(unit_terms), _BATCH):  # C loops of bounded length: each holds the GIL
             df.update(chain.from_iterable(unit_terms[k : k + _BATCH]))

@@ -361,7 +361,8 @@ async def test_token_strategy(server: RunningServer, fresh_llm: FakeLLM) -> None
 async def test_length_stops_and_overlong_answers_are_held_to_the_budget(
     server: RunningServer, fresh_llm: FakeLLM
 ) -> None:
-    rambling = "This summary goes on and on. " * 400  # far over any max_tokens
+    # Far over any max_tokens; numbered, so that it is long, not a loop (which the engine rejects).
+    rambling = " ".join(f"Point {i} of this summary goes on and on." for i in range(400))
     fresh_llm.responder = lambda record: length(rambling)
     async with Client(server.url) as client:
         result = await client.call_tool(

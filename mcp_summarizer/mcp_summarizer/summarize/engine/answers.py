@@ -1,11 +1,18 @@
 """A model's answer made fit to read or merge: an answer cut at max_tokens ends at a sentence,
-line or word end without the broken character the cut may leave (`end_cleanly`)."""
+line or word end without the broken character the cut may leave (`end_cleanly`); any answer is
+held to its budget (`fit_answer`)."""
 
 from __future__ import annotations
 
+import logging
 import re
 
-__all__ = ["end_cleanly"]
+from mcp_summarizer.summarize.engine.model import Run
+from mcp_summarizer.text import tokens
+
+__all__ = ["end_cleanly", "fit_answer"]
+
+logger = logging.getLogger(__name__)
 
 # A sentence's end (with any closing quote, bracket or emphasis after it), and a break to cut
 # at: a line end or a sentence end followed by white space.
@@ -27,3 +34,15 @@ def end_cleanly(text: str) -> str:
     if not cut:
         cut = max(text.rfind(" ", floor), text.rfind("\n", floor), 0)
     return text[:cut].rstrip() if cut else text
+
+
+def fit_answer(run: Run, text: str, max_tokens: int) -> str:
+    """Hold a model's answer to its budget, whatever tokenizer the model counts with."""
+    trimmed = tokens.truncate(text, max_tokens)
+    if trimmed != text:
+        run.outcome.trimmed = True
+        logger.info(
+            "llm_output_trimmed",
+            extra={"max_tokens": max_tokens, "from_tokens": tokens.count(text)},
+        )
+    return trimmed

@@ -33,6 +33,8 @@ def log_completion(
             "cached_map_calls": outcome.cached_calls,
             "llm_prompt_tokens": outcome.llm_prompt_tokens,
             "length_stops": outcome.length_stops,
+            "rejected_answers": sum(outcome.rejected.values()),
+            "parts_replaced": outcome.parts_replaced,
             "reduce_levels": outcome.reduce_levels,
             "model": model,
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),

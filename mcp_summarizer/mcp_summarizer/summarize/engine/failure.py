@@ -106,6 +106,8 @@ async def fail(
         llm_calls=spent.llm_calls,  # what was spent before the failure still counts
         llm_prompt_tokens=spent.llm_prompt_tokens,
         boilerplate_tokens=spent.boilerplate_tokens,
+        rejected=spent.rejected,
+        parts_replaced=spent.parts_replaced,
         backend=backend,
         degraded=True,
         cause=cause,

@@ -26,11 +26,17 @@ SCAN_AHEAD_CHARS = 400_000  # ~100k tokens: from here the scan is worth a thread
 
 class SourceScan:
     """The source's facts for the receipt, found while the LLM works: at 1M tokens the scan
-    takes most of a second, which would otherwise come after the last LLM call."""
+    takes most of a second, which would otherwise come after the last LLM call.  Found once
+    for every receipt of the source (the summary's, a repair's, the embedded summary's).
 
-    def __init__(self, source: str) -> None:
+    ``baseline``: what the embedded summary of the source would be (given the halt event),
+    made after the scan in the same way, for the comparison of `baseline.judge`."""
+
+    def __init__(self, source: str, baseline: Callable[[threading.Event], str] | None = None) -> None:
         self.source = source
         self._scan: asyncio.Task[SourceFacts] | None = None
+        self._make = baseline
+        self._baseline: asyncio.Task[str] | None = None
         self._halt = threading.Event()  # a cancelled task does not stop its thread; this does
 
     def start(self) -> None:
@@ -38,16 +44,35 @@ class SourceScan:
         # scans at once (a burst of small requests) would contend with the event loop for the
         # GIL just when it dispatches their map calls.
         if self._scan is None and len(self.source) >= SCAN_AHEAD_CHARS:
-            self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source, self._halt))
+            self._scan = self._facts()
+            if self._make is not None:  # one worker at a time: the scan, then this
+                self._baseline = asyncio.create_task(self._after(self._scan, self._make))
 
     async def receipt(self, summary: str, focus: str) -> Receipt:
-        src = await self._scan if self._scan is not None else None
+        src = await (self._scan or self._facts())
         return await asyncio.to_thread(receipt, self.source, summary, focus, src)
+
+    async def baseline(self) -> str | None:
+        """The embedded summary ``baseline`` makes (None without one)."""
+        if self._make is None:
+            return None
+        if self._baseline is None:
+            self._baseline = asyncio.create_task(asyncio.to_thread(self._make, self._halt))
+        return await self._baseline
+
+    def _facts(self) -> asyncio.Task[SourceFacts]:
+        self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source, self._halt))
+        return self._scan
+
+    async def _after(self, first: asyncio.Task[SourceFacts], make: Callable[[threading.Event], str]) -> str:
+        await asyncio.wait({first})
+        return await asyncio.to_thread(make, self._halt)
 
     def cancel(self) -> None:
         self._halt.set()
-        if self._scan is not None and not self._scan.done():
-            self._scan.cancel()
+        for task in (self._scan, self._baseline):
+            if task is not None and not task.done():
+                task.cancel()
 
 
 # What a repair call is: (system prompt, content) -> the model's answer.

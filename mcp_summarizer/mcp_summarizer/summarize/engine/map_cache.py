@@ -5,6 +5,7 @@ calls are kept (a merge reads answers that are themselves cached), and only whol
 from __future__ import annotations
 
 from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.summarize.engine.model import Run
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["MAP_PHASE", "MapCache"]
@@ -26,6 +27,18 @@ class MapCache:
     async def get(self, tenant: Tenant, key: str) -> str | None:
         hit = await self.answers.lookup(tenant, "map", key)
         return None if hit is None else str(hit["text"])
+
+    async def hit(self, run: Run, key: str) -> str | None:
+        """A map call of ``run`` answered from the cache, counted and reported as done; None
+        on a miss."""
+        text = await self.get(run.tenant, key)
+        if text is None:
+            return None
+        run.outcome.cached_calls += 1
+        run.done += 1
+        if run.progress is not None:
+            await run.progress(run.done, run.planned, f"map: {run.done}/{run.planned} calls done (cached)")
+        return text
 
     async def put(self, tenant: Tenant, key: str, text: str, *, finish_reason: str) -> None:
         """Keep an answer, unless the model stopped at max_tokens (an answer cut short is

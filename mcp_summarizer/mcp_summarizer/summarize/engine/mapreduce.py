@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from mcp_summarizer.cache.answers import Answers
@@ -38,7 +39,8 @@ from mcp_summarizer.summarize.budget import (
     map_share_settled,
 )
 from mcp_summarizer.summarize.chunker import Chunk, chunk
-from mcp_summarizer.summarize.engine.answers import end_cleanly
+from mcp_summarizer.summarize.engine.answers import end_cleanly, fit_answer
+from mcp_summarizer.summarize.engine.baseline import embedded_summary, judge
 from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.failure import embedded, fail
 from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
@@ -49,8 +51,9 @@ from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, P
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.summarize.engine.reduce import reduce_tree
 from mcp_summarizer.summarize.engine.streamed import stream_chunks
+from mcp_summarizer.summarize.engine.vetting import all_replaced, vetted
 from mcp_summarizer.summarize.limiter import FairLimiter
-from mcp_summarizer.summarize.llm import Backend
+from mcp_summarizer.summarize.llm import Backend, Completion
 from mcp_summarizer.summarize.options import EngineOptions
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -121,14 +124,19 @@ class Engine:
         if not request.content or request.content.isspace():  # no copy of megabytes on the loop
             return Outcome(text="", input_tokens=0, bypassed=True)
         async with self.admission.hold(await estimated(request.content)):
-            facts = SourceScan(request.content)
+            compare = self.backend is not None and self.options.on_low_fidelity != "off"
+            facts = SourceScan(request.content, embedded_summary(request) if compare else None)
             try:
                 outcome = await self._summarize(request, progress, offsets, facts)
+                if all_replaced(outcome):  # every LLM answer was rejected: the text is embedded
+                    outcome.backend = "extractive"
                 if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
                     focus = f"{request.focus} {request.query}"
                     outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
                     if self.options.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
                         await self._repair(request, outcome, focus, facts)
+                    if outcome.backend == "llm" and not outcome.degraded:
+                        await judge(outcome, facts, focus, self.options, self.observer)
                 return outcome
             finally:
                 facts.cancel()
@@ -139,8 +147,8 @@ class Engine:
         target = request.max_output_tokens
         run = self.new_run(outcome.input_tokens, None, request.tenant)
 
-        async def ask(system: str, content: str) -> str:
-            return await self._call(run, system, content, target, "repair")
+        async def ask(system: str, content: str) -> str:  # a rejected answer: the summary stays
+            return await self._call(run, system, content, target, "repair", fallback=False)
 
         await repair(
             outcome,
@@ -152,8 +160,7 @@ class Engine:
             ask=ask,
             citations=(request.cite.repair_values() if request.cite else NO_CITATIONS)["citations"],
         )
-        outcome.llm_calls += run.outcome.llm_calls
-        outcome.llm_prompt_tokens += run.outcome.llm_prompt_tokens
+        outcome.add_calls(run.outcome)
 
     async def _summarize(
         self, request: Request, progress: Progress | None, offsets: TokenOffsets | None, facts: SourceScan
@@ -197,6 +204,7 @@ class Engine:
             progress=progress,
             outcome=Outcome(text="", input_tokens=input_tokens, boilerplate_tokens=removed, backend="llm"),
             tenant=request.tenant,
+            request=request,
         )
         try:
             return await self._map_reduce(run, stripped, offsets, map_system, reduce_system, facts)
@@ -230,6 +238,7 @@ class Engine:
             progress=progress,
             outcome=Outcome(text="", input_tokens=0, backend="llm"),
             tenant=request.tenant,
+            request=request,
         )
         settled = map_share_settled(target)
         chunks: list[Chunk] = []
@@ -397,16 +406,40 @@ class Engine:
     async def _reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
         """The reduce tree (`reduce`), its calls this engine's."""
         return await reduce_tree(
-            run, summaries, system, target, budget=self.budget, call=self._call, fit=self._fit
+            run, summaries, system, target, budget=self.budget, call=self._call, fit=fit_answer
         )
 
-    async def _call(self, run: Run, system: str, content: str, max_tokens: int, phase: str) -> str:
-        assert self.backend is not None
+    async def _call(
+        self, run: Run, system: str, content: str, max_tokens: int, phase: str, *, fallback: bool = True
+    ) -> str:
+        """One call, its answer checked (`vetting`: retried once, then the embedded summary of
+        ``content``, or RejectedAnswer without ``fallback``), held to ``max_tokens``."""
         cache = None if self.cache is None else MapCache(self.cache)
         key = cache.key(phase, system, content, max_tokens) if cache else None
-        if cache and key and (text := await self._cached(run, cache, key)) is not None:
+        if cache and key and (text := await cache.hit(run, key)) is not None:
             return text
-        user = self.prompts.document(content)
+        ask = partial(self._ask, run, self.prompts.document(content))
+        got = await vetted(ask, run, system, content, max_tokens, phase, self.observer, fallback=fallback)
+        out, text = run.outcome, got.text.strip()
+        if got.finish_reason == "length":
+            cut = end_cleanly(text)
+            logger.info(
+                "llm_output_hit_max_tokens",
+                extra={"phase": phase, "max_tokens": max_tokens, "dropped_chars": len(text) - len(cut)},
+            )
+            out.trimmed = out.trimmed or cut != text
+            text = cut
+        text = fit_answer(run, text, max_tokens)
+        if cache and key and not got.replaced:
+            await cache.put(run.tenant, key, text, finish_reason=got.finish_reason)
+        run.done += 1
+        if run.progress is not None:
+            await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
+        return text
+
+    async def _ask(self, run: Run, user: str, system: str, max_tokens: int) -> Completion:
+        """One request to the model under the limiter, counted in ``run``."""
+        assert self.backend is not None
 
         @asynccontextmanager
         async def slot() -> AsyncIterator[None]:
@@ -435,45 +468,8 @@ class Engine:
         out = run.outcome
         out.llm_calls += 1
         out.llm_prompt_tokens += completion.prompt_tokens or 0
-        text = completion.text.strip()
-        if completion.finish_reason == "length":
-            out.length_stops += 1
-            cut = end_cleanly(text)
-            logger.info(
-                "llm_output_hit_max_tokens",
-                extra={"phase": phase, "max_tokens": max_tokens, "dropped_chars": len(text) - len(cut)},
-            )
-            out.trimmed = out.trimmed or cut != text
-            text = cut
-        text = self._fit(run, text, max_tokens)
-        if cache and key:
-            await cache.put(run.tenant, key, text, finish_reason=completion.finish_reason)
-        run.done += 1
-        if run.progress is not None:
-            await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
-        return text
-
-    async def _cached(self, run: Run, cache: MapCache, key: str) -> str | None:
-        """A map call answered from the cache, counted and reported as done; None on a miss."""
-        text = await cache.get(run.tenant, key)
-        if text is None:
-            return None
-        run.outcome.cached_calls += 1
-        run.done += 1
-        if run.progress is not None:
-            await run.progress(run.done, run.planned, f"map: {run.done}/{run.planned} calls done (cached)")
-        return text
-
-    def _fit(self, run: Run, text: str, max_tokens: int) -> str:
-        """Hold a model's answer to its budget, whatever tokenizer the model counts with."""
-        trimmed = tokens.truncate(text, max_tokens)
-        if trimmed != text:
-            run.outcome.trimmed = True
-            logger.info(
-                "llm_output_trimmed",
-                extra={"max_tokens": max_tokens, "from_tokens": tokens.count(text)},
-            )
-        return trimmed
+        out.length_stops += completion.finish_reason == "length"
+        return completion
 
     # -- for pipelines built on this one (documents) ---------------------------------------
 
@@ -487,9 +483,12 @@ class Engine:
             tenant=tenant,
         )
 
-    async def call(self, run: Run, system: str, content: str, max_tokens: int, phase: str) -> str:
-        """One LLM call under the limiter, its answer held to ``max_tokens``."""
-        return await self._call(run, system, content, max_tokens, phase)
+    async def call(
+        self, run: Run, system: str, content: str, max_tokens: int, phase: str, *, fallback: bool = True
+    ) -> str:
+        """One LLM call under the limiter, its answer checked and held to ``max_tokens``
+        (without ``fallback``, twice rejected: RejectedAnswer, for the caller's own fallback)."""
+        return await self._call(run, system, content, max_tokens, phase, fallback=fallback)
 
     async def reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
         """Merge ``summaries`` as a tree until they fit ``target`` (no call if they already do)."""

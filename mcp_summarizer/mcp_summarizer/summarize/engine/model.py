@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from mcp_summarizer.citations.ask import Ask
@@ -27,6 +27,10 @@ class Observer(Protocol):
     def waited(self, seconds: float) -> None: ...
 
     def cached(self, level: str, outcome: str) -> None: ...
+
+    def rejected(self, reason: str, action: str) -> None: ...
+
+    def low_fidelity(self, action: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +72,25 @@ class Outcome:
     notice: str = ""  # the line that says so, at the start of ``text``
     policy: FailurePolicy | None = None  # the failure policy applied, when degraded
     fidelity: Receipt | None = None  # the facts the answer kept of the source (None: unchanged)
+    # LLM answers rejected by `summarize.degenerate` (loops, refusals...), by reason; and the
+    # parts whose retry was rejected too, each replaced by its embedded summary (`vetting`).
+    rejected: dict[str, int] = field(default_factory=dict)
+    parts_replaced: int = 0
+
+    def add_calls(self, other: Outcome) -> None:
+        """Count ``other``'s LLM work (a repair's, say) in this outcome too."""
+        self.llm_calls += other.llm_calls
+        self.llm_prompt_tokens += other.llm_prompt_tokens
+        for reason, n in other.rejected.items():
+            self.rejected[reason] = self.rejected.get(reason, 0) + n
+
+    def rejected_meta(self) -> dict[str, object]:
+        """The rejections as `_meta` shows them."""
+        return {
+            "answers": sum(self.rejected.values()),
+            "parts_replaced": self.parts_replaced,
+            "reasons": dict(self.rejected),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +122,6 @@ class Run:
     done: int = 0
     planned: int = 0
     failed: bool = False  # a call failed: the request is over, no other call may start
+    # The request served (its focus, question and kind): what an answer may repeat, and how a
+    # rejected answer's embedded summary is made (`vetting`).  None: a pipeline's own run.
+    request: Request | None = None

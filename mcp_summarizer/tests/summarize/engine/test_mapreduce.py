@@ -286,15 +286,19 @@ async def test_large_input_in_a_small_context_is_reduced_level_by_level_in_docum
         assert prompt_plus_answer(r) + MESSAGE_OVERHEAD <= CONTEXT
 
 
+def filler(n: int) -> str:
+    """An answer of ``n`` tokens that says nothing, numbered so that it is no loop (which the
+    engine would reject)."""
+    return tokens.truncate(" ".join(f"lorem {i}" for i in range(n)), n)
+
+
 async def test_a_level_whose_answers_could_overflow_the_final_merge_asks_each_for_its_share(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
     """Every answer as long as allowed: three or more level-1 merges of 1,000 tokens each would
     be more than the final merge can read, and need a level between.  Each is asked for its
     share of the final merge's input instead, and the final merge reads them all."""
-    fresh_llm.responder = lambda r: ok(
-        tokens.truncate("lorem ipsum " * (r.max_tokens or 1), r.max_tokens or 1)
-    )
+    fresh_llm.responder = lambda r: ok(filler(r.max_tokens or 1))
     engine = make_engine()
     out = await engine.summarize(Request(content=document(sections=90), max_output_tokens=1000))
     merges = [r for r in fresh_llm.requests if MERGE in r.system]
@@ -304,9 +308,7 @@ async def test_a_level_whose_answers_could_overflow_the_final_merge_asks_each_fo
     room = CONTEXT - MESSAGE_OVERHEAD - tokens.count(final.system) - 1000  # what the final merge reads
     assert all(r.max_tokens is not None and 500 <= r.max_tokens < 1000 for r in level_1)
     assert sum(r.max_tokens or 0 for r in level_1) <= room
-    answers = [
-        tokens.truncate("lorem ipsum " * (r.max_tokens or 1), r.max_tokens or 1).strip() for r in level_1
-    ]
+    answers = [filler(r.max_tokens or 1).strip() for r in level_1]
     assert body(final) == SEPARATOR.join(answers), "the final merge read every level-1 answer"
     assert not out.degraded and tokens.count(out.text) <= 1000
 
@@ -345,7 +347,8 @@ async def test_focus_and_schema_hint_go_into_the_instructions_never_the_document
 
 # -- answers over their budget ---------------------------------------------------------------
 
-RAMBLING = "This summary goes on and on. " * 300  # far over any max_tokens here
+# Far over any max_tokens here; numbered, so that it is long, not a loop (which the engine rejects).
+RAMBLING = " ".join(f"Point {i} of this summary goes on and on." for i in range(300))
 
 
 async def test_length_stops_are_trimmed_to_the_budget(fresh_llm: FakeLLM, make_engine: MakeEngine) -> None:

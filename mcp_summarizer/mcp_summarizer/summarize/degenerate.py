@@ -1,0 +1,254 @@
+"""Is a model's answer a summary at all?  Pure, no I/O.
+
+Small models, and now and then hosted ones, answer with something that is not a summary: the
+same sentence until max_tokens, a refusal, the system prompt read back, the chat template's own
+tokens, nothing, or a fragment cut at max_tokens.  `check` says which (a `Verdict` with a
+reason) or that the answer is fit to use.
+
+What the call was given (``given``: the text it read and the caller's own words, such as the
+focus) decides what an answer may repeat: a summary of a log that repeats a line may repeat
+it, a summary of a page about chat templates may name ``<|im_start|>``, a summary of a prompt
+may quote it.  ``given`` is read only when an answer already looks degenerate, so the usual
+cost is one pass over the answer and the prompt.
+
+The checks, in this order (the first that holds is the reason):
+
+1. ``empty``: no letter or digit at all, or only a preamble ("Here is the summary:").
+2. ``template_tokens``: a chat-template or control token that ``given`` does not hold
+   (``<|im_start|>``, ``<|endoftext|>``, ``<|eot_id|>``, ``<start_of_turn>``, ``[INST]``,
+   ``</s>``, ``<<SYS>>``, DeepSeek's ``<｜...｜>``, a C0 control character ...).
+3. ``cut``: the answer never got past an opened ``<think>`` block, or it stopped at max_tokens
+   (``finish_reason == "length"``) with fewer than `CUT_MIN_WORDS` words (and `CUT_MAX_CHARS`
+   characters: a language without spaces) and no sentence or line end: nothing to use.  (A longer cut answer is made to end cleanly by the
+   engine, as before.)  A closed ``<think>`` block at the start is removed, not rejected.
+4. ``refusal``: the finish reason ``content_filter``, or an answer of fewer than
+   `REFUSAL_MAX_WORDS` words whose first two sentences refuse ("I'm sorry, but ...", "I can't
+   help with ...", "As an AI language model ...") in words ``given`` does not hold ("I'm sorry
+   to report that 14 deployments failed" is no refusal).
+5. ``prompt_echo``: the instructions read back.  Each line of the answer is cut into word
+   `ECHO_N`-grams (words: runs of letters and digits, casefolded); a line at least
+   `ECHO_LINE_SHARE` of whose n-grams are the prompt's and not ``given``'s is an echoed line.
+   When echoed lines hold `ECHO_SHARE` of the answer's words, the answer is an echo.  Fewer are
+   removed from the answer that is used (`Verdict.text`): an excerpt list read back from the
+   prompt would otherwise turn into citations of excerpts the model never read.
+6. ``loop``: repetition.  The answer's word `LOOP_N`-grams are counted; each occurrence of one
+   after its first, beyond the number of times ``given`` holds it, is a repeat.  An answer of
+   at least `LOOP_MIN_WORDS` words whose repeats are `LOOP_SHARE` of its n-grams or more is a
+   loop.  A text of ``w`` words said ``N`` times has at most ``w`` distinct n-grams among its
+   ``N*w - LOOP_N + 1``, so it is a loop whenever ``(N*w - LOOP_N + 1) * (1 - LOOP_SHARE) >= w``
+   (any text of 13 words or more said twice, of 5 words or more said three times).  Lists
+   and tables repeat their structure, not eight words running: rows such as
+   "NPC: Aldric, faction: Stormwind" differ within any eight words, so they pass.  Text without
+   word breaks (CJK without punctuation, a run of one character) has no n-grams to count: an
+   answer of `ZLIB_MIN_CHARS` characters or more that zlib shrinks below `ZLIB_RATIO` of its size,
+   well below what it does to ``given``, is a loop too.
+
+Every threshold errs towards passing an answer: a rejected answer costs a retry, and a
+summary of a table rejected by mistake would lose the model's work for nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "REASONS",
+    "Reason",
+    "Verdict",
+    "check",
+]
+
+Reason = Literal["empty", "template_tokens", "cut", "refusal", "prompt_echo", "loop"]
+REASONS: tuple[Reason, ...] = ("empty", "template_tokens", "cut", "refusal", "prompt_echo", "loop")
+
+CUT_MIN_WORDS = 8
+CUT_MAX_CHARS = 80
+REFUSAL_MAX_WORDS = 80
+ECHO_N = 5
+ECHO_LINE_SHARE = 0.5
+ECHO_SHARE = 0.3
+LOOP_N = 8
+LOOP_MIN_WORDS = 16
+LOOP_SHARE = 0.3
+ZLIB_MIN_CHARS = 256
+ZLIB_RATIO = 0.1
+
+_WORD = re.compile(r"[^\W_]+")
+_TEMPLATE = re.compile(
+    r"<\|[A-Za-z_][A-Za-z0-9_.-]{0,40}\|>"  # ChatML, Llama 3, Phi, gpt-oss: <|im_start|>, <|eot_id|>
+    r"|<\uff5c[^\uff5c\n]{1,40}\uff5c>"  # DeepSeek: <｜end▁of▁sentence｜>
+    r"|</?(?:start_of_turn|end_of_turn|s|eos|bos|pad|unk)>"  # Gemma; SentencePiece's </s>
+    r"|\[/?INST\]|<</?SYS>>|\[/?(?:TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS)\]"  # Llama 2, Mistral
+    r"|^#{2,3} ?(?:Instruction|Response|Input):[ \t]*$"  # Alpaca
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]",  # control characters
+    re.MULTILINE,
+)
+_THINK_OPEN = re.compile(r"\A\s*<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+_PREAMBLE = re.compile(
+    r"\A\W*(?:(?:sure|certainly|okay|ok|of course)\W+)?here(?:'s| is| are)\b[^\n]{0,120}:\W*\Z",
+    re.IGNORECASE,
+)
+_SENTENCE_OR_LINE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u2026][\"'\u201d\u2019)\]*_]*(?:\s|\Z)|\n\s*\S")
+_SENTENCE_END = re.compile(r"[.!?\n]")
+_FIRST_SENTENCES = re.compile(r"\A(?:[^.!?\n]*(?:[.!?\n]+|\Z)){1,2}")
+_REFUSAL = re.compile(
+    r"(?:^|[.!?\n]\s*)\W*(?:"
+    r"(?:(?:i'?m|i am) (?:so |very |really )?(?:sorry|afraid)\b|sorry\b|(?:my )?apologies\b|i apologi[sz]e\b)"
+    r"[^.!?\n]{0,40}?\b(?:but|can(?:no|')?t|cannot|unable|not able|won'?t|as an ai|i am not|i'm not)\b"
+    r"|(?:unfortunately,? )?(?:i|we) (?:can(?:no|')?t|can not|won'?t|will not|am not able to|'m not able to"
+    r"|am unable to|'m unable to|must decline|do not feel comfortable|don'?t feel comfortable)\b"
+    r"[^.!?\n]{0,80}\b(?:help|assist|comply|provide|summari[sz]\w*|fulfil\w*|complete|process|access"
+    r"|browse|view|read|open|answer|generate|create|continue|engage|support|perform|do (?:that|this))\b"
+    r"|as an ai (?:language model|model|assistant|developed|created|trained)\b|as an ai,? i\b"
+    r"|i'?m (?:just |only )?an ai\b|i am (?:just |only )?an ai\b"
+    r")",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What `check` found: ``reason`` None for an answer fit to use, which is then ``text`` (the
+    answer without a leading reasoning block or the lines it echoed, ``removed_lines`` of them)."""
+
+    reason: Reason | None
+    detail: str = ""  # what was found, one short line for a log (no words of the answer's)
+    text: str = ""
+    removed_lines: int = 0
+
+
+def check(answer: str, *, prompt: str, given: str, finish_reason: str = "stop") -> Verdict:
+    """Whether ``answer`` (to a call whose system prompt is ``prompt``, which read ``given``
+    and stopped for ``finish_reason``) is fit to use, and if not, why (see the module)."""
+    text = answer.strip()
+    if finish_reason == "content_filter":
+        return Verdict("refusal", "finish_reason content_filter")
+    if _THINK_OPEN.match(text):
+        close = _THINK_CLOSE.search(text)
+        if close is None:
+            return Verdict("cut", "an unfinished <think> block")
+        text = text[close.end() :].strip()
+    if not _WORD.search(text):
+        return Verdict("empty", "no letter or digit")
+    if _PREAMBLE.match(text):
+        return Verdict("empty", "a preamble only")
+    if (token := _foreign_token(text, given)) is not None:
+        return Verdict("template_tokens", f"{token!r}")
+    words = _WORD.findall(text.casefold())
+    if (
+        finish_reason == "length"
+        and len(words) < CUT_MIN_WORDS
+        and len(text) < CUT_MAX_CHARS
+        and not _SENTENCE_OR_LINE_END.search(text)
+    ):
+        return Verdict("cut", f"{len(words)} words, no sentence end, at max_tokens")
+    if len(words) < REFUSAL_MAX_WORDS and _refusal(text, given):
+        return Verdict("refusal", "a refusal in its first sentences")
+    text, removed, share = _echo(text, prompt, given, len(words))
+    if share >= ECHO_SHARE:
+        return Verdict("prompt_echo", f"{share:.0%} of its words are the prompt's")
+    if removed:
+        words = _WORD.findall(text.casefold())
+    if (loop := _loop(text, words, given)) is not None:
+        return Verdict("loop", loop)
+    return Verdict(None, text=text, removed_lines=removed)
+
+
+# -- the checks ---------------------------------------------------------------------------
+
+
+def _foreign_token(text: str, given: str) -> str | None:
+    """The first template or control token of ``text`` that ``given`` does not hold."""
+    for m in _TEMPLATE.finditer(text):
+        if m.group(0) not in given:
+            return m.group(0)
+    return None
+
+
+def _refusal(text: str, given: str) -> str:
+    """The refusal in ``text``'s first two sentences, if one is there and is not ``given``'s."""
+    first = _FIRST_SENTENCES.match(text.replace("\u2019", "'"))
+    head = first.group(0) if first else ""
+    found = _REFUSAL.search(head)
+    if found is None:
+        return ""
+    end = _SENTENCE_END.search(head, found.end())
+    sentence = head[found.start() : end.start() if end else len(head)].strip(" \n.!?")
+    said = _phrase(_WORD.findall(sentence.casefold()))
+    if said and f" {said} " in _phrase_text(given.replace("\u2019", "'")):
+        return ""  # the source's own words (a chat log, a support thread)
+    return sentence[:80]
+
+
+def _echo(text: str, prompt: str, given: str, total_words: int) -> tuple[str, int, float]:
+    """``text`` without the lines it echoed from ``prompt``, how many, and the share of its
+    words they held."""
+    prompt_grams = set(_grams(_WORD.findall(prompt.casefold()), ECHO_N))
+    if not prompt_grams:
+        return text, 0, 0.0
+    lines = text.split("\n")
+    per_line = [_grams(_WORD.findall(line.casefold()), ECHO_N) for line in lines]
+    shared = [[g for g in grams if g in prompt_grams] for grams in per_line]
+    if not any(shared):
+        return text, 0, 0.0
+    given_grams = set(_grams(_WORD.findall(given.casefold()), ECHO_N))  # only now: rarely needed
+    echoed: list[int] = []
+    words = 0
+    for i, (grams, common) in enumerate(zip(per_line, shared, strict=True)):
+        own = [g for g in common if g not in given_grams]
+        if grams and len(own) >= ECHO_LINE_SHARE * len(grams):
+            echoed.append(i)
+            words += len(grams) + ECHO_N - 1
+    if not echoed:
+        return text, 0, 0.0
+    share = words / max(total_words, 1)
+    gone = set(echoed)
+    kept = "\n".join(line for i, line in enumerate(lines) if i not in gone).strip()
+    return kept, len(echoed), share
+
+
+def _loop(text: str, words: list[str], given: str) -> str | None:
+    """Why ``text`` (whose words are ``words``) is a loop, or None."""
+    if len(words) >= LOOP_MIN_WORDS:
+        grams = _grams(words, LOOP_N)
+        counts = Counter(grams)
+        repeated = {g: n for g, n in counts.items() if n > 1}
+        if repeated and sum(repeated.values()) - len(repeated) >= LOOP_SHARE * len(grams):
+            held = Counter(g for g in _grams(_WORD.findall(given.casefold()), LOOP_N) if g in repeated)
+            surplus = sum(n - max(1, held[g]) for g, n in repeated.items() if n > held[g])
+            if surplus >= LOOP_SHARE * len(grams):
+                most = max(repeated.values())
+                return f"{surplus / len(grams):.0%} of its {LOOP_N}-word runs repeat (one {most} times)"
+    if len(text) >= ZLIB_MIN_CHARS:
+        ratio = _zlib_ratio(text)
+        if ratio < ZLIB_RATIO and (not given or _zlib_ratio(given[: 4 * len(text)]) > 2 * ratio):
+            return f"zlib keeps {ratio:.1%} of it"
+    return None
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+
+
+def _phrase(words: Iterable[str]) -> str:
+    return " ".join(words)
+
+
+def _phrase_text(text: str) -> str:
+    """``text`` as casefolded words between single spaces, with a space at each end, so that a
+    phrase is found in it as ``f" {phrase} "``."""
+    return f" {_phrase(_WORD.findall(text.casefold()))} "
+
+
+def _zlib_ratio(text: str) -> float:
+    data = text.encode("utf-8", "surrogatepass")
+    return len(zlib.compress(data, 6)) / max(len(data), 1)
