@@ -81,6 +81,7 @@ class Outcome:
         """Count ``other``'s LLM work (a repair's, say) in this outcome too."""
         self.llm_calls += other.llm_calls
         self.llm_prompt_tokens += other.llm_prompt_tokens
+        self.parts_replaced += other.parts_replaced
         for reason, n in other.rejected.items():
             self.rejected[reason] = self.rejected.get(reason, 0) + n
 
