@@ -19,8 +19,9 @@ The checks, in this order (the first that holds is the reason):
    ``</s>``, ``<<SYS>>``, DeepSeek's ``<｜...｜>``, a C0 control character ...).
 3. ``cut``: the answer never got past an opened ``<think>`` block, or it stopped at max_tokens
    (``finish_reason == "length"``) with fewer than `CUT_MIN_WORDS` words (and `CUT_MAX_CHARS`
-   characters: a language without spaces) and no sentence or line end: nothing to use.  (A longer cut answer is made to end cleanly by the
-   engine, as before.)  A closed ``<think>`` block at the start is removed, not rejected.
+   characters: a language without spaces) and no sentence or line end: nothing to use.  (A
+   longer cut answer is made to end cleanly by the engine, as before.)  A closed ``<think>``
+   block at the start is removed, not rejected.
 4. ``refusal``: the finish reason ``content_filter``, or an answer of fewer than
    `REFUSAL_MAX_WORDS` words whose first two sentences refuse ("I'm sorry, but ...", "I can't
    help with ...", "As an AI language model ...") in words ``given`` does not hold ("I'm sorry
@@ -36,12 +37,13 @@ The checks, in this order (the first that holds is the reason):
    at least `LOOP_MIN_WORDS` words whose repeats are `LOOP_SHARE` of its n-grams or more is a
    loop.  A text of ``w`` words said ``N`` times has at most ``w`` distinct n-grams among its
    ``N*w - LOOP_N + 1``, so it is a loop whenever ``(N*w - LOOP_N + 1) * (1 - LOOP_SHARE) >= w``
-   (any text of 13 words or more said twice, of 5 words or more said three times).  Lists
+   (any text of 13 words or more said twice, of 6 or more said three times).  Lists
    and tables repeat their structure, not eight words running: rows such as
    "NPC: Aldric, faction: Stormwind" differ within any eight words, so they pass.  Text without
    word breaks (CJK without punctuation, a run of one character) has no n-grams to count: an
-   answer of `ZLIB_MIN_CHARS` characters or more that zlib shrinks below `ZLIB_RATIO` of its size,
-   well below what it does to ``given``, is a loop too.
+   answer of `ZLIB_MIN_CHARS` characters or more, with fewer than one word in
+   `ZLIB_CHARS_PER_WORD` characters, that zlib shrinks below `ZLIB_RATIO` of its size, well
+   below what it does to ``given``, is a loop too.
 
 Every threshold errs towards passing an answer: a rejected answer costs a retry, and a
 summary of a table rejected by mistake would lose the model's work for nothing.
@@ -76,17 +78,21 @@ LOOP_N = 8
 LOOP_MIN_WORDS = 16
 LOOP_SHARE = 0.3
 ZLIB_MIN_CHARS = 256
+ZLIB_CHARS_PER_WORD = 20
 ZLIB_RATIO = 0.1
 
 _WORD = re.compile(r"[^\W_]+")
-_TEMPLATE = re.compile(
-    r"<\|[A-Za-z_][A-Za-z0-9_.-]{0,40}\|>"  # ChatML, Llama 3, Phi, gpt-oss: <|im_start|>, <|eot_id|>
-    r"|<\uff5c[^\uff5c\n]{1,40}\uff5c>"  # DeepSeek: <｜end▁of▁sentence｜>
-    r"|</?(?:start_of_turn|end_of_turn|s|eos|bos|pad|unk)>"  # Gemma; SentencePiece's </s>
-    r"|\[/?INST\]|<</?SYS>>|\[/?(?:TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS)\]"  # Llama 2, Mistral
-    r"|^#{2,3} ?(?:Instruction|Response|Input):[ \t]*$"  # Alpaca
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]",  # control characters
-    re.MULTILINE,
+# Each of these starts with one known character (a scan skips to it at C speed).
+_TEMPLATE = (
+    re.compile(
+        r"<(?:\|[A-Za-z_][A-Za-z0-9_.-]{0,40}\|>"  # ChatML, Llama 3, Phi, gpt-oss: <|im_start|>, <|eot_id|>
+        r"|\uff5c[^\uff5c\n]{1,40}\uff5c>"  # DeepSeek: <｜end▁of▁sentence｜>
+        r"|/?(?:start_of_turn|end_of_turn|s|eos|bos|pad|unk)>"  # Gemma; SentencePiece's </s>
+        r"|</?SYS>>)"  # Llama 2
+    ),
+    re.compile(r"\[(?:/?INST|/?TOOL_CALLS|AVAILABLE_TOOLS|/?TOOL_RESULTS)\]"),  # Llama 2, Mistral
+    re.compile(r"^#{2,3} ?(?:Instruction|Response|Input):[ \t]*$", re.MULTILINE),  # Alpaca
+    re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"),  # control characters
 )
 _THINK_OPEN = re.compile(r"\A\s*<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
@@ -150,7 +156,7 @@ def check(answer: str, *, prompt: str, given: str, finish_reason: str = "stop") 
         return Verdict("cut", f"{len(words)} words, no sentence end, at max_tokens")
     if len(words) < REFUSAL_MAX_WORDS and _refusal(text, given):
         return Verdict("refusal", "a refusal in its first sentences")
-    text, removed, share = _echo(text, prompt, given, len(words))
+    text, removed, share = _echo(text, prompt, given, words)
     if share >= ECHO_SHARE:
         return Verdict("prompt_echo", f"{share:.0%} of its words are the prompt's")
     if removed:
@@ -165,9 +171,10 @@ def check(answer: str, *, prompt: str, given: str, finish_reason: str = "stop") 
 
 def _foreign_token(text: str, given: str) -> str | None:
     """The first template or control token of ``text`` that ``given`` does not hold."""
-    for m in _TEMPLATE.finditer(text):
-        if m.group(0) not in given:
-            return m.group(0)
+    for pattern in _TEMPLATE:
+        for m in pattern.finditer(text):
+            if m.group(0) not in given:
+                return m.group(0)
     return None
 
 
@@ -186,28 +193,29 @@ def _refusal(text: str, given: str) -> str:
     return sentence[:80]
 
 
-def _echo(text: str, prompt: str, given: str, total_words: int) -> tuple[str, int, float]:
+def _echo(text: str, prompt: str, given: str, words: list[str]) -> tuple[str, int, float]:
     """``text`` without the lines it echoed from ``prompt``, how many, and the share of its
     words they held."""
     prompt_grams = set(_grams(_WORD.findall(prompt.casefold()), ECHO_N))
-    if not prompt_grams:
-        return text, 0, 0.0
+    if prompt_grams.isdisjoint(_grams(words, ECHO_N)):
+        return text, 0, 0.0  # the usual case: one pass, no line shares five words with the prompt
     lines = text.split("\n")
     per_line = [_grams(_WORD.findall(line.casefold()), ECHO_N) for line in lines]
     shared = [[g for g in grams if g in prompt_grams] for grams in per_line]
     if not any(shared):
         return text, 0, 0.0
-    given_grams = set(_grams(_WORD.findall(given.casefold()), ECHO_N))  # only now: rarely needed
+    # Only now, and only the n-grams that could matter (those starting with a shared one's word).
+    given_grams = set(_grams_from(_WORD.findall(given.casefold()), ECHO_N, {g[0] for c in shared for g in c}))
     echoed: list[int] = []
-    words = 0
+    said = 0
     for i, (grams, common) in enumerate(zip(per_line, shared, strict=True)):
         own = [g for g in common if g not in given_grams]
         if grams and len(own) >= ECHO_LINE_SHARE * len(grams):
             echoed.append(i)
-            words += len(grams) + ECHO_N - 1
+            said += len(grams) + ECHO_N - 1
     if not echoed:
         return text, 0, 0.0
-    share = words / max(total_words, 1)
+    share = said / max(len(words), 1)
     gone = set(echoed)
     kept = "\n".join(line for i, line in enumerate(lines) if i not in gone).strip()
     return kept, len(echoed), share
@@ -220,12 +228,15 @@ def _loop(text: str, words: list[str], given: str) -> str | None:
         counts = Counter(grams)
         repeated = {g: n for g, n in counts.items() if n > 1}
         if repeated and sum(repeated.values()) - len(repeated) >= LOOP_SHARE * len(grams):
-            held = Counter(g for g in _grams(_WORD.findall(given.casefold()), LOOP_N) if g in repeated)
+            starts = {g[0] for g in repeated}
+            held = Counter(
+                g for g in _grams_from(_WORD.findall(given.casefold()), LOOP_N, starts) if g in repeated
+            )
             surplus = sum(n - max(1, held[g]) for g, n in repeated.items() if n > held[g])
             if surplus >= LOOP_SHARE * len(grams):
                 most = max(repeated.values())
                 return f"{surplus / len(grams):.0%} of its {LOOP_N}-word runs repeat (one {most} times)"
-    if len(text) >= ZLIB_MIN_CHARS:
+    if len(text) >= ZLIB_MIN_CHARS and len(text) > ZLIB_CHARS_PER_WORD * len(words):  # few word breaks
         ratio = _zlib_ratio(text)
         if ratio < ZLIB_RATIO and (not given or _zlib_ratio(given[: 4 * len(text)]) > 2 * ratio):
             return f"zlib keeps {ratio:.1%} of it"
@@ -237,6 +248,13 @@ def _loop(text: str, words: list[str], given: str) -> str | None:
 
 def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+
+
+def _grams_from(words: list[str], n: int, firsts: set[str]) -> list[tuple[str, ...]]:
+    """The n-grams of ``words`` that start with one of ``firsts``: what ``given``'s thousands
+    of words are read for, without making a tuple of each."""
+    last = len(words) - n
+    return [tuple(words[i : i + n]) for i, w in enumerate(words) if w in firsts and i <= last]
 
 
 def _phrase(words: Iterable[str]) -> str:

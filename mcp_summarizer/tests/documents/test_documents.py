@@ -320,7 +320,9 @@ def scripted(malformed: set[str], invent: bool = True) -> Any:
     def entry(text: str) -> dict[str, Any]:
         subject = "wolves" if "wolves" in text else "mines"
         return {
-            "summary": f"Summary about {subject}: Marshal Dughan counts them.",
+            # The excerpt's own first words: a batch of the same summary over and over would
+            # be a loop, which the engine rejects (summarize.degenerate).
+            "summary": f"Summary about {subject}: Marshal Dughan counts them ({' '.join(text.split()[:8])}).",
             "topic": subject.title(),
             "subtopic": f"{subject} census",
             "relevance_score": 0.9 if subject == "wolves" else 0.3,

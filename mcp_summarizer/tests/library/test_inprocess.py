@@ -148,7 +148,9 @@ async def test_the_receipt_comes_with_the_summary(fresh_llm: FakeLLM) -> None:
     assert done.summarized and tokens.count(done.text) <= 300
     assert done.fidelity is not None and done.fidelity["source_facts"] > 100  # numbers with units, names
     expected = receipt(serialize_output(rows), done.text, "latency which host is slow?").as_meta()
+    baseline = done.fidelity.pop("baseline")  # held against the embedded summary (ON_LOW_FIDELITY)
     assert done.fidelity == expected
+    assert isinstance(baseline, dict) and baseline["low"] is False
     small = await summarize_with_receipt({"ok": True}, 100, engine=_engine(fresh_llm))
     assert small == Summarized('{\n  "ok": true\n}', False, None)
 

@@ -270,7 +270,8 @@ def test_any_text_said_over_and_over_is_a_loop(words: list[str], times: int, gap
 
 def test_the_repositorys_own_docs_are_never_flagged() -> None:
     """Every markdown file of the repository (but the prompts), in pieces of 400 words, as
-    the answer to a map call: read from it, or from another text."""
+    the answer to a map call that read it: never flagged.  As the answer to a call that read
+    another text, only for the chat-template tokens the docs name (which that text does not)."""
     files = subprocess.run(
         ["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
@@ -280,8 +281,12 @@ def test_the_repositorys_own_docs_are_never_flagged() -> None:
         pieces += [" ".join(words[i : i + 400]) for i in range(0, len(words), 400)]
     assert len(pieces) > 50
     for piece in pieces:
-        for given_text in (piece, SOURCE):
-            verdict = check(piece, prompt=CITED_MAP, given=given_text)
+        verdict = check(piece, prompt=CITED_MAP, given=piece)
+        assert verdict.reason is None and verdict.removed_lines == 0, (verdict, piece[:200])
+        verdict = check(piece, prompt=CITED_MAP, given=SOURCE)
+        if verdict.reason == "template_tokens":
+            assert verdict.detail.strip("'\"") in piece, verdict
+        else:
             assert verdict.reason is None and verdict.removed_lines == 0, (verdict, piece[:200])
 
 

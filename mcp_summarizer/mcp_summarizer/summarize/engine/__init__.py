@@ -12,6 +12,8 @@ Its public API is here; each module does one job:
 * `map_cache`: chunk summaries kept in the result cache, per tenant.
 * `failure`: the failure policy (ON_LLM_FAILURE) and its notice lines.
 * `fidelity`: the source's facts scanned while the LLM works, and FIDELITY_REPAIR.
+* `vetting`: every answer checked (`summarize.degenerate`), asked again, or its part replaced.
+* `baseline`: the summary held against the embedded one's fidelity (ON_LOW_FIDELITY).
 * `prompts`, `answers`: the system prompts; a cut answer made to end cleanly.
 * `completion`: the ``summarization_complete`` event, the same from every surface.
 

@@ -12,6 +12,8 @@
   with it (a TaskGroup; `gather`).
 * When the LLM path fails, the failure policy answers (`failure`); a summary made gets its
   fidelity receipt, and a repair call when FIDELITY_REPAIR asks for one (`fidelity`).
+* Every answer is checked before it is used, asked for once more if rejected, then its part is
+  the embedded summary (`vetting`); the summary is held against the embedded one (`baseline`).
 
 Nothing here knows about MCP; prompts come from the markdown files in ``prompts/``.
 """

@@ -27,7 +27,7 @@ from mcp_summarizer.summarize.llm import Completion
 from mcp_summarizer.text import tokens
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["Ask", "Vetted", "all_replaced", "vetted"]
+__all__ = ["ModelCall", "Vetted", "all_replaced", "vetted"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 INLINE_CHARS = 65_536
 
 # One request to the model: (system prompt, max_tokens) -> its completion, counted.
-Ask = Callable[[str, int], Awaitable[Completion]]
+ModelCall = Callable[[str, int], Awaitable[Completion]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ class Vetted:
 
 
 async def vetted(
-    ask: Ask,
+    ask: ModelCall,
     run: Run,
     system: str,
     content: str,
