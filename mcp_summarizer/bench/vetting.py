@@ -5,18 +5,21 @@ and what holding the summary against the embedded one costs (`summarize/engine/b
    against the stand-in LLM of the tests (`tests.support.fake_llm.FakeLLM`, answering each call
    after ``--latency`` s with the chunk's leading words), a corpus prefix summarized to 5,000
    tokens.  "without" replaces the check by one that passes every answer as it is; the two
-   alternate, ``--repeats`` times each, in one run.  Reported: the median wall time of each,
-   their ratio, and the check's own CPU time per call (its thread's CPU time around each check
-   of the "with" runs).  ON_LOW_FIDELITY=off in both, so that only the check differs.
-2. One check in its costly cases, per call, as a ratio to one `encode_ordinary` pass over the
-   answer (best of ``--repeats``): an answer that copies its chunk's words while the map
-   prompt names the chunk's excerpts by their first words (the check then reads the chunk's
-   word 5-grams: the prompt-echo path), and a loop (the chunk's 8-grams are counted).
+   alternate (ABBA), ``--repeats`` times each, in one run.  Reported: the median wall time and the
+   median CPU time of this process (the stand-in's thread included, the same on both sides)
+   of each, their ratios, and the check's own CPU time a call (its thread's CPU time around
+   each check of the "with" runs).  ON_LOW_FIDELITY=off on both sides: only the check differs.
+2. One check in its costly cases, its thread's CPU time (best of ``--repeats``), against one
+   `encode_ordinary` pass over the answer: an answer that copies its chunk's words while the
+   map prompt names the chunk's excerpts by their first words (the prompt-echo path looks the
+   shared words up in the chunk), and a loop (the chunk's 8-grams of the repeated words are
+   counted).
 3. The comparison with the embedded summary: the same summary with ON_LOW_FIDELITY=off and
-   =flag, alternating; the median wall time of each and their ratio.
+   =flag, alternating (ABBA); medians and ratios as in 1.  The machine is shared: wall times are
+   noisy where the work is short, the CPU ratio less so.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.vetting [--sizes 10k,200k,1M] [--latency 0.05]
-        [--repeats 5]
+        [--repeats 5] [--parts 1,2,3]
 """
 
 from __future__ import annotations
@@ -79,17 +82,18 @@ def checked_by(fn: Any) -> Iterator[None]:
         vetting.check = saved
 
 
-async def summarize(llm: FakeLLM, text: str, **env: str) -> float:
+async def summarize(llm: FakeLLM, text: str, **env: str) -> tuple[float, float]:
+    """The wall and CPU seconds (this process: the stand-in's thread too) of one summary."""
     settings = load_settings(
         {"OPENROUTER_BASE_URL": llm.base_url, "LLM_MODEL": "bench/stand-in", "ON_LOW_FIDELITY": "off", **env}
     )
     engine = build_engine(settings)
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = await engine.summarize(Request(content=text, max_output_tokens=TARGET))
-        took = time.perf_counter() - t0
+        took, cpu = time.perf_counter() - t0, time.process_time() - c0
         assert not out.degraded and not out.rejected, (out.degraded, out.cause, out.rejected)
-        return took
+        return took, cpu
     finally:
         await engine.aclose()
 
@@ -97,9 +101,9 @@ async def summarize(llm: FakeLLM, text: str, **env: str) -> float:
 def best(fn: Any, repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(time.thread_time() - t0)
     return min(times)
 
 
@@ -139,47 +143,56 @@ async def main() -> None:
     parser.add_argument("--sizes", default="10k,200k,1M")
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--parts", default="1,2,3", help="which of the three measures to run")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     texts = corpus.load_sizes(args.sizes)
     if texts is None:
         raise SystemExit(2)
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, stand-in latency {args.latency} s\n")
     async with FakeLLM(latency=args.latency) as llm:
         await summarize(llm, texts[min(texts)])  # warm-up: the client, the tokenizer, the prompts
-        print("1. The call path with and without the check (median wall s)\n")
-        table_row("size", "exact tokens", "LLM calls", "without", "with", "ratio", "check CPU per call")
-        table_row("---", "---:", "---:", "---:", "---:", "---:", "---:")
-        for size, text in texts.items():
-            without, with_, timed = [], [], Timed()
-            for _ in range(args.repeats):
-                with checked_by(passing):
-                    without.append(await summarize(llm, text))
-                llm.reset()
-                with checked_by(timed):
-                    with_.append(await summarize(llm, text))
-                calls = llm.calls
-            a, b = statistics.median(without), statistics.median(with_)
-            table_row(
-                human(size),
-                f"{tokens.count(text):,}",
-                calls,
-                f"{a:.3f}",
-                f"{b:.3f}",
-                f"{b / a:.3f}",
-                f"{timed.seconds / max(timed.calls, 1) * 1000:.2f} ms",
-            )
-        print("\n2. One check in its costly cases (best of the repeats)\n")
-        costly_cases(texts[max(texts)], args.repeats)
-        print("\n3. The comparison with the embedded summary (median wall s)\n")
-        table_row("size", "ON_LOW_FIDELITY=off", "flag", "ratio")
-        table_row("---", "---:", "---:", "---:")
-        for size, text in texts.items():
-            off, flag = [], []
-            for _ in range(args.repeats):
-                off.append(await summarize(llm, text))
-                flag.append(await summarize(llm, text, ON_LOW_FIDELITY="flag"))
-            a, b = statistics.median(off), statistics.median(flag)
-            table_row(human(size), f"{a:.3f}", f"{b:.3f}", f"{b / a:.3f}")
+        if "1" in parts:
+            print("1. The call path with and without the check (medians: wall s, process CPU s)\n")
+            table_row("size", "exact tokens", "LLM calls", "without", "with", "wall ratio", "CPU ratio")
+            table_row("---", "---:", "---:", "---:", "---:", "---:", "---:")
+            for size, text in texts.items():
+                without, with_, timed = [], [], Timed()
+                for k in range(args.repeats):
+                    for side in ("without", "with") if k % 2 == 0 else ("with", "without"):  # ABBA
+                        llm.reset()
+                        with checked_by(timed if side == "with" else passing):
+                            (with_ if side == "with" else without).append(await summarize(llm, text))
+                        calls = llm.calls
+                row(human(size), f"{tokens.count(text):,}", calls, without, with_)
+                print(f"  (the check: {timed.seconds / max(timed.calls, 1) * 1000:.2f} ms CPU a call)")
+        if "2" in parts:
+            print("\n2. One check in its costly cases (best of the repeats, the thread's CPU)\n")
+            costly_cases(texts[max(texts)], args.repeats)
+        if "3" in parts:
+            print("\n3. The comparison with the embedded summary (medians: wall s, process CPU s)\n")
+            table_row("size", "exact tokens", "LLM calls", "off", "flag", "wall ratio", "CPU ratio")
+            table_row("---", "---:", "---:", "---:", "---:", "---:", "---:")
+            for size, text in texts.items():
+                off, flag = [], []
+                for k in range(args.repeats):
+                    for policy in ("off", "flag") if k % 2 == 0 else ("flag", "off"):  # ABBA
+                        llm.reset()
+                        (off if policy == "off" else flag).append(
+                            await summarize(llm, text, ON_LOW_FIDELITY=policy)
+                        )
+                        calls = llm.calls
+                row(human(size), f"{tokens.count(text):,}", calls, off, flag)
+
+
+def row(
+    size: str, exact: str, calls: int, a: list[tuple[float, float]], b: list[tuple[float, float]]
+) -> None:
+    wa, wb = statistics.median(w for w, _ in a), statistics.median(w for w, _ in b)
+    ca, cb = statistics.median(c for _, c in a), statistics.median(c for _, c in b)
+    table_row(
+        size, exact, calls, f"{wa:.3f} / {ca:.3f}", f"{wb:.3f} / {cb:.3f}", f"{wb / wa:.3f}", f"{cb / ca:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -204,8 +204,7 @@ def _echo(text: str, prompt: str, given: str, words: list[str]) -> tuple[str, in
     shared = [[g for g in grams if g in prompt_grams] for grams in per_line]
     if not any(shared):
         return text, 0, 0.0
-    # Only now, and only the n-grams that could matter (those starting with a shared one's word).
-    given_grams = set(_grams_from(_WORD.findall(given.casefold()), ECHO_N, {g[0] for c in shared for g in c}))
+    given_grams = _held({g for c in shared for g in c}, given)  # only now, and only these
     echoed: list[int] = []
     said = 0
     for i, (grams, common) in enumerate(zip(per_line, shared, strict=True)):
@@ -228,7 +227,7 @@ def _loop(text: str, words: list[str], given: str) -> str | None:
         counts = Counter(grams)
         repeated = {g: n for g, n in counts.items() if n > 1}
         if repeated and sum(repeated.values()) - len(repeated) >= LOOP_SHARE * len(grams):
-            starts = {g[0] for g in repeated}
+            starts = {g.partition(" ")[0] for g in repeated}
             held = Counter(
                 g for g in _grams_from(_WORD.findall(given.casefold()), LOOP_N, starts) if g in repeated
             )
@@ -246,15 +245,39 @@ def _loop(text: str, words: list[str], given: str) -> str | None:
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+def _grams(words: list[str], n: int) -> list[str]:
+    """The n-grams of ``words``, each its words joined by spaces: strings, which the cyclic
+    garbage collector does not track (thousands of tuples a call would set it off, in a
+    process whose heap is large)."""
+    return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
-def _grams_from(words: list[str], n: int, firsts: set[str]) -> list[tuple[str, ...]]:
+def _held(grams: set[str], given: str) -> set[str]:
+    """Those of ``grams`` that ``given`` holds, as words in a row: each looked for on its own
+    (a regex that starts with a literal word: C speed), not ``given`` cut into n-grams."""
+    text = given.casefold()
+    return {
+        g
+        for g in grams
+        if _in_words(re.compile(r"[\W_]+".join(map(re.escape, g.split(" "))) + "(?![^\\W_])"), text)
+    }
+
+
+def _in_words(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern`` (starting with a literal word) found in ``text`` at a word's start."""
+    at = 0
+    while (m := pattern.search(text, at)) is not None:
+        if m.start() == 0 or not _WORD.match(text, m.start() - 1):
+            return True
+        at = m.start() + 1
+    return False
+
+
+def _grams_from(words: list[str], n: int, firsts: set[str]) -> list[str]:
     """The n-grams of ``words`` that start with one of ``firsts``: what ``given``'s thousands
-    of words are read for, without making a tuple of each."""
+    of words are read for, without making an n-gram of each."""
     last = len(words) - n
-    return [tuple(words[i : i + n]) for i, w in enumerate(words) if w in firsts and i <= last]
+    return [" ".join(words[i : i + n]) for i, w in enumerate(words) if w in firsts and i <= last]
 
 
 def _phrase(words: Iterable[str]) -> str:

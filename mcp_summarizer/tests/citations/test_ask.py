@@ -131,7 +131,8 @@ async def test_citations_count_in_the_budget(server: RunningServer, fresh_llm: F
             ids = ", ".join(f"src#{n}" for n in LABEL.findall(record.system)) or "none"
             return ok("\n".join(f"- {line} [{ids}]" for line in LINE.findall(record.user)))
         body = record.user.split("<document>")[-1].split("</document>")[0].strip()
-        return ok("\n".join([body] * 3))
+        # Longer than asked, but no loop (the body said three times would be rejected as one).
+        return ok("\n".join([body, *(f"- Note {i} on the merge, line {i * 7}." for i in range(400))]))
 
     fresh_llm.responder = answer
     async with Client(f"{server.base}/mcp") as client:
@@ -141,6 +142,7 @@ async def test_citations_count_in_the_budget(server: RunningServer, fresh_llm: F
             assert tokens.count(text) <= budget, (budget, tokens.count(text))
             # The model's own citations, kept: none added after them, none made up.
             assert facts["citations"] >= 1 and facts["citations_removed"] == 0, facts
+            assert facts["rejected"]["answers"] == 0, facts  # the model's own answers, trimmed
             assert re.search(rf"\[{re.escape(facts['handle'])}#\d", text), text
             assert "] [" not in text and "[none]" not in text, text
             assert "src#" not in text, text
