@@ -289,8 +289,14 @@ def test_the_repositorys_own_docs_are_never_flagged() -> None:
         verdict = check(piece, prompt=CITED_MAP, given=SOURCE)
         if verdict.reason == "template_tokens":
             assert verdict.detail.strip("'\"") in piece, verdict
-        else:
-            assert verdict.reason is None and verdict.removed_lines == 0, (verdict, piece[:200])
+            continue
+        assert verdict.reason is None, (verdict, piece[:200])
+        # bench/README quotes what a real model read back of the citation prompt: those lines,
+        # and only such quotations, go when the call read another text (they are the prompt's).
+        kept = {line.strip() for line in verdict.text.split("\n")}
+        removed = [line for line in piece.split("\n") if line.strip() and line.strip() not in kept]
+        assert len(removed) == verdict.removed_lines <= 2, (verdict, removed)
+        assert all('"' in line for line in removed), removed
 
 
 def test_the_retry_note_is_a_prompt_file() -> None:
