@@ -20,7 +20,7 @@ from pydantic import Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_summarizer.cache.key import CacheKeys, endpoint
-from mcp_summarizer.clients.profiles import Limits, Profile, limits_for
+from mcp_summarizer.clients.profiles import Limits, Profile, deadline, limits_for
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.summarize.budget import (
     DEFAULT_FETCH_TOKENS,
@@ -164,6 +164,15 @@ class Settings(BaseSettings):
     # One message from a stdio upstream: a longer line fails the call and ends the connection.
     upstream_max_message_mb: float = Field(64.0, gt=0, le=4096)
 
+    # A tool that may call the LLM answers within this many seconds: what the LLM finished and
+    # the embedded summary of the rest, the work going on in the background (summarize.deadline).
+    # Unset: the client's known limit (CLIENT_PROFILE) less a sixth, else 50; 0: no deadline.
+    tool_deadline_seconds: float | None = Field(None, ge=0)
+    # Jobs that go on after their deadline, and the input tokens they hold together; past
+    # either, a job ends at its deadline (its partial answer says so).
+    background_jobs_max: int = Field(8, ge=0, le=1000)
+    background_jobs_max_input_tokens: int = Field(4_000_000, ge=1)
+
     # On SIGTERM: requests in flight get this long to finish, then end with an error saying so.
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600)
 
@@ -209,6 +218,11 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"LLM_CONCURRENCY_MAX={self.llm_concurrency_max} is under MAX_CONCURRENT_LLM_CALLS="
                 f"{self.max_concurrent_llm_calls}, where LLM_CONCURRENCY=adaptive starts"
+            )
+        if self.tool_deadline_seconds is not None and 0 < self.tool_deadline_seconds < 1:
+            raise ValueError(
+                f"TOOL_DEADLINE_SECONDS={self.tool_deadline_seconds:g} is under 1: a partial answer "
+                "needs a moment to make (0 = no deadline)"
             )
         if self.llm_concurrency_scope == "cluster" and not self.redis_url:
             raise ValueError("LLM_CONCURRENCY_SCOPE=cluster needs REDIS_URL (the leases are kept in Redis)")
@@ -344,6 +358,11 @@ class Settings(BaseSettings):
             max_bytes=self.tool_output_max_bytes,
             max_lines=self.tool_output_max_lines,
         )
+
+    def deadline(self, limits: Limits) -> float | None:
+        """Seconds a tool may take to answer a client with these ``limits`` (None: no
+        deadline): TOOL_DEADLINE_SECONDS, else what the client's profile knows, else 50."""
+        return deadline(limits, self.tool_deadline_seconds)
 
     @property
     def websum_names(self) -> tuple[str, ...]:

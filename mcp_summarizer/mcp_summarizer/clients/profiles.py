@@ -17,6 +17,10 @@ server.  Each profile is what one client keeps (as found in July-November 2026):
   truncate.ts MAX_BYTES / MAX_LINES, #22565).  Its name is ``opencode`` (#2289).
 
 Codex and Copilot get 10,000 bytes: under both 10 KB and 10 KiB.
+
+A client also gives a tool call a time: Codex 60 s by default (``tool_timeout_sec``), and so
+does every client built on the TypeScript SDK unless it raised the SDK's default (60 s, error
+-32001).  ``seconds`` is such a known limit; `deadline` makes the answer's deadline of it.
 """
 
 from __future__ import annotations
@@ -24,19 +28,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PROFILES", "Limits", "Profile", "detect", "limits_for"]
+__all__ = ["DEFAULT_DEADLINE_SECONDS", "PROFILES", "Limits", "Profile", "deadline", "detect", "limits_for"]
 
 Profile = Literal["auto", "none", "claude-code", "codex", "copilot", "opencode"]
+
+# A client's limit on a tool call, unless its profile knows another: the TypeScript SDK's 60 s,
+# less a sixth (the answer must arrive, not just be sent).
+DEFAULT_DEADLINE_SECONDS = 50.0
+_DEADLINE_SHARE = 5 / 6  # of a client's known limit
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     """The most an answer may be: tokens (a cap on the tool's own budget), bytes of UTF-8 and
-    lines; None where there is no such limit."""
+    lines, and the seconds the client waits for it; None where there is no such limit (or it
+    is not known)."""
 
     tokens: int | None = None
     bytes: int | None = None
     lines: int | None = None
+    seconds: float | None = None
 
     def budget(self, tokens: int) -> int:
         """A tool's token budget under this cap."""
@@ -58,7 +69,7 @@ class Limits:
 
 PROFILES: dict[str, Limits] = {
     "claude-code": Limits(tokens=10_000),  # under the warning; maxResultSizeChars keeps it inline
-    "codex": Limits(bytes=10_000, lines=256),
+    "codex": Limits(bytes=10_000, lines=256, seconds=60),
     "copilot": Limits(bytes=10_000),
     "opencode": Limits(bytes=51_200, lines=2_000),
 }
@@ -91,7 +102,18 @@ def limits_for(
         tokens=chosen.tokens,
         bytes=_tightest(chosen.bytes, max_bytes or None),
         lines=_tightest(chosen.lines, max_lines or None),
+        seconds=chosen.seconds,
     )
+
+
+def deadline(limits: Limits, setting: float | None) -> float | None:
+    """Seconds a tool has to answer this client: TOOL_DEADLINE_SECONDS when set (0: no
+    deadline, None), else five sixths of the client's known limit, else the default."""
+    if setting is not None:
+        return setting or None
+    if limits.seconds is not None:
+        return round(limits.seconds * _DEADLINE_SHARE, 3)
+    return DEFAULT_DEADLINE_SECONDS
 
 
 def _tightest(a: int | None, b: int | None) -> int | None:

@@ -9,6 +9,7 @@ the overview is each summarized cluster's leading sentence, cited too.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.documents import render
@@ -28,12 +29,25 @@ _SENTENCE = re.compile(r"[^\n]*?[.!?\u3002\uff01\uff1f](?=\s|$)|[^\n]+")
 _LEAD_WORDS = 5  # a lead sentence is prose: a line of links or a heading is not one
 
 
-def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: float) -> DocumentsOutcome:
+def summarize(
+    cuts: Cut,
+    focus: str,
+    budget: int,
+    cause: str,
+    *,
+    min_relevance: float,
+    mapped: Mapping[str, str] | None = None,
+    notice: str | None = None,
+) -> DocumentsOutcome:
     """The answer within ``budget`` tokens, made without a model: labels from the text,
     relevance from focus terms, each cluster's summary made of its most relevant excerpts'
-    extractive summaries, each cited.  A ``cause`` (why the LLM failed) puts a notice first."""
+    extractive summaries, each cited.  A ``cause`` (why the LLM failed) puts a notice first
+    (or ``notice``, given).  ``mapped``: the LLM's summaries of some excerpts (at a deadline),
+    which stand for those excerpts' text."""
     terms = focus_terms(focus)
-    notice = offline_notice(cause, budget) if cause else ""
+    mapped = mapped or {}
+    if notice is None:
+        notice = offline_notice(cause, budget) if cause else ""
     room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
     excerpts = cuts.excerpts
     words = read_words(excerpts)
@@ -47,19 +61,19 @@ def summarize(cuts: Cut, focus: str, budget: int, cause: str, *, min_relevance: 
     counts = Counts()
     lexicon = Lexicon()  # one for the request's summaries: each word or name classified once
     for g, share in zip(shape.kept, shape.shares, strict=True):
-        text, ids, lead = _cluster_extract(g, share, focus, counts, lexicon)
+        text, ids, lead = _cluster_extract(g, share, focus, counts, lexicon, mapped)
         summaries.append(text)
         rests_on.append(ids)
         leads.append(lead)
     master = _master_extract(shape.kept, leads, shape.master_tokens)
     outcome = answer(cuts, groups, shape, summaries, rests_on, master, room, counts, terms, notice)
-    outcome.backend = "extractive"
+    outcome.backend = "llm" if mapped else "extractive"
     outcome.degraded, outcome.cause = bool(cause), cause
     return outcome
 
 
 def _cluster_extract(
-    g: Group, share: int, focus: str, counts: Counts, lexicon: Lexicon
+    g: Group, share: int, focus: str, counts: Counts, lexicon: Lexicon, mapped: Mapping[str, str]
 ) -> tuple[str, list[str], str]:
     """A cluster's embedded summary: its most relevant (then largest) excerpts, as many as
     can have ``_MEMBER_TOKENS`` each, summarized in document order, each with its id.  An id
@@ -77,7 +91,8 @@ def _cluster_extract(
         room = each - tokens.count(cite_tag) - 2
         if room <= 0:
             continue
-        summary, removed = cite.clean(extractive.summarize(e.text, room, focus=focus, lexicon=lexicon), ())
+        text = mapped.get(e.source_id, e.text)  # the LLM's summary of it, where there is one
+        summary, removed = cite.clean(extractive.summarize(text, room, focus=focus, lexicon=lexicon), ())
         counts.removed += removed
         summary = summary.strip()
         if not summary:

@@ -17,7 +17,8 @@
 
 When the LLM fails for good, the embedded path answers, with a notice line in the budget and
 ``degraded`` set (the same policy as a single summary's ``extractive``: a structured answer
-has no "original" to fall back to).
+has no "original" to fall back to).  At a client's deadline, `partial` answers from what a
+`Watch` saw: the embedded path, with the LLM's map summaries where there are some.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from mcp_summarizer.documents.batches import ExcerptCost, MapAnswer
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, group
 from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.partial import Watch
 from mcp_summarizer.documents.sources import Cut, Excerpt, cut_all, document_ids, stored, titles
 from mcp_summarizer.documents.topics import Label, focus_terms, relevance
 from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, RejectedAnswer, StoreError
@@ -100,10 +102,60 @@ class DocumentsPipeline:
         progress: Progress | None = None,
         *,
         tenant: Tenant,
+        watch: Watch | None = None,
     ) -> DocumentsOutcome:
         """Summarize ``documents`` within ``budget`` tokens (already resolved by
-        `Budget.output_tokens`), their excerpts kept in ``tenant``'s namespace.  Raises
-        InputError for requests that cannot be served."""
+        `Budget.output_tokens`), their excerpts kept in ``tenant``'s namespace; ``watch`` is
+        told of the work as it is done.  Raises InputError for requests that cannot be served."""
+        cuts, focus_text, map_prompt = await self._cut(documents, focus, budget, tenant)
+        # Kept before the wait for room (MAX_INFLIGHT_INPUT_TOKENS): a partial answer made
+        # meanwhile cites them too.
+        notice = await self._store(cuts, budget, tenant)
+        room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
+        if watch is not None:
+            watch.stored(cuts, room, notice)
+        async with self.engine.admission.hold(cuts.tokens):
+            facts = SourceScan("\n\n".join(d.text for d in documents) if cuts.excerpts else "")
+            try:
+                if self.engine.backend is not None:
+                    facts.start()  # scanned while the LLM works (the embedded path has no waits)
+                outcome = await self._summarize(
+                    cuts, focus, focus_text, room, map_prompt, progress, tenant, watch
+                )
+                if cuts.excerpts:
+                    outcome.fidelity = await facts.receipt(outcome.text, focus)
+            finally:
+                facts.cancel()
+            return _with_notice(outcome, notice)
+
+    async def restore(self, documents: Sequence[DocumentIn], focus: str, budget: int, tenant: Tenant) -> bool:
+        """Cut and keep the excerpts again, as `summarize` does (for an answer from the result
+        cache: every id it cites opens again); False if the store refused them."""
+        cuts, _, _ = await self._cut(documents, focus, budget, tenant)
+        return not await self._store(cuts, budget, tenant)
+
+    async def partial(self, watch: Watch, focus: str, line: str) -> DocumentsOutcome:
+        """The answer from what ``watch`` saw (see `documents.partial`), ``line`` its first
+        line; waits for the excerpts to be cut and kept (CPU seconds at most), no LLM call."""
+        await watch.ready.wait()
+        assert watch.cuts is not None
+        outcome = await asyncio.to_thread(
+            embedded.summarize,
+            watch.cuts,
+            focus,
+            watch.room,
+            "",
+            min_relevance=self.min_relevance,
+            mapped=dict(watch.mapped),
+            notice=line,
+        )
+        return _with_notice(outcome, watch.notice)
+
+    async def _cut(
+        self, documents: Sequence[DocumentIn], focus: str, budget: int, tenant: Tenant
+    ) -> tuple[Cut, str, Prompt]:
+        """The documents cut into excerpts (with their ids), the focus' instructions, the map
+        prompt; InputError for a budget or focus out of bounds, or input over MAX_INPUT_TOKENS."""
         if budget < MIN_BUDGET:
             raise InputError(
                 f"max_output_tokens={budget} is too small for summarize_documents: at least {MIN_BUDGET} "
@@ -135,23 +187,7 @@ class DocumentsPipeline:
         )
         cuts = await asyncio.to_thread(cut_all, documents, ids, chunk_size, key, tenant)
         self.engine.budget.check_input(cuts.tokens)
-        async with self.engine.admission.hold(cuts.tokens):
-            notice = await self._store(cuts, budget, tenant)
-            room = budget - (tokens.count(notice + SECTION_GAP) if notice else 0)
-            facts = SourceScan("\n\n".join(d.text for d in documents) if cuts.excerpts else "")
-            try:
-                if self.engine.backend is not None:
-                    facts.start()  # scanned while the LLM works (the embedded path has no waits)
-                outcome = await self._summarize(cuts, focus, focus_text, room, map_prompt, progress, tenant)
-                if cuts.excerpts:
-                    outcome.fidelity = await facts.receipt(outcome.text, focus)
-            finally:
-                facts.cancel()
-            if notice:
-                outcome.sources_stored = False
-                outcome.text = notice + SECTION_GAP + outcome.text
-                outcome.output_tokens = tokens.count(outcome.text)
-            return outcome
+        return cuts, focus_text, map_prompt
 
     async def _store(self, cuts: Cut, budget: int, tenant: Tenant) -> str:
         """Put the excerpts in the content store: "" when kept, else the answer's notice line.
@@ -173,6 +209,7 @@ class DocumentsPipeline:
         map_prompt: Prompt,
         progress: Progress | None,
         tenant: Tenant,
+        watch: Watch | None = None,
     ) -> DocumentsOutcome:
         if progress is not None:
             await progress(
@@ -191,7 +228,7 @@ class DocumentsPipeline:
         run = self.engine.new_run(cuts.tokens, progress, tenant)
         excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
         try:
-            return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target)
+            return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target, watch)
         except Exception as exc:  # the LLM failed for good: the embedded path answers
             cause = describe_failure(exc)
             logger.warning(
@@ -218,8 +255,10 @@ class DocumentsPipeline:
         budget: int,
         map_prompt: Prompt,
         excerpt_target: int,
+        watch: Watch | None = None,
     ) -> DocumentsOutcome:
         engine, counts, terms = self.engine, Counts(), focus_terms(focus)
+        told = watch.mapped if watch is not None else {}  # each LLM map summary, for a deadline
         excerpts = cuts.excerpts
         target = map_output_tokens(budget, len(excerpts), engine.budget.chunk_tokens)
         target = min(target, excerpt_target)
@@ -240,6 +279,8 @@ class DocumentsPipeline:
             # quoted (or a model copied from it) would read as a citation of another excerpt.
             summary, removed = cite.clean(summary, ())
             counts.removed += removed
+            if parsed is not None:
+                told[e.source_id] = summary
             return _Mapped(summary, label, score)
 
         async def map_one(e: Excerpt) -> _Mapped:
@@ -352,6 +393,15 @@ class DocumentsPipeline:
         read_limit = min(cuts.chunk_size, room)
         slots = [batches.slot(e, min(target, map_output_tokens(target, 1, e.tokens))) for e in cuts.excerpts]
         return batches.pack(slots, read_limit, write_limit)
+
+
+def _with_notice(outcome: DocumentsOutcome, notice: str) -> DocumentsOutcome:
+    """``outcome`` after the store's ``notice`` line, if there is one."""
+    if notice:
+        outcome.sources_stored = False
+        outcome.text = notice + SECTION_GAP + outcome.text
+        outcome.output_tokens = tokens.count(outcome.text)
+    return outcome
 
 
 def _fallback_label(e: Excerpt) -> Label:

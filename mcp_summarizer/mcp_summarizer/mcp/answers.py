@@ -51,14 +51,16 @@ async def made_within(
     parts: Callable[[_T], tuple[str, str]],
     room: int,
     limits: Limits,
+    final: Callable[[_T], bool] = lambda _: False,
 ) -> tuple[_T, bool]:
-    """``make(room)``, made again with a smaller room while its text is over the limits.
+    """``make(room)``, made again with a smaller room while its text is over the limits (and
+    not ``final``: a partial answer made by a deadline is never made again, there is no time).
     ``parts`` splits an answer into its header and the body the room sizes.  Returns the answer
     and whether it fits."""
     answer = await make(room)
     for _ in range(_PASSES):
         header, body = parts(answer)
-        if fit.fits(header + body, limits) or room <= fit.MIN_ROOM:
+        if fit.fits(header + body, limits) or room <= fit.MIN_ROOM or final(answer):
             break
         room = fit.shrink(room, body, limits, header)
         answer = await make(room)

@@ -19,6 +19,7 @@ from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.storage import open_storage
+from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.version import __version__
 from mcp_summarizer.web.pages import Pages
@@ -52,6 +53,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         DocumentsPipeline(engine, store, min_relevance=settings.cluster_min_relevance),
         answers,
         metrics=metrics,
+        jobs=Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens),
     )
     engine.observer = service.metrics
     engine.cache = service.answers

@@ -1,32 +1,47 @@
 """The summarize_documents tool: many documents summarized at once, every claim cited.
 
 The work is `documents.pipeline`'s; here the answer is made to fit the client's limits, and
-returned with its structure (the topic index) beside the text.
+returned with its structure (the topic index) beside the text.  It is made by the client's
+deadline (`documents.partial` then: the embedded answer with the LLM's map summaries so far),
+identical calls share one job (`summarize.jobs`), and a whole answer (made in time, or later
+by the job that went on) is kept in the result cache: the same call then gets it, its
+excerpts kept again so that every id it cites opens.
 """
 
 # No `from __future__ import annotations`: the tool's annotations hold values of this
 # configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
 import asyncio
+import hashlib
+import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
+from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
+from mcp_summarizer.documents.partial import Watch, covered
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, made_within
+from mcp_summarizer.summarize.admission import estimated
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, notice
+from mcp_summarizer.summarize.heartbeat import Heartbeat
+from mcp_summarizer.tenant import Tenant
 
 from .arguments import bounded
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
-from .results import documents_result
-from .service import Service, answered, client_limits, progress_of, rejected
+from .results import META_SUMMARY, documents_result, inline
+from .service import Service, answered, client_limits, deadline_of, progress_of, rejected
 from .summarize_tools import budget_description
 
 __all__ = ["register"]
@@ -75,25 +90,38 @@ async def _summarize_documents(
     started = time.perf_counter()
     tool = "summarize_documents"
     limits = client_limits(service.settings, ctx)
+    deadline = deadline_of(service.settings, limits)
     try:
         tenant = tenant_of()
         budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+        digest = await asyncio.to_thread(_digest, documents)
+        key = None
+        if service.answers is not None:
+            key = service.answers.keys.result(
+                tool, digest, focus=focus, budget=budget, limits=limits.describe()
+            )
+            if (hit := await _cached(service, documents, focus, budget, tenant, key)) is not None:
+                return hit
+        partials: list[Partial] = []
 
         async def make(room: int) -> DocumentsOutcome:
-            return await service.documents.summarize(
-                # Never under the pipeline's minimum for the fit, but a caller's own budget is checked.
-                documents,
-                focus,
-                max(room, min(budget, DOCUMENTS_MIN_BUDGET)),
-                progress_of(ctx),
-                tenant=tenant,
-            )
+            # Never under the pipeline's minimum for the fit, but a caller's own budget is checked.
+            room = max(room, min(budget, DOCUMENTS_MIN_BUDGET))
+            then = None if key is None else _keeper(service, tool, tenant, key, limits)
+            flight = tenant.key(service.engine.keys.result(tool, digest, focus=focus, budget=room))
+            outcome, partial = await _by(service, ctx, documents, focus, room, tenant, deadline, flight, then)
+            if partial is not None:
+                partials.append(partial)
+            return outcome
 
-        outcome, fits = await made_within(make, lambda o: ("", o.text), fit.room(budget, limits), limits)
+        outcome, fits = await made_within(
+            make, lambda o: ("", o.text), fit.room(budget, limits), limits, final=lambda _: bool(partials)
+        )
         if not fits:
             outcome.text = cut_with_notice(outcome.text, limits, budget)
     except SummarizerError as exc:
         raise rejected(service, tool, exc) from None
+    partial = partials[-1] if partials else None
     answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
     coverage = outcome.structured.index.coverage
     logger.info(
@@ -116,10 +144,116 @@ async def _summarize_documents(
             "degraded": outcome.degraded,
             "cause": outcome.cause or None,
             "max_output_tokens": budget,
+            "partial": partial is not None,
+            **(partial.as_log() if partial is not None else {}),
             **(outcome.fidelity.as_log() if outcome.fidelity else {}),
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
+    more = {"partial": partial.as_meta(), "fidelity": PARTIAL_FIDELITY} if partial is not None else {}
     # Fitting the structure to a small client re-serializes it step by step (tens to hundreds
     # of ms for 40 documents): off the event loop, which /health and other requests share.
-    return await asyncio.to_thread(documents_result, outcome, service.engine.model, limits)
+    result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits, more)
+    if key is not None and service.answers is not None and partial is None and fits:
+        await _keep(service.answers, tenant, key, outcome, result)
+    return result
+
+
+async def _by(
+    service: Service,
+    ctx: Context,
+    documents: list[DocumentIn],
+    focus: str,
+    room: int,
+    tenant: Tenant,
+    deadline: Deadline,
+    flight: str,
+    then: Callable[[DocumentsOutcome | None], Awaitable[None]] | None,
+) -> tuple[DocumentsOutcome, Partial | None]:
+    """The documents' summary in ``room`` tokens by the deadline: the pipeline's whole answer
+    (a job identical calls share), or its partial one while the job goes on (`summarize.jobs`)."""
+    pipeline = service.documents
+    tokens = sum([await estimated(d.text) for d in documents])
+    job, _ = service.jobs.start(
+        flight,
+        lambda watch, report: pipeline.summarize(documents, focus, room, report, tenant=tenant, watch=watch),
+        Watch(),
+        tokens,
+    )
+    until = deadline.until(tokens) if service.engine.backend is not None else None
+    if await service.jobs.wait(job, Heartbeat(progress_of(ctx)), until):
+        return replace(job.result()), None
+    assert deadline.seconds is not None
+    reason = service.jobs.keep(job, then)
+    watch: Watch = job.watch
+    await watch.ready.wait()  # cut and kept: the partial answer's ids open
+    coverage = covered(watch)
+    line = notice(coverage, deadline.seconds, reason, room, "documents")
+    outcome = await pipeline.partial(watch, focus, line)
+    return outcome, Partial(coverage, deadline.seconds, reason)
+
+
+def _keeper(
+    service: Service, tool: str, tenant: Tenant, key: str, limits: Limits
+) -> Callable[[DocumentsOutcome | None], Awaitable[None]]:
+    """What a documents job does with its whole answer when it goes on past the deadline:
+    kept in the result cache as the request would have kept it (if it fits the client's
+    limits; a degraded one is not kept)."""
+
+    async def keep(outcome: DocumentsOutcome | None) -> None:
+        answers = service.answers
+        if outcome is None or outcome.degraded or answers is None or not fit.fits(outcome.text, limits):
+            return
+        result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits)
+        await _keep(answers, tenant, key, outcome, result)
+        logger.info(
+            "background_answer_made", extra={"tool": tool, "kept": True, "llm_calls": outcome.llm_calls}
+        )
+
+    return keep
+
+
+async def _keep(
+    answers: Answers, tenant: Tenant, key: str, outcome: DocumentsOutcome, result: CallToolResult
+) -> None:
+    if outcome.degraded or not outcome.sources_stored:  # no ids to open: made again next time
+        return
+    facts = (result.meta or {})[META_SUMMARY]
+    await answers.keep(
+        tenant, key, {"text": outcome.text, "structured": result.structured_content, "facts": facts}
+    )
+
+
+async def _cached(
+    service: Service, documents: list[DocumentIn], focus: str, budget: int, tenant: Tenant, key: str
+) -> CallToolResult | None:
+    """The answer kept for the same call, its excerpts kept again (so every id it cites
+    opens), or None."""
+    assert service.answers is not None
+    hit = await service.answers.lookup(tenant, "result", key)
+    if hit is None or not await service.documents.restore(documents, focus, budget, tenant):
+        return None
+    facts = {**hit["facts"], "cached": True}
+    answered(
+        service,
+        "summarize_documents",
+        False,
+        int(facts.get("input_tokens") or 0),
+        int(facts.get("output_tokens") or 0),
+    )
+    logger.info(
+        "documents_summary_complete", extra={"tool": "summarize_documents", "cached": True, "llm_calls": 0}
+    )
+    return inline(
+        CallToolResult(
+            content=[TextContent(type="text", text=hit["text"])],
+            structured_content=hit["structured"],
+            _meta={META_SUMMARY: facts},
+        )
+    )
+
+
+def _digest(documents: list[DocumentIn]) -> str:
+    """A digest of everything the documents say (texts, ids, titles, URLs), for their keys."""
+    body = json.dumps([d.model_dump(mode="json") for d in documents], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()

@@ -9,6 +9,7 @@ to fit the client's limits and kept in the result cache.
 # configuration (the budget ceiling), which the SDK can only read if they are evaluated here.
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -20,19 +21,24 @@ from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.cache.answers import PageSummary
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.clients import fit
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 from mcp_summarizer.metrics import fetch_outcome
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, summarize_by
+from mcp_summarizer.summarize.engine import Outcome, Progress, Request
+from mcp_summarizer.summarize.jobs import Shared
+from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
-from mcp_summarizer.web.pages import Answer, Page, read
+from mcp_summarizer.web.pages import Answer, Page, read, summary_answer
 
 from .arguments import bounded
 from .registry import FETCH_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
-from .service import Service, client_limits, progress_of
+from .service import Service, client_limits, deadline_of, progress_of
 
 __all__ = ["register"]
 
@@ -100,6 +106,7 @@ async def _fetch_url(
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = client_limits(service.settings, ctx)
+    deadline = deadline_of(service.settings, limits)
     tenant = tenant_of()
     # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
     header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
@@ -121,10 +128,15 @@ async def _fetch_url(
             tenant=tenant,
             reserve=drill_reserve(room, citations) if not raw else 0,
             cite=cite_page,
+            summarizer=summarizer,
         )
 
     drill: Drill | None = None
     asked: list[Drill] = []  # the page kept before its summary is made, to ask for its ids
+    # It stays open while this request or a job of its summary (which may go on past the
+    # deadline, asking for its excerpts' ids) needs it.
+    shared: list[Shared] = []
+    releases: list[Callable[[], None]] = []
 
     async def cite_page(page: Page) -> Ask | None:
         if not asked:
@@ -133,11 +145,42 @@ async def _fetch_url(
                     service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
                 )
             )
+            shared.append(Shared(asked[0].close))
+            releases.append(shared[0].hold())
         return drill_ask(asked[0], page.markdown)
+
+    async def summarizer(
+        request: Request, progress: Progress | None, *, page: Page, key: str | None, budget: int
+    ) -> tuple[Outcome, Partial | None]:
+        """The page's summary by the client's deadline; the full one, when it comes later,
+        kept where the same call finds it."""
+        then = None
+        if key is not None and service.answers is not None:
+            then = _keeper(service, page, key, budget, wanted, limits, tenant, asked[0] if asked else None)
+        return await summarize_by(
+            service.jobs,
+            service.engine,
+            request,
+            progress,
+            deadline=deadline,
+            key=tenant.key(key)
+            if key is not None
+            else await flight(service.engine.keys, "fetch_url", request, url=page.url, title=page.title),
+            then=then,
+            offsets=page.offsets,
+            closer=shared[0].hold() if shared else None,
+            what="page",
+        )
 
     facts_more: dict[str, object] = {}
     try:
-        answer, fits = await made_within(make, _header_body, fit.room(wanted, limits, header), limits)
+        answer, fits = await made_within(
+            make,
+            _header_body,
+            fit.room(wanted, limits, header),
+            limits,
+            final=lambda made: made.partial is not None,
+        )
         if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
             answer.text = cut_with_notice(answer.text, limits, limits.tokens)
         elif answer.summarized and answer.body and answer.body in answer.text:
@@ -172,9 +215,10 @@ async def _fetch_url(
         logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
         raise ToolError(str(exc)) from None
     finally:  # a page kept for an answer that did not use it, or a request that ended early
-        for one in (*asked, drill):
-            if one is not None:
-                one.close()
+        for release in releases:
+            release()  # (its jobs may hold it longer)
+        if drill is not None and drill not in asked:
+            drill.close()
     outcome, cached = answer.outcome, answer.facts
     if answer.degraded:
         service.counters["degraded"] += 1
@@ -185,6 +229,8 @@ async def _fetch_url(
         tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
         llm_calls, model = 0, facts.get("model")
     else:
+        if answer.partial is not None:
+            facts_more.update(partial=answer.partial.as_meta(), fidelity=PARTIAL_FIDELITY)
         result = summary_result(
             answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text)
         )
@@ -211,6 +257,7 @@ async def _fetch_url(
             "raw": raw,
             "cached": answer.cached,
             "summary_cached": cached is not None,
+            "partial": answer.partial is not None,
             "sources_renewed": drill is not None and drill.renewed is not None,
             "llm_calls": llm_calls,
             "model": model,
@@ -222,6 +269,58 @@ async def _fetch_url(
         kept = PageSummary(status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY])
         await service.answers.keep_page_summary(tenant, answer.cache_key, kept)
     return result
+
+
+def _keeper(
+    service: Service,
+    page: Page,
+    key: str,
+    budget: int,
+    wanted: int,
+    limits: Limits,
+    tenant: Tenant,
+    drill: Drill | None,
+) -> Callable[[Outcome | None], Awaitable[None]]:
+    """What a page's summary job does with its full answer when it goes on past the deadline:
+    the answer made (cited, under its header lines) as the request would have made it, kept
+    in the result cache if it fits the client's limits (a failed one is not: the same call
+    then tries again)."""
+
+    async def keep(outcome: Outcome | None) -> None:
+        answers = service.answers
+        if outcome is None or outcome.degraded or answers is None:
+            return
+        answer = await summary_answer(service.engine, page, outcome, budget)
+        more: dict[str, object] = {}
+        if drill is not None and answer.body and answer.body in answer.text:
+            head, _ = _header_body(answer)
+            answer.body, more = await finish(
+                drill,
+                answer.body,
+                page.markdown,
+                wanted,
+                limits,
+                verbatim=outcome.backend != "llm",
+                head=head,
+            )
+            answer.text = head + answer.body
+        kept = (
+            fit.fits(answer.text, limits)
+            and (limits.tokens is None or tokens.count(answer.text) <= limits.tokens)
+            and bool(more.get("sources_stored", True))
+        )
+        if kept:
+            result = summary_result(answer.text, outcome, service.engine.model, more)
+            summary = PageSummary(
+                status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY]
+            )
+            await answers.keep_page_summary(tenant, key, summary)
+        logger.info(
+            "background_answer_made",
+            extra={"tool": "fetch_url", "url": page.url, "kept": kept, "llm_calls": outcome.llm_calls},
+        )
+
+    return keep
 
 
 def _header_body(answer: Answer) -> tuple[str, str]:

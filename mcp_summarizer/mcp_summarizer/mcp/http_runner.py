@@ -94,6 +94,7 @@ def add_routes(server: MCPServer, service: Service) -> None:
             {
                 "status": "draining" if service.draining else "ok",
                 "requests_in_flight": len(service.inflight),
+                "background_jobs": service.jobs.background,
                 "llm_calls_in_flight": engine.limiter.in_flight,
                 "llm_calls_waiting": engine.limiter.waiting,
                 "llm_concurrency_limit": engine.limiter.limit,

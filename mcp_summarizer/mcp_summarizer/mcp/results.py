@@ -66,8 +66,11 @@ def text_result(text: str) -> CallToolResult:
     return inline(CallToolResult(content=[TextContent(type="text", text=text)]))
 
 
-def documents_result(outcome: DocumentsOutcome, model: str, limits: Limits) -> CallToolResult:
-    """summarize_documents' answer: its text, its structure beside it, the facts in `_meta`."""
+def documents_result(
+    outcome: DocumentsOutcome, model: str, limits: Limits, more: Mapping[str, object] | None = None
+) -> CallToolResult:
+    """summarize_documents' answer: its text, its structure beside it, the facts (with
+    ``more``) in `_meta`."""
     facts = {
         "degraded": outcome.degraded,
         "cause": outcome.cause or None,
@@ -78,6 +81,7 @@ def documents_result(outcome: DocumentsOutcome, model: str, limits: Limits) -> C
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
         "sources_stored": outcome.sources_stored,
         **({"rejected": outcome.rejected} if outcome.rejected is not None else {}),
+        **(more or {}),
     }
     return inline(
         CallToolResult(

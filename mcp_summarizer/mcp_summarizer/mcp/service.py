@@ -1,8 +1,9 @@
 """What the tools share, and the bookkeeping every tool call does.
 
 `Service` holds the settings, the engine, the page reader, the store and cache, the requests
-in flight (so that a shutdown drains them) and counters an operator can read.  The helpers
-below read a request's client limits and progress callback, and count and log an answer or a
+in flight (so that a shutdown drains them), the jobs they share and that go on after a
+deadline (`summarize.jobs`), and counters an operator can read.  The helpers below read a
+request's client limits, deadline and progress callback, and count and log an answer or a
 refusal, the same way for every tool.
 """
 
@@ -27,10 +28,12 @@ from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.store import ContentStore
+from mcp_summarizer.summarize.deadline import Deadline
 from mcp_summarizer.summarize.engine import Engine, Progress
+from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.web.pages import Pages
 
-__all__ = ["Service", "answered", "client_limits", "progress_of", "rejected"]
+__all__ = ["Service", "answered", "client_limits", "deadline_of", "progress_of", "rejected"]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -54,6 +57,7 @@ class Service:
     inflight: set[asyncio.Task[Any]] = field(default_factory=set)
     draining: bool = False
     auth_tenants: int = 0  # tenants with a bearer token over HTTP (0: authentication off, one tenant)
+    jobs: Jobs = field(default_factory=lambda: Jobs(8, 4_000_000))  # build_server: the settings'
 
     async def run(self, tool: str, work: Coroutine[Any, Any, _T]) -> _T:
         """Run one request's work as a task of its own, so a shutdown can end it with an
@@ -97,6 +101,7 @@ class Service:
         if self.draining:
             return
         self.draining = True
+        self.jobs.drain()  # work going on past its deadline: nobody waits for it now
         grace = self.settings.shutdown_grace_seconds
         logger.info("shutdown_draining", extra={"in_flight": len(self.inflight), "grace_seconds": grace})
         asyncio.get_running_loop().call_later(grace, self._cancel_inflight)
@@ -115,6 +120,12 @@ def client_limits(settings: Settings, ctx: Context) -> Limits:
     in another request), and gets the defaults."""
     params = ctx.session.client_params
     return settings.output_limits(params.client_info.name if params is not None else None)
+
+
+def deadline_of(settings: Settings, limits: Limits) -> Deadline:
+    """When a request of a client with these ``limits`` must have answered, from now
+    (TOOL_DEADLINE_SECONDS, or the client's profile)."""
+    return Deadline(settings.deadline(limits))
 
 
 def progress_of(ctx: Context) -> Progress:

@@ -11,6 +11,7 @@ engine's: a degraded answer arrives here already made and is only counted and lo
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from typing import Annotated
 
@@ -24,15 +25,17 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.mcp.answers import summary_within
+from mcp_summarizer.mcp.answers import cut_with_notice, summary_within
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, summarize_by
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy, log_completion
+from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 
 from .arguments import bounded, strategy_argument, strategy_used
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
-from .service import Service, answered, client_limits, progress_of, rejected
+from .service import Service, answered, client_limits, deadline_of, progress_of, rejected
 
 __all__ = ["budget_description", "register"]
 
@@ -151,6 +154,7 @@ async def _summarize(
 ) -> CallToolResult:
     started = time.perf_counter()
     limits = client_limits(service.settings, ctx)
+    deadline = deadline_of(service.settings, limits)
     with ExitStack() as stack:  # a request that ends early stops its source's cut
         try:
             tenant = tenant_of()
@@ -163,8 +167,11 @@ async def _summarize(
                 if room == budget and await _surely_within(content, budget)
                 else await prepare(service.store, tenant, content, room, citations)
             )
-            if drill is not None:
-                stack.callback(drill.close)
+            # The source stays open while this request or its job (which may go on past the
+            # deadline, asking for its excerpts' ids) needs it.
+            shared = Shared(drill.close) if drill is not None else None
+            if shared is not None:
+                stack.callback(shared.hold())
             request = Request(
                 content=content,
                 # A summary made to fit the client's bytes and lines, not cut to them afterwards
@@ -179,7 +186,8 @@ async def _summarize(
             )
             if drill is not None:  # the content's hash (the cache key) goes first
                 drill.hold()
-            key = await _cache_key(service, tool if citations else f"{tool}/uncited", request)
+            name = tool if citations else f"{tool}/uncited"
+            key = await _cache_key(service, name, request)
             if drill is not None:
                 drill.release()
             if (
@@ -187,38 +195,112 @@ async def _summarize(
                 and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
             ):
                 return hit
-            outcome = await service.engine.summarize(request, progress_of(ctx))
-            outcome = await summary_within(service.engine, request, outcome, limits, progress_of(ctx))
-            facts: dict[str, object] = {}
-            # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
-            if drill is not None and not outcome.bypassed and outcome.policy != "original":
-                outcome.text, facts = await finish(
-                    drill, outcome.text, content, budget, limits, verbatim=outcome.backend != "llm"
-                )
-                outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
-            else:
-                drill = None
-            facts["strategy"] = strategy
+            answer = _Answer(service, request, content, budget, limits, drill)
+            made, partial = await summarize_by(
+                service.jobs,
+                service.engine,
+                request,
+                progress_of(ctx),
+                deadline=deadline,
+                key=await _flight(service, name, request, key),
+                # The full answer, once made, goes where the same call finds it.
+                then=None if key is None else answer.keeper(tool, tenant, key),
+                closer=shared.hold() if shared is not None else None,
+            )
+            # An answer made at the deadline is never made again to fit: there is no time.
+            outcome = (
+                made
+                if partial is not None
+                else await summary_within(service.engine, request, made, limits, progress_of(ctx))
+            )
+            result, keepable = await answer.make(outcome, partial)
         except SummarizerError as exc:
             raise rejected(service, tool, exc) from None
         answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
-        _log_completion(service, tool, request, outcome, started)
-        result = summary_result(
-            outcome.text, outcome, service.engine.model, facts, links(drill, outcome.text)
-        )
-        # An answer whose source the store could not keep is not cached: it has no ids to cite.
-        kept = drill is None or (drill.kept is not None and drill.kept.stored)
-        if (
-            key is not None
-            and service.answers is not None
-            and not outcome.degraded
-            and not outcome.bypassed
-            and kept
-        ):
+        _log_completion(service, tool, request, outcome, started, partial)
+        if key is not None and service.answers is not None and keepable:
             await service.answers.keep(
                 tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
             )
         return result
+
+
+class _Answer:
+    """The tool's answer of an outcome (the request's now, or its job's later in the
+    background): cited, with its source's handle, within the budget and the client's limits."""
+
+    def __init__(
+        self,
+        service: Service,
+        request: Request,
+        content: str,
+        budget: int,
+        limits: Limits,
+        drill: Drill | None,
+    ) -> None:
+        self.service, self.request, self.content = service, request, content
+        self.budget, self.limits, self.drill = budget, limits, drill
+
+    async def make(self, outcome: Outcome, partial: Partial | None = None) -> tuple[CallToolResult, bool]:
+        """The answer, and whether the result cache may keep it (a whole, cited answer)."""
+        facts: dict[str, object] = {}
+        drill = self.drill
+        if partial is not None and not fit.fits(outcome.text, self.limits):
+            outcome.text = cut_with_notice(outcome.text, self.limits, self.request.max_output_tokens)
+        # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
+        if drill is not None and not outcome.bypassed and outcome.policy != "original":
+            outcome.text, facts = await finish(
+                drill, outcome.text, self.content, self.budget, self.limits, verbatim=outcome.backend != "llm"
+            )
+            outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
+        else:
+            drill = None
+        facts["strategy"] = self.request.strategy
+        if partial is not None:
+            facts.update(partial=partial.as_meta(), fidelity=PARTIAL_FIDELITY)
+        result = summary_result(
+            outcome.text, outcome, self.service.engine.model, facts, links(drill, outcome.text)
+        )
+        # An answer whose source the store could not keep is not cached: it has no ids to cite.
+        kept = drill is None or (drill.kept is not None and drill.kept.stored)
+        return result, partial is None and not outcome.degraded and not outcome.bypassed and kept
+
+    def keeper(self, tool: str, tenant: Tenant, key: str) -> Callable[[Outcome | None], Awaitable[None]]:
+        """What the job does with its full answer when it goes on past the deadline: the
+        answer made as the request would have made it, kept in the result cache (a failed
+        one is not: the same call then tries again)."""
+
+        async def keep(outcome: Outcome | None) -> None:
+            answers = self.service.answers
+            if outcome is None or outcome.degraded or answers is None:
+                return
+            outcome = await summary_within(self.service.engine, self.request, outcome, self.limits, None)
+            result, keepable = await self.make(outcome)
+            if keepable:
+                await answers.keep(
+                    tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
+                )
+            logger.info(
+                "background_answer_made",
+                extra={
+                    "tool": tool,
+                    "kept": keepable,
+                    "llm_calls": outcome.llm_calls,
+                    "input_tokens": outcome.input_tokens,
+                    "output_tokens": outcome.output_tokens,
+                },
+            )
+
+        return keep
+
+
+async def _flight(service: Service, tool: str, request: Request, key: str | None) -> str | None:
+    """The job identical requests share: the request's cache key in its tenant's namespace
+    (or one made without a cache: the same call twice costs the LLM once either way), None
+    for content that surely fits (no job to share)."""
+    if len(request.content) * 4 <= request.max_output_tokens:
+        return None
+    return request.tenant.key(key) if key is not None else await flight(service.engine.keys, tool, request)
 
 
 async def _cache_key(service: Service, tool: str, request: Request) -> str | None:
@@ -281,7 +363,9 @@ async def _cached(
     return cached_result(hit["text"], facts, links(drill, hit["text"]))
 
 
-def _log_completion(service: Service, tool: str, request: Request, outcome: Outcome, started: float) -> None:
+def _log_completion(
+    service: Service, tool: str, request: Request, outcome: Outcome, started: float, partial: Partial | None
+) -> None:
     log_completion(
         tool,
         request,
@@ -289,4 +373,6 @@ def _log_completion(service: Service, tool: str, request: Request, outcome: Outc
         model=service.engine.model,
         started=started,
         degraded_total=service.counters["degraded"],
+        partial=partial is not None,
+        **(partial.as_log() if partial is not None else {}),
     )

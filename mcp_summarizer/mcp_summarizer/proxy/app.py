@@ -66,7 +66,9 @@ from mcp_summarizer.search.find import Indexes, search
 from mcp_summarizer.storage import open_storage
 from mcp_summarizer.store import ContentStore
 from mcp_summarizer.store.expand import expand
+from mcp_summarizer.summarize.deadline import Deadline
 from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.version import __version__
 
@@ -119,6 +121,8 @@ class Proxy:
         self._listings: dict[str, int] = {}
         self._renamed: set[Published] = set()  # logged once each
         self._retries: set[asyncio.Task[None]] = set()
+        # Summaries identical calls share, going on past a client's deadline (summarize.jobs).
+        self.jobs = Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens)
 
     async def __aenter__(self) -> Self:
         await asyncio.gather(*(self._connect_quietly(u) for u in self.upstreams.values()))
@@ -130,6 +134,7 @@ class Proxy:
     ) -> None:
         for task in self._retries:
             task.cancel()
+        self.jobs.drain()
         await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
         await self.engine.aclose()
         await self.store.aclose()
@@ -205,8 +210,9 @@ class Proxy:
         """Call one tool for ``tenant`` (its handles are stored and opened in its namespace);
         ``limits`` are the client's (`Settings.output_limits`), every answer within them."""
         limits = limits or Limits()
+        deadline = Deadline(self.settings.deadline(limits))  # the client's clock runs from here
         if name == "call_tool_summarized":
-            return await self._call_summarized(arguments, progress, tenant, limits)
+            return await self._call_summarized(arguments, progress, tenant, limits, deadline)
         if name == "expand":
             return await self._expand(arguments, tenant, limits)
         if name == "search":
@@ -221,11 +227,16 @@ class Proxy:
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
         budget = upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
         return await self._forward(
-            upstream, tool.name, arguments, goal, limits.budget(budget), progress, tenant, limits
+            upstream, tool.name, arguments, goal, limits.budget(budget), progress, tenant, limits, deadline
         )
 
     async def _call_summarized(
-        self, arguments: dict[str, Any], progress: UpstreamProgress | None, tenant: Tenant, limits: Limits
+        self,
+        arguments: dict[str, Any],
+        progress: UpstreamProgress | None,
+        tenant: Tenant,
+        limits: Limits,
+        deadline: Deadline,
     ) -> types.CallToolResult:
         check_arguments("call_tool_summarized", arguments, CALL_SCHEMA)
         server, tool = arguments.get("server"), arguments.get("tool")
@@ -248,7 +259,7 @@ class Proxy:
         upstream = self.upstreams[server]
         budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
         return await self._forward(
-            upstream, tool, args, goal, limits.budget(budget), progress, tenant, limits
+            upstream, tool, args, goal, limits.budget(budget), progress, tenant, limits, deadline
         )
 
     async def _forward(
@@ -261,6 +272,7 @@ class Proxy:
         progress: UpstreamProgress | None,
         tenant: Tenant,
         limits: Limits,
+        deadline: Deadline,
     ) -> types.CallToolResult:
         started = time.perf_counter()
         self.inflight += 1
@@ -280,6 +292,8 @@ class Proxy:
                 tenant=tenant,
                 progress=_engine_progress(progress),
                 limits=limits,
+                jobs=self.jobs,
+                deadline=deadline,
             )
         except UpstreamError as exc:
             logger.warning(
@@ -340,6 +354,7 @@ class Proxy:
         return {
             "status": "ok",
             "requests_in_flight": self.inflight,
+            "background_jobs": self.jobs.background,
             "upstreams": {
                 u.name: {"up": u.up, "tools": len(u.tools), "last_error": u.last_error or None}
                 for u in self.upstreams.values()

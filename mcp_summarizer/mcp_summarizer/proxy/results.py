@@ -10,6 +10,8 @@ and ``structuredContent`` included.  A larger one is stored whole (its exact tex
 - anything else is summarized by the engine, with the tool, its arguments and the agent's
   goal as context; its lines cite the parts they come from, ``[<handle>#<n>]``, as every
   summary of the service does (`drill.answer.cite_into`, the citations within the budget).
+  A summary comes from the result cache when the same result was summarized before, and by
+  the client's deadline (`proxy.summaries`): then it may be partial, and its line says so.
 
 It starts with one line saying so: from how many tokens, how, and the handle.  Images, audio
 and other non-text blocks pass through unchanged (they are no text to summarize).  The
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Literal
 
@@ -35,10 +37,13 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.proxy.shrink import parse_json, shrink
+from mcp_summarizer.proxy.summaries import summarized
 from mcp_summarizer.store.content import ContentStore, Source, source_id
 from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, said
 from mcp_summarizer.summarize.engine import Engine, Progress, Request, describe_failure
+from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 
@@ -57,6 +62,7 @@ _PART_TOKENS = 8000  # each expand part at most this (or the budget, if smaller)
 _FIT_PASSES = 3
 
 How = Literal["passed", "summarized", "json", "error", "truncated"]
+_PARTIAL = "_partial"  # (the body's facts carry its `Partial` to the header line, not to _meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,8 @@ async def shape(
     tenant: Tenant,
     progress: Progress | None = None,
     limits: Limits | None = None,
+    jobs: Jobs | None = None,
+    deadline: Deadline | None = None,
 ) -> Shaped:
     """``result`` within ``budget`` tokens, and within ``limits`` (the client's bytes and lines,
     `clients.profiles`): a summary is made in the tokens they leave, and made again smaller if
@@ -145,16 +153,35 @@ async def shape(
             limits,
             header,
             into,
+            jobs,
+            deadline,
         )
 
     body, how, cause, cited = await made(how, original, room)
     for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
         if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
             break
+        if "partial" in cited:  # made by the deadline: never made again, there is no time
+            break
         room = fit.shrink(room, body, limits, header + "\n\n")
         # A summary is summarized again (one small call), JSON cut again from the original.
         again = uncited(body) if how == "summarized" else original
         body, how, cause, cited = await made(how, again, room)
+    if isinstance(partial := cited.pop(_PARTIAL, None), Partial):  # the line says what the deadline left
+        header = _header(
+            how,
+            size,
+            budget,
+            server,
+            tool,
+            handle,
+            len(parts),
+            dropped,
+            not_kept=not_kept,
+            limits=limits,
+            partial=partial,
+        )
+        body = await asyncio.to_thread(tokens.truncate, body, max(budget - tokens.count(header + "\n\n"), 1))
     if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
         how = "truncated"
         header = _header(
@@ -222,6 +249,8 @@ async def _body(
     limits: Limits,
     header: str,
     into: Ask | None = None,
+    jobs: Jobs | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[str, How, str, dict[str, object]]:
     """The answer's text within ``room`` tokens, how it was made, why it was only cut, and
     the facts of its citations into ``into`` (the original's parts), when it cites them."""
@@ -248,18 +277,23 @@ async def _body(
             tenant=tenant,
             cite=asked,
         )
-        outcome = await engine.summarize(request, progress)
+        outcome, partial, cached = await summarized(engine, request, progress, jobs=jobs, deadline=deadline)
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
         return "", "truncated", describe_failure(exc), {}
-    checked: dict[str, object] = {"rejected": outcome.rejected_meta()} if outcome.llm_calls else {}
+    facts: dict[str, object] = {"cached": True} if cached else {}
+    if outcome.llm_calls:
+        facts["rejected"] = outcome.rejected_meta()
+    if partial is not None:  # the header line says so: the engine's notice line goes
+        outcome = replace(outcome, text=outcome.text.removeprefix(outcome.notice).lstrip("\n"))
+        facts.update({"partial": partial.as_meta(), "fidelity": PARTIAL_FIDELITY, _PARTIAL: partial})
     if into is None:
-        return outcome.text, how, "", checked
+        return outcome.text, how, "", facts
 
     def fits(text: str) -> bool:
         return tokens.count(text) <= room and fit.fits(f"{header}\n\n{text}", limits)
 
     done = await cite_into(into, outcome.text, fits, verbatim=outcome.backend != "llm")
-    return done.text, how, "", {"citations": done.citations, "citations_removed": done.removed, **checked}
+    return done.text, how, "", {**facts, "citations": done.citations, "citations_removed": done.removed}
 
 
 def _header(
@@ -275,9 +309,12 @@ def _header(
     *,
     not_kept: str = "",
     limits: Limits,
+    partial: Partial | None = None,
 ) -> str:
     done = {
-        "summarized": "summarized",
+        "summarized": "summarized"
+        if partial is None
+        else f"summarized in part ({said(partial.coverage, partial.seconds, partial.reason, 'result')})",
         "json": "cut (long arrays keep their first and last items, long strings their start)",
         "error": "an error, kept from its start and cut at the limit",
         "truncated": f"cut at the limit ({cause})" if cause else "cut at the limit",

@@ -24,6 +24,10 @@ tiling).
 Summaries go into the service's result cache (SQLite, or Redis shared by replicas), keyed on
 the converted page, so a page fetched again unchanged costs no LLM call, and one changed in a
 section costs calls for the changed chunks only (the engine's map cache).
+
+The caller may summarize in its own way (`Summarizer`: by a deadline, `summarize.deadline`):
+then a summary can be partial, the Status line says so, and it is not kept (the full one is,
+when its job is done).
 """
 
 from __future__ import annotations
@@ -33,13 +37,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.summarize.deadline import Partial, said
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -49,7 +54,7 @@ from mcp_summarizer.web.fetch import FetchLimits, fetch
 from mcp_summarizer.web.robots import Robots
 from mcp_summarizer.web.ssrf import validate_url
 
-__all__ = ["Answer", "Page", "Pages", "read", "render_answer", "window"]
+__all__ = ["Answer", "Page", "Pages", "Summarizer", "read", "render_answer", "summary_answer", "window"]
 
 _CACHE_MAX_CHARS = 64_000_000  # converted text held at once, all pages together
 _SHARED_MAX_CHARS = 4_000_000  # larger pages stay in the process (a cache entry, not a store)
@@ -83,6 +88,17 @@ class Answer:
     body: str = ""  # the summary under the header lines
     facts: dict[str, Any] | None = None  # a summary from the result cache: its _meta facts
     cache_key: str | None = None  # where to keep this summary (None: not to be kept)
+    partial: Partial | None = None  # the summary made by a deadline (its job goes on)
+
+
+class Summarizer(Protocol):
+    """A page's summary made as the caller wants it (`read`'s default: the engine's, whole):
+    ``key`` is where the result cache keeps it (None: it is not kept), ``budget`` the
+    answer's, ``page`` the page."""
+
+    async def __call__(
+        self, request: Request, progress: Progress | None, *, page: Page, key: str | None, budget: int
+    ) -> tuple[Outcome, Partial | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,10 +230,12 @@ async def read(
     tenant: Tenant,
     reserve: int = 0,
     cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
+    summarizer: Summarizer | None = None,
 ) -> Answer:
     """Fetch ``url`` for ``tenant`` and answer as fetch_url does (see the module docstring).
     A summary leaves ``reserve`` tokens of its budget free (for its handle and citations);
-    ``cite`` keeps the page and gives the excerpts its summary's prompts ask to cite.
+    ``cite`` keeps the page and gives the excerpts its summary's prompts ask to cite;
+    ``summarizer`` makes it (default: the engine).
 
     ``max_tokens`` (0: none) caps the summary's budget and the raw window below FETCH_MAX_TOKENS
     and max_length: what the client's byte and line limits leave (`clients.fit`).
@@ -247,7 +265,7 @@ async def read(
         answer = _raw(page, start_index, window_tokens, summary_tokens)
     else:
         answer = await _summary(
-            engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite
+            engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite, summarizer
         )
     answer.cached = cached
     return answer
@@ -290,6 +308,7 @@ async def _summary(
     tenant: Tenant,
     reserve: int = 0,
     cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
+    summarizer: Summarizer | None = None,
 ) -> Answer:
     n = page.tokens
     if n <= budget:
@@ -309,8 +328,10 @@ async def _summary(
                 body=hit.body,
                 facts=hit.facts,
             )
-    answer = await _summarize_page(engine, page, context, progress, budget, tenant, reserve, cite)
-    if not answer.degraded:
+    answer = await _summarize_page(
+        engine, page, context, progress, budget, tenant, reserve, cite, summarizer, key
+    )
+    if not answer.degraded and answer.partial is None:
         answer.cache_key = key
     return answer
 
@@ -336,6 +357,8 @@ async def _summarize_page(
     tenant: Tenant,
     reserve: int = 0,
     cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
+    summarizer: Summarizer | None = None,
+    key: str | None = None,
 ) -> Answer:
     n = page.tokens
     # The summary gets what the header lines leave (their Status line as long as it may be).
@@ -349,7 +372,18 @@ async def _summarize_page(
         tenant=tenant,
         cite=await cite(page) if cite is not None else None,
     )
-    outcome = await engine.summarize(request, progress, page.offsets)
+    if summarizer is None:
+        return await summary_answer(
+            engine, page, await engine.summarize(request, progress, page.offsets), budget
+        )
+    outcome, partial = await summarizer(request, progress, page=page, key=key, budget=budget)
+    return await summary_answer(engine, page, outcome, budget, partial)
+
+
+async def summary_answer(
+    engine: Engine, page: Page, outcome: Outcome, budget: int, partial: Partial | None = None
+) -> Answer:
+    """The answer of a page's summary (``partial``: made by a deadline) within ``budget``."""
     if outcome.degraded and outcome.policy != "extractive":
         # A page is never handed back over the budget: its first window, and where the rest starts.
         status, text = await asyncio.to_thread(
@@ -357,10 +391,14 @@ async def _summarize_page(
         )
         return Answer(text=text, page=page, status=status, degraded=True, outcome=outcome)
     body = outcome.text
-    if outcome.degraded:
+    if outcome.degraded or partial is not None:
         # The Status line is this answer's notice: the engine's own notice line goes.
         body = body.removeprefix(outcome.notice).lstrip("\n")
+    if outcome.degraded:
         how = f"embedded extractive summary: the LLM failed: {outcome.cause}"
+    elif partial is not None:
+        words = said(partial.coverage, partial.seconds, partial.reason, "page")
+        how = f"partial: {words}; FETCH_MAX_TOKENS {budget}"
     else:
         if engine.backend is None:
             how = "embedded extractive summary, no LLM configured"
@@ -376,6 +414,7 @@ async def _summarize_page(
         degraded=outcome.degraded,
         outcome=outcome,
         body=body,
+        partial=partial,
     )
 
 

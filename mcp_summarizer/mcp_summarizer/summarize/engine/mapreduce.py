@@ -312,6 +312,7 @@ class Engine:
                     run.outcome.input_tokens = offsets.n + removed
                     run.outcome.boilerplate_tokens = removed
                     run.outcome.num_chunks = run.planned = len(chunks)
+                    run.chunked(request, cleaned.text, chunks)
                     self._map_started(request, run.outcome.input_tokens, chunks, target, len(calls))
                     calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
                     facts.start()
@@ -370,6 +371,7 @@ class Engine:
             offsets=offsets,
         )
         run.outcome.num_chunks = run.planned = len(chunks)
+        run.chunked(request, request.content, chunks)
         self._map_started(request, run.outcome.input_tokens, chunks, target, 0)
         facts.start()  # the LLM calls start now: the process is mostly waiting from here on
 
@@ -403,7 +405,8 @@ class Engine:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
         if system.ready is not None:  # the excerpts this chunk holds, still being cut
             await system.ready(piece)
-        return await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
+        summary = await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
+        return run.mapped(piece, summary)
 
     async def _reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
         """The reduce tree (`reduce`), its calls this engine's."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.fidelity.receipt import Receipt
@@ -14,6 +14,9 @@ from mcp_summarizer.summarize.extractive import Kind
 from mcp_summarizer.summarize.options import FailurePolicy, Strategy
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.prompt_loader import render
+
+if TYPE_CHECKING:
+    from mcp_summarizer.summarize.engine.partial import Parts
 
 __all__ = ["Observer", "Outcome", "Progress", "Prompt", "Request", "Run", "Strategy", "Writer"]
 
@@ -50,6 +53,9 @@ class Request:
     on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
     tenant: Tenant = LOCAL  # whose map-cache namespace its calls read and fill
     cite: Ask | None = None  # the kept source's excerpts: the prompts ask for their ids
+    # Told of the work as it is done (the chunks, each map summary): a deadline's answer
+    # (`partial`) is made of it while the run goes on.
+    watch: Parts | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -126,3 +132,15 @@ class Run:
     # The request served (its focus, question and kind): what an answer may repeat, and how a
     # rejected answer's embedded summary is made (`vetting`).  None: a pipeline's own run.
     request: Request | None = None
+    finished: dict[Chunk, str] = field(default_factory=dict)  # each map summary made, by its chunk
+
+    def chunked(self, request: Request, content: str, chunks: list[Chunk]) -> None:
+        """All the chunks are known (of ``content``): the request's watch (if any) is told,
+        and sees each map summary from now on (`finished` is its own)."""
+        if request.watch is not None:
+            request.watch.chunked(content, chunks, self.outcome, self.finished)
+
+    def mapped(self, piece: Chunk, summary: str) -> str:
+        """A chunk's map summary, noted and returned."""
+        self.finished[piece] = summary
+        return summary

@@ -1,0 +1,43 @@
+"""`summarize_documents` at a deadline: the excerpts the LLM has summarized so far, the
+embedded path for the rest.
+
+The pipeline tells a `Watch` of its excerpts once they are cut and stored (so every id a
+partial answer cites opens), and of each excerpt's map summary as the LLM gives it.  The
+partial answer is the embedded one (`embedded.summarize`: labels and relevance from the text,
+clusters of extractive summaries) in which an excerpt the LLM has summarized is represented by
+that summary instead of its own text.  No LLM call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from mcp_summarizer.documents.sources import Cut
+from mcp_summarizer.summarize.engine.partial import Coverage
+
+__all__ = ["Watch", "covered"]
+
+
+@dataclass(eq=False)
+class Watch:
+    """One documents summary's finished work (see the module docstring)."""
+
+    cuts: Cut | None = None
+    room: int = 0  # the answer's budget after the store's notice line
+    notice: str = ""  # that line ("" when the excerpts are kept)
+    mapped: dict[str, str] = field(default_factory=dict)  # source id -> the LLM's map summary
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once cut and stored
+
+    def stored(self, cuts: Cut, room: int, notice: str) -> None:
+        self.cuts, self.room, self.notice = cuts, room, notice
+        self.ready.set()
+
+
+def covered(watch: Watch) -> Coverage:
+    """The share of the documents' tokens whose excerpts the LLM has summarized."""
+    excerpts = watch.cuts.excerpts if watch.cuts is not None else []
+    total = sum(e.tokens for e in excerpts)
+    done = [e for e in excerpts if e.source_id in watch.mapped]
+    share = round(sum(e.tokens for e in done) / total, 3) if total else 0.0
+    return Coverage(len(excerpts), len(done), share)

@@ -1,0 +1,89 @@
+"""The proxy's summary of a long upstream result: from the result cache when the same result
+was summarized before, else by the client's deadline (`summarize.deadline`), kept in the cache
+once whole (made in time, or later by the job that went on past the deadline).
+
+What is kept is the engine's text, before its citations are written in: they are written
+into the result's parts each time (the parts' ids depend only on the result and the tenant, so
+a cached summary cites the same ids).
+"""
+
+from __future__ import annotations
+
+from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, summarize_by
+from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
+from mcp_summarizer.summarize.jobs import Jobs
+
+__all__ = ["summarized"]
+
+_TOOL = "proxy"  # the cache key's tool
+
+
+async def summarized(
+    engine: Engine,
+    request: Request,
+    progress: Progress | None,
+    *,
+    jobs: Jobs | None = None,
+    deadline: Deadline | None = None,
+) -> tuple[Outcome, Partial | None, bool]:
+    """``request``'s summary, what it is when made at the deadline (`Partial`; else None), and
+    whether it came from the result cache.  Without ``jobs`` and ``deadline``, the engine's,
+    whole."""
+    answers, key = engine.cache, None
+    if answers is not None:
+        key = await answers.key(_TOOL, request.content, **_decides(request))
+        if (hit := await answers.lookup(request.tenant, "result", key)) is not None:
+            outcome = Outcome(
+                text=str(hit["text"]),
+                input_tokens=int(hit["input_tokens"]),
+                output_tokens=int(hit["output_tokens"]),
+                backend="llm" if hit["backend"] == "llm" else "extractive",
+            )
+            return outcome, None, True
+    partial = None
+    if jobs is None or deadline is None:
+        made = await engine.summarize(request, progress)
+    else:
+
+        async def keep_later(outcome: Outcome | None) -> None:
+            if outcome is not None and answers is not None and key is not None:
+                await _keep(answers, request, key, outcome)
+
+        made, partial = await summarize_by(
+            jobs,
+            engine,
+            request,
+            progress,
+            deadline=deadline,
+            key=request.tenant.key(key) if key is not None else await flight(engine.keys, _TOOL, request),
+            then=keep_later if key is not None else None,
+        )
+    if partial is None and answers is not None and key is not None:
+        await _keep(answers, request, key, made)
+    return made, partial, False
+
+
+async def _keep(answers: Answers, request: Request, key: str, outcome: Outcome) -> None:
+    """A whole summary made by the LLM kept (a degraded one is not: the same call tries again)."""
+    if outcome.degraded or outcome.bypassed:
+        return
+    kept = {
+        "text": outcome.text,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "backend": outcome.backend,
+    }
+    await answers.keep(request.tenant, key, kept)
+
+
+def _decides(request: Request) -> dict[str, object]:
+    """What decides a summary besides the content (the cache key's facts)."""
+    return {
+        "budget": request.max_output_tokens,
+        "focus": request.focus,
+        "query": request.query,
+        "source": request.source,
+        "on_failure": request.on_failure,
+        "cites": request.cite is not None,
+    }

@@ -1,0 +1,186 @@
+"""The answer at a deadline: what a run has finished so far, merged with the embedded summary of
+the rest, without another LLM call.
+
+`Parts` is a run's bookkeeping, filled by the engine as it goes: the chunks once they are all
+known, and each chunk's map summary as its call returns.  `partial` reads it at any moment
+and makes an answer within the budget:
+
+* The chunks are taken in order, in runs of neighbours that the LLM has summarized or not
+  (calls start in order, so there are usually two: a summarized head and the rest).
+* Each run gets a share of the budget in proportion to the source it spans.  A summarized
+  run is its map summaries (extracted down to its share when they are longer); any other
+  run is the extractive summary of its source (`summarize.extractive`), in its share.
+* Too many runs for their shares to say anything (the finished calls scattered): all the
+  summaries, then all the rest, two runs.
+* Before the chunks are known (the request still waiting for room, or still being cut),
+  the whole answer is the extractive summary.
+
+The answer opens with the caller's notice line; `covered` says how much of the source the LLM
+covered (the share of its characters in summarized chunks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from mcp_summarizer.summarize import extractive
+from mcp_summarizer.summarize.chunker import Chunk
+from mcp_summarizer.summarize.engine.model import Outcome, Request, Writer
+from mcp_summarizer.text import tokens
+from mcp_summarizer.text.lexicon import Lexicon
+
+__all__ = ["GAP", "MIN_SHARE", "Coverage", "Parts", "Span", "covered", "partial", "shares", "spans"]
+
+GAP = "\n\n"  # between the notice and the text, and between runs
+MIN_SHARE = 24  # tokens: a run given fewer says nothing
+
+
+@dataclass(slots=True, eq=False)
+class Parts:
+    """One run's finished work, as the engine reports it (see the module docstring)."""
+
+    content: str = ""  # the text the chunks are cut from (the source without its site chrome)
+    chunks: list[Chunk] = field(default_factory=list)  # all of them, once known
+    summaries: dict[Chunk, str] = field(default_factory=dict)  # each finished map call's answer
+    outcome: Outcome | None = None  # the run's counts so far (its calls, its input tokens)
+
+    def chunked(
+        self, content: str, chunks: list[Chunk], outcome: Outcome, summaries: dict[Chunk, str]
+    ) -> None:
+        """The run's chunks are known; ``summaries`` is the run's own, filled as calls return."""
+        self.content, self.chunks, self.outcome, self.summaries = content, list(chunks), outcome, summaries
+
+    def snapshot(self) -> Parts:
+        """What is finished now (the run goes on meanwhile)."""
+        return Parts(self.content, list(self.chunks), dict(self.summaries), self.outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How much of the source an answer's LLM part covers."""
+
+    chunks: int  # chunks of the source (0: not cut yet)
+    summarized: int  # of them, those whose LLM summary the answer holds
+    share: float  # the share of the source's characters in those chunks
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A run of neighbouring chunks: summarized by the LLM or not, and its source's size."""
+
+    first: int  # index of its first chunk
+    last: int  # index of its last chunk (inclusive)
+    summarized: bool
+    chars: int
+
+
+def spans(chunks: list[Chunk], done: set[int], length: int) -> list[Span]:
+    """``chunks`` (of a text of ``length`` characters) in runs of neighbours that are all in
+    ``done`` (by index) or all not; each run's size runs to the next run's start (chunks may
+    overlap)."""
+    out: list[Span] = []
+    for i in range(len(chunks)):
+        summarized = i in done
+        if out and out[-1].summarized == summarized:
+            out[-1] = Span(out[-1].first, i, summarized, 0)
+        else:
+            out.append(Span(i, i, summarized, 0))
+    starts = [chunks[s.first].start for s in out] + [length]
+    return [Span(s.first, s.last, s.summarized, max(starts[k + 1] - starts[k], 1)) for k, s in enumerate(out)]
+
+
+def shares(sizes: list[int], room: int) -> list[int]:
+    """``room`` tokens shared out in proportion to ``sizes`` (largest remainders first), the
+    whole of it handed out."""
+    total = sum(sizes)
+    if not sizes or total <= 0 or room <= 0:
+        return [0] * len(sizes)
+    exact = [room * s / total for s in sizes]
+    out = [int(x) for x in exact]
+    for k in sorted(range(len(sizes)), key=lambda k: out[k] - exact[k])[: room - sum(out)]:
+        out[k] += 1
+    return out
+
+
+def covered(parts: Parts) -> Coverage:
+    """The share of the source the finished map summaries cover."""
+    chunks = parts.chunks
+    done = {i for i, c in enumerate(chunks) if c in parts.summaries}
+    if not chunks or not done:
+        return Coverage(len(chunks), 0, 0.0)
+    runs = spans(chunks, done, len(parts.content))
+    summarized = sum(s.chars for s in runs if s.summarized)
+    return Coverage(len(chunks), len(done), round(summarized / max(sum(s.chars for s in runs), 1), 3))
+
+
+async def partial(parts: Parts, request: Request, budget: int, notice: str) -> Outcome:
+    """The answer to ``request`` from what ``parts`` holds now, in at most ``budget`` tokens,
+    ``notice`` its first line (see the module docstring).  Its CPU work is done in a worker
+    thread; no LLM call."""
+    parts = parts.snapshot()  # the run goes on meanwhile
+    chunks, summaries = parts.chunks, parts.summaries
+    content = parts.content if chunks else request.content
+    room = budget - tokens.count(notice + GAP)
+    text, writer = await asyncio.to_thread(_text, content, chunks, summaries, request, room)
+    full = tokens.truncate(f"{notice}{GAP}{text}" if text else notice, budget)
+    done = parts.outcome
+    input_tokens = (
+        done.input_tokens
+        if done is not None and chunks
+        else await asyncio.to_thread(tokens.count, request.content)
+    )
+    return Outcome(
+        text=full,
+        input_tokens=input_tokens,
+        output_tokens=await asyncio.to_thread(tokens.count, full),
+        num_chunks=len(chunks),
+        llm_calls=done.llm_calls if done is not None else 0,
+        cached_calls=done.cached_calls if done is not None else 0,
+        llm_prompt_tokens=done.llm_prompt_tokens if done is not None else 0,
+        boilerplate_tokens=done.boilerplate_tokens if done is not None else 0,
+        length_stops=done.length_stops if done is not None else 0,
+        backend=writer,
+        notice=notice,
+    )
+
+
+def _text(
+    content: str, chunks: list[Chunk], summaries: dict[Chunk, str], request: Request, room: int
+) -> tuple[str, Writer]:
+    """The merged text within ``room`` tokens, and what wrote it ("llm" if any part is a map
+    summary)."""
+    focus = f"{request.focus} {request.query}".strip()
+    lexicon = Lexicon()  # one for the request's summaries: each word or name classified once
+
+    def extract(text: str, size: int) -> str:
+        return extractive.summarize(text, size, focus=focus, kind=request.kind, lexicon=lexicon).strip()
+
+    if room <= 0:
+        return "", "none"
+    done = {i for i, c in enumerate(chunks) if c in summaries}
+    if not chunks or not done:
+        return extract(content, room), "extractive"
+    runs = spans(chunks, done, len(content))
+    gaps = tokens.count(GAP) * (len(runs) - 1)
+    if len(runs) > 2 and (room - gaps) < MIN_SHARE * len(runs):  # scattered: two runs
+        head = [i for i in range(len(chunks)) if i in done]
+        rest = [i for i in range(len(chunks)) if i not in done]
+        pieces = [
+            ("\n\n".join(summaries[chunks[i]] for i in head), sum(len(chunks[i].text) for i in head)),
+            ("\n\n".join(chunks[i].text for i in rest), sum(len(chunks[i].text) for i in rest)),
+        ]
+        gaps = tokens.count(GAP)
+    else:
+        pieces = [
+            (
+                "\n\n".join(summaries[chunks[i]] for i in range(s.first, s.last + 1))
+                if s.summarized
+                else content[chunks[s.first].start : chunks[s.last].end],
+                s.chars,
+            )
+            for s in runs
+        ]
+    sizes = shares([size for _, size in pieces], max(room - gaps, 0))
+    texts = [extract(text, size) for (text, _), size in zip(pieces, sizes, strict=True) if size > 0]
+    return tokens.truncate(GAP.join(t for t in texts if t), room), "llm"
