@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import Field, PrivateAttr, SecretStr, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_summarizer.cache.key import CacheKeys, endpoint
@@ -180,6 +180,12 @@ class Settings(BaseSettings):
 
     # websum's names that set values above (`load_settings`), for the start-up event.
     _websum: tuple[str, ...] = PrivateAttr(default=())
+
+    @field_validator("tool_deadline_seconds", mode="before")
+    @classmethod
+    def _unset_when_empty(cls, value: Any) -> Any:
+        """``TOOL_DEADLINE_SECONDS=`` (empty, as a copied .env.example may leave it) is unset."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="before")
     @classmethod

@@ -33,9 +33,9 @@ def test_clients_are_told_apart_by_their_client_info_name(name: str | None, prof
 
 
 def test_the_tightest_limit_of_profile_and_settings_wins() -> None:
-    assert limits_for("auto", "codex-mcp-client") == Limits(bytes=10_000, lines=256)
+    assert limits_for("auto", "codex-mcp-client") == Limits(bytes=10_000, lines=256, seconds=60)
     assert limits_for("auto", "codex-mcp-client", max_bytes=4096, max_lines=1000) == Limits(
-        bytes=4096, lines=256
+        bytes=4096, lines=256, seconds=60
     )
     assert limits_for("auto", "some-agent", max_lines=300) == Limits(lines=300)
     assert limits_for("none", "codex-mcp-client") == Limits()  # no detection: the settings alone
