@@ -34,7 +34,7 @@ from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 from mcp_summarizer.summarize.admission import estimated
-from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, notice
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, not_kept, notice
 from mcp_summarizer.summarize.heartbeat import Heartbeat
 from mcp_summarizer.tenant import Tenant
 
@@ -202,7 +202,13 @@ def _keeper(
 
     async def keep(outcome: DocumentsOutcome | None) -> None:
         answers = service.answers
-        if outcome is None or outcome.degraded or answers is None or not fit.fits(outcome.text, limits):
+        if not_kept(tool, outcome) or answers is None:
+            return
+        assert outcome is not None
+        if not fit.fits(outcome.text, limits):  # made for a room the next call will not ask
+            logger.info(
+                "background_answer_dropped", extra={"tool": tool, "reason": "over the client's limits"}
+            )
             return
         result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits)
         await _keep(answers, tenant, key, outcome, result)

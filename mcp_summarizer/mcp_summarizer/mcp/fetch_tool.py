@@ -28,7 +28,7 @@ from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 from mcp_summarizer.metrics import fetch_outcome
-from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, summarize_by
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, not_kept, summarize_by
 from mcp_summarizer.summarize.engine import Outcome, Progress, Request
 from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
@@ -288,8 +288,9 @@ def _keeper(
 
     async def keep(outcome: Outcome | None) -> None:
         answers = service.answers
-        if outcome is None or outcome.degraded or answers is None:
+        if not_kept("fetch_url", outcome) or answers is None:
             return
+        assert outcome is not None
         answer = await summary_answer(service.engine, page, outcome, budget)
         more: dict[str, object] = {}
         if drill is not None and answer.body and answer.body in answer.text:

@@ -26,7 +26,7 @@ from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, summary_within
-from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, summarize_by
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, not_kept, summarize_by
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy, log_completion
 from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
@@ -272,8 +272,9 @@ class _Answer:
 
         async def keep(outcome: Outcome | None) -> None:
             answers = self.service.answers
-            if outcome is None or outcome.degraded or answers is None:
+            if not_kept(tool, outcome) or answers is None:
                 return
+            assert outcome is not None
             outcome = await summary_within(self.service.engine, self.request, outcome, self.limits, None)
             result, keepable = await self.make(outcome)
             if keepable:

@@ -10,7 +10,7 @@ a cached summary cites the same ids).
 from __future__ import annotations
 
 from mcp_summarizer.cache.answers import Answers
-from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, summarize_by
+from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, not_kept, summarize_by
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.summarize.jobs import Jobs
 
@@ -47,7 +47,12 @@ async def summarized(
     else:
 
         async def keep_later(outcome: Outcome | None) -> None:
-            if outcome is not None and answers is not None and key is not None:
+            if (
+                not not_kept(_TOOL, outcome)
+                and outcome is not None
+                and answers is not None
+                and key is not None
+            ):
                 await _keep(answers, request, key, outcome)
 
         made, partial = await summarize_by(

@@ -14,9 +14,11 @@ summary is the answer either way, and as fast as the partial one would be.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.summarize.admission import estimated
@@ -26,10 +28,21 @@ from mcp_summarizer.summarize.heartbeat import Heartbeat
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.text.offsets import TokenOffsets
 
-__all__ = ["PARTIAL_FIDELITY", "Deadline", "Partial", "flight", "notice", "said", "summarize_by"]
+__all__ = [
+    "PARTIAL_FIDELITY",
+    "Deadline",
+    "Partial",
+    "flight",
+    "not_kept",
+    "notice",
+    "said",
+    "summarize_by",
+]
+
+logger = logging.getLogger(__name__)
 
 _LEAD_SHARE = 0.1  # of the deadline, kept for making the partial answer and sending it
-_LEAD_TOKENS_PER_SECOND = 200_000  # the extractive summary's pace on a loaded machine
+_LEAD_TOKENS_PER_SECOND = 125_000  # the extractive summary's pace on a loaded machine (bench/deadline.py)
 _LEAD_MAX_SHARE = 0.5  # the lead never takes more than this of the deadline
 _INLINE_CHARS = 8_000  # content up to this size is hashed on the event loop
 
@@ -109,6 +122,21 @@ def said(coverage: Coverage, seconds: float, reason: str, what: str = "text") ->
 def notice(coverage: Coverage, seconds: float, reason: str, budget: int, what: str = "text") -> str:
     """The line that opens a partial answer (at most half of ``budget``)."""
     return store_notice(f"partial: {said(coverage, seconds, reason, what)}", budget)
+
+
+class _Made(Protocol):
+    degraded: bool
+    cause: str
+
+
+def not_kept(tool: str, outcome: _Made | None) -> bool:
+    """Whether a job's answer must not be kept (it failed, was cancelled, or degraded: the
+    same call then tries again), logged as ``background_answer_dropped`` when so."""
+    if outcome is not None and not outcome.degraded:
+        return False
+    why = "the job failed or was cancelled" if outcome is None else f"degraded: {outcome.cause}"
+    logger.info("background_answer_dropped", extra={"tool": tool, "reason": why})
+    return True
 
 
 async def flight(keys: CacheKeys, tool: str, request: Request, **more: object) -> str:

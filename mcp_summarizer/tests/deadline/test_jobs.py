@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -157,9 +158,9 @@ async def test_progress_only_increases_and_beats_while_nothing_happens() -> None
     await asyncio.sleep(0.15)
     ticker.cancel()
     values = [s[0] for s in sent]
-    assert all(b > a for a, b in zip(values, values[1:], strict=False)), values
+    assert all(b > a for a, b in pairwise(values)), values
     assert sum("still working" in s[2] for s in sent) >= 3
-    gaps = [b[3] - a[3] for a, b in zip(sent, sent[1:], strict=False)]
+    gaps = [b[3] - a[3] for a, b in pairwise(sent)]
     assert max(gaps) < 1.0  # a beat every 0.1 s, with room for a loaded machine
     count = len(sent)
     await beat(3, 10, "after the answer")

@@ -19,7 +19,9 @@ SOURCE = "\n\n".join(SECTIONS)
 def parts_with(done: set[int], summary: str = "LLM: Zone {i} has a bridge and archers.") -> Parts:
     chunks = chunk(SOURCE, strategy="semantic", chunk_size=200, overlap=0)
     parts = Parts()
-    parts.chunked(SOURCE, chunks, Outcome(text="", input_tokens=tokens.count(SOURCE), llm_calls=len(done)), {})
+    parts.chunked(
+        SOURCE, chunks, Outcome(text="", input_tokens=tokens.count(SOURCE), llm_calls=len(done)), {}
+    )
     for i in done:
         parts.summaries[chunks[i]] = summary.format(i=i)
     return parts
