@@ -50,7 +50,7 @@ def parts_of(text: str, share: float) -> Parts:
 
 def in_process(sizes: list[str], repeats: int, budget: int) -> None:
     print(
-        f"| size | tokens | chunks summarized | encode s | partial s | ratio | lead at 50 s | answer tokens |"
+        "| size | tokens | chunks summarized | encode s | partial s | ratio | lead at 50 s | answer tokens |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in sizes:
@@ -102,19 +102,20 @@ async def through_mcp(n: int, latency: float, concurrency: int, deadline: float,
                 again_began = time.monotonic()
                 again = await client.call_tool("summarize", args)
                 again_seconds = time.monotonic() - again_began
+            done, chunks, share = (partial_facts.get(k) for k in ("chunks_summarized", "chunks", "llm_share"))
+            later = again.meta[FACTS]
             print(
-                f"{tokens.count(text):,} tokens to {budget}, LLM {latency:g} s a call, {concurrency} at once, "
-                f"TOOL_DEADLINE_SECONDS={deadline:g}:"
+                f"{tokens.count(text):,} tokens to {budget}, LLM {latency:g} s a call, "
+                f"{concurrency} at once, TOOL_DEADLINE_SECONDS={deadline:g}:"
             )
             print(
-                f"- answer at {answered:.2f} s: partial={bool(partial_facts)}, "
-                f"{partial_facts.get('chunks_summarized')} of {partial_facts.get('chunks')} chunks by the LLM "
-                f"(llm_share {partial_facts.get('llm_share')}), {facts['output_tokens']} tokens"
+                f"- answer at {answered:.2f} s: partial={bool(partial_facts)}, {done} of {chunks} chunks "
+                f"by the LLM (llm_share {share}), {facts['output_tokens']} tokens"
             )
             print(f"- the job that went on: done at {whole:.1f} s, {llm.calls} LLM calls")
             print(
-                f"- the same call afterwards: {again_seconds:.3f} s, cached={again.meta[FACTS].get('cached')}, "
-                f"partial={'partial' in again.meta[FACTS]}"
+                f"- the same call afterwards: {again_seconds:.3f} s, cached={later.get('cached')}, "
+                f"partial={'partial' in later}"
             )
         finally:
             server.stop()
