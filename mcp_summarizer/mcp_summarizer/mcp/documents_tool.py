@@ -181,12 +181,12 @@ async def _by(
         tokens,
     )
     until = deadline.until(tokens) if service.engine.backend is not None else None
-    if await service.jobs.wait(job, Heartbeat(progress_of(ctx)), until):
+    watch: Watch = job.watch
+    # (a partial answer waits for the excerpts to be cut and kept: its ids must open)
+    if await service.jobs.wait(job, Heartbeat(progress_of(ctx)), until, watch.ready):
         return replace(job.result()), None
     assert deadline.seconds is not None
     reason = service.jobs.keep(job, then)
-    watch: Watch = job.watch
-    await watch.ready.wait()  # cut and kept: the partial answer's ids open
     coverage = covered(watch)
     line = notice(coverage, deadline.seconds, reason, room, "documents")
     outcome = await pipeline.partial(watch, focus, line)

@@ -108,7 +108,9 @@ class Partial:
 def said(coverage: Coverage, seconds: float, reason: str, what: str = "text") -> str:
     """What a partial answer says of itself: how much the LLM covered by the deadline, and
     whether the full answer follows."""
-    if coverage.summarized:
+    if coverage.chunks and coverage.summarized == coverage.chunks:
+        done = f"LLM summaries of all {coverage.chunks} parts by the {seconds:g} s deadline, not merged yet"
+    elif coverage.summarized:
         done = (
             f"LLM summary of {coverage.share:.0%} of the {what} ({coverage.summarized} of "
             f"{coverage.chunks} parts) by the {seconds:g} s deadline, the rest extracted"

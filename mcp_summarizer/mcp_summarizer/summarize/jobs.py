@@ -138,11 +138,14 @@ class Jobs:
             self._flights[key] = job
         return job, True
 
-    async def wait(self, job: Job[Any], beat: Heartbeat, until: float | None) -> bool:
+    async def wait(
+        self, job: Job[Any], beat: Heartbeat, until: float | None, ready: asyncio.Event | None = None
+    ) -> bool:
         """True once ``job`` is done (its answer: `Job.result`), False if ``until`` (a
-        `time.monotonic` instant; None: no deadline) came first.  ``beat`` hears its progress
-        meanwhile.  A request that is cancelled here leaves the job; the last one cancels it,
-        unless it goes on in the background."""
+        `time.monotonic` instant; None: no deadline) came first, and ``ready`` (what a partial
+        answer needs of the job) is set.  ``beat`` hears its progress meanwhile.  A request
+        that is cancelled here leaves the job; the last one cancels it, unless it goes on in
+        the background."""
         assert job.task is not None
         job.waiting += 1
         job.listeners.add(beat)
@@ -150,6 +153,13 @@ class Jobs:
         try:
             timeout = None if until is None else max(until - time.monotonic(), 0.0)
             done, _ = await asyncio.wait({job.task}, timeout=timeout)
+            if not done and ready is not None and not ready.is_set():  # still a waiter meanwhile
+                readied = asyncio.ensure_future(ready.wait())
+                try:
+                    done, _ = await asyncio.wait({job.task, readied}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    readied.cancel()
+                done.discard(readied)
             return bool(done)
         except asyncio.CancelledError:
             if job.waiting == 1 and not job.background:

@@ -174,3 +174,30 @@ async def test_a_failing_client_stream_stops_the_beats_not_the_work() -> None:
     beat = Heartbeat(broken, every=0.05)
     await beat(1, 2, "x")  # no exception reaches the work
     assert beat.closed
+
+
+async def test_a_partial_answer_waits_for_what_it_needs_or_the_job_s_end() -> None:
+    jobs = Jobs(4, 1000)
+    ready = asyncio.Event()
+
+    async def cut_then_work(watch: Any, progress: Any) -> str:
+        await asyncio.sleep(0.2)
+        ready.set()  # the excerpts are cut and kept
+        await asyncio.sleep(30)
+        return "done"
+
+    job, _ = jobs.start("k", cut_then_work, {}, 10)
+    began = time.monotonic()
+    assert await jobs.wait(job, quiet(), time.monotonic(), ready) is False
+    assert ready.is_set() and time.monotonic() - began >= 0.15
+    job.task.cancel()  # type: ignore[union-attr]
+
+    async def fails_first(watch: Any, progress: Any) -> str:
+        await asyncio.sleep(0.05)
+        raise ValueError("no room")
+
+    never = asyncio.Event()
+    failing, _ = jobs.start("f", fails_first, {}, 10)
+    assert await jobs.wait(failing, quiet(), time.monotonic(), never) is True  # no hang
+    with pytest.raises(ValueError, match="no room"):
+        failing.result()
