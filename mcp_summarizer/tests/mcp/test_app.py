@@ -92,6 +92,7 @@ def test_health(server: RunningServer) -> None:
     assert response.json() == {
         "status": "ok",
         "requests_in_flight": 0,
+        "background_jobs": 0,
         "llm_calls_in_flight": 0,
         "llm_calls_waiting": 0,
         "llm_concurrency_limit": LIMIT,
