@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from mcp_summarizer.documents.sources import Cut
-from mcp_summarizer.summarize.engine.partial import Coverage
+from mcp_summarizer.summarize.engine.partial import LLMCoverage
 
 __all__ = ["Watch", "covered"]
 
@@ -34,10 +34,10 @@ class Watch:
         self.ready.set()
 
 
-def covered(watch: Watch) -> Coverage:
+def covered(watch: Watch) -> LLMCoverage:
     """The share of the documents' tokens whose excerpts the LLM has summarized."""
     excerpts = watch.cuts.excerpts if watch.cuts is not None else []
     total = sum(e.tokens for e in excerpts)
     done = [e for e in excerpts if e.source_id in watch.mapped]
     share = round(sum(e.tokens for e in done) / total, 3) if total else 0.0
-    return Coverage(len(excerpts), len(done), share)
+    return LLMCoverage(len(excerpts), len(done), share)

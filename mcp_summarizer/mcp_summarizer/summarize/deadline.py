@@ -23,7 +23,7 @@ from typing import Protocol
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.summarize.admission import estimated
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request, store_notice
-from mcp_summarizer.summarize.engine.partial import Coverage, Parts, covered, partial
+from mcp_summarizer.summarize.engine.partial import LLMCoverage, Parts, covered, partial
 from mcp_summarizer.summarize.heartbeat import Heartbeat
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.text.offsets import TokenOffsets
@@ -77,7 +77,7 @@ class Partial:
     """What an answer made at a deadline is: how much of it the LLM wrote, and whether the
     work goes on (else why not)."""
 
-    coverage: Coverage
+    coverage: LLMCoverage
     seconds: float
     reason: str = ""  # why the work does not go on ("": it does)
 
@@ -105,7 +105,7 @@ class Partial:
         }
 
 
-def said(coverage: Coverage, seconds: float, reason: str, what: str = "text") -> str:
+def said(coverage: LLMCoverage, seconds: float, reason: str, what: str = "text") -> str:
     """What a partial answer says of itself: how much the LLM covered by the deadline, and
     whether the full answer follows."""
     if coverage.chunks and coverage.summarized == coverage.chunks:
@@ -121,7 +121,7 @@ def said(coverage: Coverage, seconds: float, reason: str, what: str = "text") ->
     return f"{done}; {then}"
 
 
-def notice(coverage: Coverage, seconds: float, reason: str, budget: int, what: str = "text") -> str:
+def notice(coverage: LLMCoverage, seconds: float, reason: str, budget: int, what: str = "text") -> str:
     """The line that opens a partial answer (at most half of ``budget``)."""
     return store_notice(f"partial: {said(coverage, seconds, reason, what)}", budget)
 

@@ -30,7 +30,7 @@ from mcp_summarizer.summarize.engine.model import Outcome, Request, Writer
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.lexicon import Lexicon
 
-__all__ = ["GAP", "MIN_SHARE", "Coverage", "Parts", "Span", "covered", "partial", "shares", "spans"]
+__all__ = ["GAP", "MIN_SHARE", "LLMCoverage", "Parts", "Span", "covered", "partial", "shares", "spans"]
 
 GAP = "\n\n"  # between the notice and the text, and between runs
 MIN_SHARE = 24  # tokens: a run given fewer says nothing
@@ -57,7 +57,7 @@ class Parts:
 
 
 @dataclass(frozen=True, slots=True)
-class Coverage:
+class LLMCoverage:
     """How much of the source an answer's LLM part covers."""
 
     chunks: int  # chunks of the source (0: not cut yet)
@@ -103,15 +103,15 @@ def shares(sizes: list[int], room: int) -> list[int]:
     return out
 
 
-def covered(parts: Parts) -> Coverage:
+def covered(parts: Parts) -> LLMCoverage:
     """The share of the source the finished map summaries cover."""
     chunks = parts.chunks
     done = {i for i, c in enumerate(chunks) if c in parts.summaries}
     if not chunks or not done:
-        return Coverage(len(chunks), 0, 0.0)
+        return LLMCoverage(len(chunks), 0, 0.0)
     runs = spans(chunks, done, len(parts.content))
     summarized = sum(s.chars for s in runs if s.summarized)
-    return Coverage(len(chunks), len(done), round(summarized / max(sum(s.chars for s in runs), 1), 3))
+    return LLMCoverage(len(chunks), len(done), round(summarized / max(sum(s.chars for s in runs), 1), 3))
 
 
 async def partial(parts: Parts, request: Request, budget: int, notice: str) -> Outcome:
