@@ -57,7 +57,8 @@ def redis() -> Iterator[RedisServer | None]:
 # `pytest -m "not integration"` runs them alone in about a minute.
 #
 # *serial* tests measure the service under load (storms, kills, SIGTERM with requests in
-# flight, fifty clients at once): other tests running beside them on the same two cores would
+# flight, fifty clients at once) or hold it to a clock (an answer by the client's deadline,
+# progress every few seconds): other tests running beside them on the same two cores would
 # be part of what they measure.  scripts/test.sh runs them after the others, one at a time.
 
 _LAUNCHER_MODULES = (
@@ -77,6 +78,7 @@ _SERIAL_MODULES = {
     "tests.reliability.test_reliability_faults",
     "tests.reliability.test_reliability_load",
     "tests.reliability.test_reliability_shutdown",
+    "tests.deadline.test_deadline_http",
 }
 
 
