@@ -5,7 +5,7 @@ goes on in the background (`jobs`) and its full answer lands where the caller ke
 Clients give a tool call a fixed time (the TypeScript SDK and Codex: 60 s) and drop the
 answer that comes later, with the work done for it.  A request here starts its summary as a
 job, joined by identical requests (one LLM cost), and waits until its deadline less a lead:
-the time the partial answer takes to make (a tenth of the deadline, and about 5 µs a token
+the time the partial answer takes to make (a tenth of the deadline, and about 8 µs a token
 of the source for the extractive summary of what is left), so that the answer, citations
 included, is out before the client gives up.  With no LLM there is no deadline: the embedded
 summary is the answer either way, and as fast as the partial one would be.
