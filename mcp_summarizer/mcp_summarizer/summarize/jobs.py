@@ -218,6 +218,8 @@ class Jobs:
             return "the server is shutting down"
         if then is None:
             return "CACHE=off: the full answer would have nowhere to go"
+        if self.limit == 0:
+            return "BACKGROUND_JOBS_MAX=0: no job goes on past its deadline"
         if len(self._background) >= self.limit:
             return f"BACKGROUND_JOBS_MAX={self.limit} jobs are going on already"
         if self.background_tokens + job.tokens > self.max_tokens:
