@@ -2,7 +2,9 @@
 
 The page is fetched and converted by `web.pages`; a summarized page is kept behind a handle
 and cited as a summary of text is; the answer, with its URL, Title and Status lines, is made
-to fit the client's limits and kept in the result cache.
+to fit the client's limits and kept in the result cache.  The summary is made by the client's
+deadline (`summarize.deadline`): partial then (its Status line says so), the job going on with
+`_keeper` as what it does with the whole one.
 """
 
 # No `from __future__ import annotations`: the tool's annotations hold values of this

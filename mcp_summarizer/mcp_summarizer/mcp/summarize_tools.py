@@ -3,7 +3,9 @@
 Thin on purpose: the tool checks nothing the engine does not, hands the text to the engine,
 keeps the source behind a handle so a summary's lines can cite it, answers from the result
 cache when it can, and logs one completion event.  The failure policy (ON_LLM_FAILURE) is the
-engine's: a degraded answer arrives here already made and is only counted and logged.
+engine's: a degraded answer arrives here already made and is only counted and logged.  The
+summary is made by the client's deadline (`summarize.deadline`): a partial answer then, the
+job going on with `_Answer.keeper` as what it does with the whole one.
 """
 
 # No `from __future__ import annotations`: the tools' annotations hold values of this
