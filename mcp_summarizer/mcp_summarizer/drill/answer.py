@@ -76,6 +76,11 @@ class Drill:
     kept: Kept | None = None
     renewed: tuple[str, int] | None = None  # (handle, excerpts) kept by an earlier request
 
+    @property
+    def ready(self) -> bool:
+        """Whether `settle` answers at once (the source is cut and stored, or failed)."""
+        return self.kept is not None or self.keeping.done
+
     async def settle(self) -> Kept:
         if self.kept is None:
             self.kept = await self.keeping.kept()

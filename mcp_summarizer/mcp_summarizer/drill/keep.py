@@ -87,6 +87,11 @@ class Keeping:
             await self._changed.wait()
         self._raise()
 
+    @property
+    def done(self) -> bool:
+        """Whether the cut and the store's write are over (`kept` answers at once)."""
+        return self._task is not None and self._task.done()
+
     async def kept(self) -> Kept:
         """The excerpts with their ids, stored (or why not)."""
         assert self._task is not None

@@ -30,7 +30,14 @@ from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 from mcp_summarizer.metrics import fetch_outcome
-from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, not_kept, summarize_by
+from mcp_summarizer.summarize.deadline import (
+    PARTIAL_FIDELITY,
+    UNCITED,
+    Partial,
+    flight,
+    not_kept,
+    summarize_by,
+)
 from mcp_summarizer.summarize.engine import Outcome, Progress, Request
 from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
@@ -185,7 +192,13 @@ async def _fetch_url(
         )
         if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
             answer.text = cut_with_notice(answer.text, limits, limits.tokens)
-        elif answer.summarized and answer.body and answer.body in answer.text:
+        elif (
+            answer.summarized
+            and answer.body
+            and answer.body in answer.text
+            # a partial answer does not wait past the deadline for a page still being cut
+            and (answer.partial is None or not asked or asked[0].ready)
+        ):
             # A summary keeps the page behind a handle, and cites it, in the room left for them.
             page = answer.page
             drill = (
@@ -232,6 +245,8 @@ async def _fetch_url(
         llm_calls, model = 0, facts.get("model")
     else:
         if answer.partial is not None:
+            if drill is None:  # its page was still being cut: no ids yet
+                facts_more.update(UNCITED)
             facts_more.update(partial=answer.partial.as_meta(), fidelity=PARTIAL_FIDELITY)
         result = summary_result(
             answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text)

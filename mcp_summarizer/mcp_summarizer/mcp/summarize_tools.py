@@ -28,7 +28,14 @@ from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, summary_within
-from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Partial, flight, not_kept, summarize_by
+from mcp_summarizer.summarize.deadline import (
+    PARTIAL_FIDELITY,
+    UNCITED,
+    Partial,
+    flight,
+    not_kept,
+    summarize_by,
+)
 from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy, log_completion
 from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
@@ -249,6 +256,10 @@ class _Answer:
         drill = self.drill
         if partial is not None and not fit.fits(outcome.text, self.limits):
             outcome.text = cut_with_notice(outcome.text, self.limits, self.request.max_output_tokens)
+        if partial is not None and drill is not None and not drill.ready:
+            # The source is still being cut (megabytes with no white space): no wait past the
+            # deadline for its ids; the whole answer, made by the job, cites them.
+            drill, facts = None, dict(UNCITED)
         # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
         if drill is not None and not outcome.bypassed and outcome.policy != "original":
             outcome.text, facts = await finish(

@@ -5,9 +5,9 @@ goes on in the background (`jobs`) and its full answer lands where the caller ke
 Clients give a tool call a fixed time (the TypeScript SDK and Codex: 60 s) and drop the
 answer that comes later, with the work done for it.  A request here starts its summary as a
 job, joined by identical requests (one LLM cost), and waits until its deadline less a lead:
-the time the partial answer takes to make (a tenth of the deadline, and about 8 µs a token
-of the source for the extractive summary of what is left), so that the answer, citations
-included, is out before the client gives up.  With no LLM there is no deadline: the embedded
+the time the partial answer takes to make (a tenth of the deadline, and 20 µs a token of
+the source, at most of the `SAMPLE_CHARS` its extractive part reads: 2 s), so that the
+answer, citations included, is out before the client gives up.  With no LLM there is no deadline: the embedded
 summary is the answer either way, and as fast as the partial one would be.
 """
 
@@ -23,13 +23,14 @@ from typing import Protocol
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.summarize.admission import estimated
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request, store_notice
-from mcp_summarizer.summarize.engine.partial import LLMCoverage, Parts, covered, partial
+from mcp_summarizer.summarize.engine.partial import SAMPLE_CHARS, LLMCoverage, Parts, covered, partial
 from mcp_summarizer.summarize.heartbeat import Heartbeat
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.text.offsets import TokenOffsets
 
 __all__ = [
     "PARTIAL_FIDELITY",
+    "UNCITED",
     "Deadline",
     "Partial",
     "flight",
@@ -42,10 +43,15 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _LEAD_SHARE = 0.1  # of the deadline, kept for making the partial answer and sending it
-_LEAD_TOKENS_PER_SECOND = 125_000  # the extractive summary's pace on a loaded machine (bench/deadline.py)
+# The extractive part's pace at its slowest (text with no white space, on a loaded machine:
+# bench/deadline.py), over the most it reads.
+_LEAD_TOKENS_PER_SECOND = 50_000
+_LEAD_MAX_TOKENS = SAMPLE_CHARS // 4
 _LEAD_MAX_SHARE = 0.5  # the lead never takes more than this of the deadline
 _INLINE_CHARS = 8_000  # content up to this size is hashed on the event loop
 
+# A partial answer's facts when its source was not cut and stored by then: no handle, no ids.
+UNCITED = {"handle": None, "sources_stored": False, "excerpts": 0, "citations": 0}
 # A partial answer's ``fidelity`` in ``_meta``: not checked (the full answer has its receipt).
 PARTIAL_FIDELITY = {
     "checked": False,
@@ -66,9 +72,8 @@ class Deadline:
         its partial answer takes to make."""
         if self.seconds is None:
             return None
-        lead = min(
-            _LEAD_SHARE * self.seconds + tokens / _LEAD_TOKENS_PER_SECOND, _LEAD_MAX_SHARE * self.seconds
-        )
+        extract = min(tokens, _LEAD_MAX_TOKENS) / _LEAD_TOKENS_PER_SECOND
+        lead = min(_LEAD_SHARE * self.seconds + extract, _LEAD_MAX_SHARE * self.seconds)
         return self.began + self.seconds - lead
 
 
@@ -117,6 +122,8 @@ def said(coverage: LLMCoverage, seconds: float, reason: str, what: str = "text")
         )
     else:
         done = f"no LLM summary by the {seconds:g} s deadline: extracted from the {what}"
+    if coverage.sampled:
+        done += " (from windows of it: it is long)"
     then = f"no full summary follows ({reason})" if reason else "the same call later returns the full summary"
     return f"{done}; {then}"
 
@@ -197,7 +204,7 @@ async def summarize_by(
     assert deadline.seconds is not None
     reason = jobs.keep(job, then)
     parts = job.watch.snapshot()  # the calls go on: the notice and the text say the same
-    coverage = covered(parts)
+    coverage = covered(parts, len(request.content))
     line = notice(coverage, deadline.seconds, reason, request.max_output_tokens, what)
     made = await partial(parts, request, request.max_output_tokens, line)
     return made, Partial(coverage, deadline.seconds, reason)

@@ -317,6 +317,13 @@ async def test_cache_off_stops_the_work_at_the_deadline(fresh_llm: FakeLLM) -> N
         calls = fresh_llm.calls
         await asyncio.sleep(2)
         assert fresh_llm.calls == calls, "the work stopped with the answer"
+        # Megabytes with no white space, whose encoding alone takes most of a minute here: the
+        # answer still comes by the deadline (its extractive part reads windows of the text).
+        blob, seconds = await summarize(off, "a" * 8_000_000)
+        assert not blob.is_error, text_of(blob)
+        assert seconds < DEADLINE + 3, seconds
+        assert blob.meta[FACTS]["partial"]["continues"] is False
+        assert "(from windows of it: it is long)" in text_of(blob) and tokens.count(text_of(blob)) <= BUDGET
     finally:
         off.stop()
 

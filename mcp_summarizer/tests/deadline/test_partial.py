@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Outcome, Request
-from mcp_summarizer.summarize.engine.partial import MIN_SHARE, Parts, covered, partial, shares, spans
+from mcp_summarizer.summarize.engine.partial import (
+    MIN_SHARE,
+    SAMPLE_CHARS,
+    Parts,
+    covered,
+    partial,
+    sample,
+    shares,
+    spans,
+)
 from mcp_summarizer.text import tokens
 
 SECTIONS = [
@@ -88,3 +97,26 @@ async def test_the_budget_holds_whatever_the_summaries_weigh() -> None:
         outcome = await partial(parts, Request(content=SOURCE, max_output_tokens=budget), budget, "[p]")
         assert tokens.count(outcome.text) <= budget
     assert covered(parts).share == 1.0
+
+
+def test_a_long_text_is_read_in_windows_within_the_limit() -> None:
+    text = "\n".join(f"line {i}: the gate {i} opens." for i in range(100_000))
+    assert sample(text, len(text)) == text
+    windows = sample(text, 20_000)
+    assert len(windows) <= 20_000
+    assert windows.startswith("line 0:") and "line 99" in windows  # from the start to the end
+    assert all(w in text for w in windows.split("\n\n"))  # the text's own lines, whole
+    assert sample("a" * 1_000_000, 1000, 10, 500_000).count("a") <= 1000  # no line: a plain cut
+
+
+async def test_the_partial_answer_of_megabytes_with_no_white_space_is_quick() -> None:
+    """8M characters of one letter: their encoding alone takes a minute on a loaded machine;
+    the partial answer reads at most SAMPLE_CHARS of them (a liveness bound, not a speed one)."""
+    content = "a" * 8_000_000
+    request = Request(content=content, max_output_tokens=200)
+    share = covered(Parts(), len(content))
+    assert share.sampled and share.share == 0.0
+    outcome = await partial(Parts(), request, 200, "[p]")
+    assert 0 < tokens.count(outcome.text) <= 200 and outcome.backend == "extractive"
+    assert outcome.input_tokens == 2_000_000  # estimated: counting it would take longer than the deadline
+    assert SAMPLE_CHARS < len(content)

@@ -258,15 +258,24 @@ async def test_trickling_llm(
 
 
 # -- clients that go away ---------------------------------------------------------------------------
-# On a server whose LLM calls would wait a minute for a hung LLM (LLM_TIMEOUT_SECONDS=60), so
-# that only the clients' going away can end them; they must stop within STOP_WITHIN seconds.
+# On a server whose LLM calls would wait a minute for a hung LLM (LLM_TIMEOUT_SECONDS=60), and
+# whose requests have no deadline (TOOL_DEADLINE_SECONDS=0: with CACHE=off one would end their
+# work at it), so that only the clients' going away can end them; they must stop within
+# STOP_WITHIN seconds.
 
 STOP_WITHIN = 5.0
 
 
 @pytest.fixture(scope="module")
 def patient(llm: FakeLLM) -> Iterator[RunningServer]:
-    srv = start_server({"OPENROUTER_BASE_URL": llm.base_url, **SETTINGS, "LLM_TIMEOUT_SECONDS": "60"})
+    srv = start_server(
+        {
+            "OPENROUTER_BASE_URL": llm.base_url,
+            **SETTINGS,
+            "LLM_TIMEOUT_SECONDS": "60",
+            "TOOL_DEADLINE_SECONDS": "0",
+        }
+    )
     yield srv
     stop_server(srv)
 

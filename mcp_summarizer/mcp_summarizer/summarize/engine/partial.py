@@ -14,9 +14,14 @@ and makes an answer within the budget:
   summaries, then all the rest, two runs.
 * Before the chunks are known (the request still waiting for room, or still being cut),
   the whole answer is the extractive summary.
+* Its cost is bounded whatever the source: the extractive part reads at most `SAMPLE_CHARS`
+  of it (longer text: evenly spaced windows of it, `sample`), so that the answer is ready
+  in a few seconds even for megabytes of text with no white space, whose encoding alone
+  takes a minute (8M characters of one letter: 45 s for the extractive summary of the whole,
+  2 s for 400k characters of it).
 
 The answer opens with the caller's notice line; `covered` says how much of the source the LLM
-covered (the share of its characters in summarized chunks).
+covered (the share of its characters in summarized chunks), and whether the rest was sampled.
 """
 
 from __future__ import annotations
@@ -25,15 +30,30 @@ import asyncio
 from dataclasses import dataclass, field
 
 from mcp_summarizer.summarize import extractive
+from mcp_summarizer.summarize.admission import estimate_tokens
 from mcp_summarizer.summarize.chunker import Chunk
 from mcp_summarizer.summarize.engine.model import Outcome, Request, Writer
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.lexicon import Lexicon
 
-__all__ = ["GAP", "MIN_SHARE", "LLMCoverage", "Parts", "Span", "covered", "partial", "shares", "spans"]
+__all__ = [
+    "GAP",
+    "MIN_SHARE",
+    "SAMPLE_CHARS",
+    "LLMCoverage",
+    "Parts",
+    "Span",
+    "covered",
+    "partial",
+    "sample",
+    "shares",
+    "spans",
+]
 
 GAP = "\n\n"  # between the notice and the text, and between runs
 MIN_SHARE = 24  # tokens: a run given fewer says nothing
+SAMPLE_CHARS = 400_000  # of the source, the most the extractive part reads (about 100k tokens)
+_WINDOWS = 16  # a longer text is read in this many windows, evenly spaced
 
 
 @dataclass(slots=True, eq=False)
@@ -63,6 +83,7 @@ class LLMCoverage:
     chunks: int  # chunks of the source (0: not cut yet)
     summarized: int  # of them, those whose LLM summary the answer holds
     share: float  # the share of the source's characters in those chunks
+    sampled: bool = False  # the rest was longer than `SAMPLE_CHARS`: extracted from windows of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +124,44 @@ def shares(sizes: list[int], room: int) -> list[int]:
     return out
 
 
-def covered(parts: Parts) -> LLMCoverage:
-    """The share of the source the finished map summaries cover."""
+def covered(parts: Parts, source_chars: int = 0) -> LLMCoverage:
+    """The share of the source the finished map summaries cover (``source_chars``: the
+    source's length, for before its chunks are known)."""
     chunks = parts.chunks
     done = {i for i, c in enumerate(chunks) if c in parts.summaries}
     if not chunks or not done:
-        return LLMCoverage(len(chunks), 0, 0.0)
+        length = len(parts.content) if chunks else source_chars
+        return LLMCoverage(len(chunks), 0, 0.0, length > SAMPLE_CHARS)
     runs = spans(chunks, done, len(parts.content))
     summarized = sum(s.chars for s in runs if s.summarized)
-    return LLMCoverage(len(chunks), len(done), round(summarized / max(sum(s.chars for s in runs), 1), 3))
+    rest = sum(s.chars for s in runs if not s.summarized)
+    share = round(summarized / max(summarized + rest, 1), 3)
+    return LLMCoverage(len(chunks), len(done), share, rest > SAMPLE_CHARS)
+
+
+def sample(text: str, limit: int, start: int = 0, end: int | None = None) -> str:
+    """At most ``limit`` characters of ``text[start:end]``: all of it when short enough, else
+    `_WINDOWS` windows of it evenly spaced, each starting and ending at a line end where it
+    holds one, joined by blank lines (no copy of the whole is made)."""
+    end = len(text) if end is None else end
+    if end - start <= limit:
+        return text[start:end]
+    size = max(limit // _WINDOWS - len(GAP), 1)
+    step = (end - start - size) / (_WINDOWS - 1)
+    windows = []
+    for k in range(_WINDOWS):
+        a = start + int(k * step)
+        b = a + size
+        if a > start and text[a - 1] != "\n":  # to the next line start, if the window holds one
+            line = text.find("\n", a, b)
+            if line != -1 and line + 1 < b:
+                a = line + 1
+        if b < end:  # back to the last line end, likewise
+            last = text.rfind("\n", a, b)
+            if last > a:
+                b = last
+        windows.append(text[a:b])
+    return GAP.join(windows)
 
 
 async def partial(parts: Parts, request: Request, budget: int, notice: str) -> Outcome:
@@ -125,11 +175,12 @@ async def partial(parts: Parts, request: Request, budget: int, notice: str) -> O
     text, writer = await asyncio.to_thread(_text, content, chunks, summaries, request, room)
     full = tokens.truncate(f"{notice}{GAP}{text}" if text else notice, budget)
     done = parts.outcome
-    input_tokens = (
-        done.input_tokens
-        if done is not None and chunks
-        else await asyncio.to_thread(tokens.count, request.content)
-    )
+    if done is not None and chunks:
+        input_tokens = done.input_tokens
+    elif len(request.content) <= SAMPLE_CHARS:
+        input_tokens = await asyncio.to_thread(tokens.count, request.content)
+    else:  # not counted yet, and counting megabytes could take longer than the deadline leaves
+        input_tokens = estimate_tokens(request.content)
     return Outcome(
         text=full,
         input_tokens=input_tokens,
@@ -160,15 +211,25 @@ def _text(
         return "", "none"
     done = {i for i, c in enumerate(chunks) if c in summaries}
     if not chunks or not done:
-        return extract(content, room), "extractive"
+        return extract(sample(content, SAMPLE_CHARS), room), "extractive"
     runs = spans(chunks, done, len(content))
     gaps = tokens.count(GAP) * (len(runs) - 1)
+    rest = sum(s.chars for s in runs if not s.summarized) or 1
+
+    def read(s: Span) -> str:  # an unsummarized run's source, within its share of SAMPLE_CHARS
+        limit = max(SAMPLE_CHARS * s.chars // rest, 1)
+        return sample(content, limit, chunks[s.first].start, chunks[s.last].end)
+
     if len(runs) > 2 and (room - gaps) < MIN_SHARE * len(runs):  # scattered: two runs
         head = [i for i in range(len(chunks)) if i in done]
-        rest = [i for i in range(len(chunks)) if i not in done]
+        left = [i for i in range(len(chunks)) if i not in done]
+        every = -(-sum(len(chunks[i].text) for i in left) // SAMPLE_CHARS)  # a chunk of every so many
         pieces = [
             ("\n\n".join(summaries[chunks[i]] for i in head), sum(len(chunks[i].text) for i in head)),
-            ("\n\n".join(chunks[i].text for i in rest), sum(len(chunks[i].text) for i in rest)),
+            (
+                sample("\n\n".join(chunks[i].text for i in left[::every]), SAMPLE_CHARS),
+                sum(len(chunks[i].text) for i in left),
+            ),
         ]
         gaps = tokens.count(GAP)
     else:
@@ -176,7 +237,7 @@ def _text(
             (
                 "\n\n".join(summaries[chunks[i]] for i in range(s.first, s.last + 1))
                 if s.summarized
-                else content[chunks[s.first].start : chunks[s.last].end],
+                else read(s),
                 s.chars,
             )
             for s in runs
