@@ -4,8 +4,8 @@ what a client sees through MCP.
 1. The partial answer (`engine.partial.partial`: the finished map summaries and the extractive
    summary of the rest, no LLM call) on corpus prefixes, with none and half of the chunks
    summarized by a stand-in, against one `encode_ordinary` pass over the same text (best of
-   ``--repeats``, interleaved), and the lead the deadline keeps for it (a tenth of a 50 s
-   deadline plus 5 µs a token): the answer must be made within it.
+   ``--repeats``, interleaved), and the lead the deadline keeps for it at 50 s
+   (`Deadline.until`): the answer must be made within it.
 
        cd mcp_summarizer && ../.venv/bin/python -m bench.deadline --sizes 15k,200k,2M
 
@@ -30,6 +30,7 @@ from tests.support.servers import start_server
 
 from bench import corpus
 from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.summarize.deadline import Deadline
 from mcp_summarizer.summarize.engine import Outcome, Request
 from mcp_summarizer.summarize.engine.partial import Parts, covered, partial
 from mcp_summarizer.text import tokens
@@ -69,7 +70,7 @@ def in_process(sizes: list[str], repeats: int, budget: int) -> None:
                 outcome = asyncio.run(partial(parts, request, budget, "[partial: bench]"))
                 made.append(time.perf_counter() - began)
             assert outcome is not None and tokens.count(outcome.text) <= budget
-            lead = min(0.1 * 50 + n / 125_000, 25)
+            lead = 50.0 - (Deadline(50.0, began=0.0).until(n) or 0.0)
             summarized = covered(parts)
             print(
                 f"| {name} | {n:,} | {summarized.summarized} of {summarized.chunks} | {min(encode):.3f} | "
