@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     openrouter_api_key: SecretStr = SecretStr("")
     openrouter_base_url: str = Field(DEFAULT_BASE_URL, pattern=r"^https?://")
     llm_context_tokens: int = Field(128_000, ge=2048)
+    # How many more tokens the server's tokenizer may make of a prompt than cl100k, which every
+    # budget counts in (SmolLM2: 14-25% more, Gemma ~10%): 0.25 lets LLM_CONTEXT_TOKENS be the
+    # server's own context (summarize.budget).
+    llm_tokenizer_margin: float = Field(0.25, ge=0, le=3)
     llm_timeout_seconds: float = Field(120.0, gt=0)
     llm_max_attempts: int = Field(3, ge=1, le=10)
     llm_retry_base_seconds: float = Field(1.0, ge=0)
@@ -247,7 +251,7 @@ class Settings(BaseSettings):
                 f"TOOL_OUTPUT_MAX_LINES={self.tool_output_max_lines} is under {_MIN_OUTPUT_LINES}: too few "
                 "for an answer's header lines and a summary (0 = no limit)"
             )
-        ceiling = max_output_tokens(self.llm_context_tokens)
+        ceiling = max_output_tokens(self.llm_context_tokens, self.tokenizer_ratio)
         for name in ("default_max_output_tokens", "fetch_max_tokens"):
             value = getattr(self, name)
             if value > ceiling and name in self.model_fields_set:
@@ -255,14 +259,15 @@ class Settings(BaseSettings):
                 # to what a small model can give (summarize.budget).
                 raise ValueError(
                     f"{name.upper()}={value} is over {ceiling}, the most a final merge can write "
-                    f"with LLM_CONTEXT_TOKENS={self.llm_context_tokens} (half of it, after the prompts)"
+                    f"with LLM_CONTEXT_TOKENS={self.llm_context_tokens} and LLM_TOKENIZER_MARGIN="
+                    f"{self.llm_tokenizer_margin:g} (half of it, after the prompts)"
                 )
         return self
 
     def budget(self) -> Budget:
         """The token limits these settings give.  A default that a small model cannot produce
         shrinks to what it can; a value someone set was checked against the ceiling above."""
-        ceiling = max_output_tokens(self.llm_context_tokens)
+        ceiling = max_output_tokens(self.llm_context_tokens, self.tokenizer_ratio)
         chosen = self.model_fields_set
         return Budget(
             context_tokens=self.llm_context_tokens,
@@ -275,7 +280,13 @@ class Settings(BaseSettings):
             if "fetch_max_tokens" in chosen
             else min(self.fetch_max_tokens, ceiling),
             max_input=self.max_input_tokens,
+            tokenizer_ratio=self.tokenizer_ratio,
         )
+
+    @property
+    def tokenizer_ratio(self) -> float:
+        """Server tokens per cl100k token of a prompt that every budget allows for."""
+        return 1.0 + self.llm_tokenizer_margin
 
     def llm(self) -> LLMOptions:
         """The LLM client's options (summarize.llm)."""
@@ -337,6 +348,7 @@ class Settings(BaseSettings):
             "chunk_size": self.default_chunk_size_tokens,
             "chunk_overlap": self.default_chunk_overlap_tokens,
             "context_tokens": self.llm_context_tokens,
+            "tokenizer_margin": self.llm_tokenizer_margin,
             "on_failure": self.on_llm_failure,
             "repair": self.fidelity_repair,
             "low_fidelity": (self.on_low_fidelity, self.low_fidelity_ratio),

@@ -2,8 +2,16 @@
 each LLM call of a map-reduce within it.  Pure functions and one frozen object, no I/O.
 
 The rule everything here serves: each call satisfies
-``system + content + MESSAGE_OVERHEAD + max_tokens <= LLM_CONTEXT_TOKENS``, and the final
-answer is at most the caller's budget as counted by cl100k.
+``ratio * (system + content + MESSAGE_OVERHEAD) + max_tokens <= LLM_CONTEXT_TOKENS``, and the
+final answer is at most the caller's budget as counted by cl100k.
+
+``ratio`` (`Budget.tokenizer_ratio`, ``1 + LLM_TOKENIZER_MARGIN``) is the margin for servers
+that count with another tokenizer: everything here is counted in cl100k, and SmolLM2's
+tokenizer makes 14-25% more tokens of the same text, Gemma's about 10% more.  Only the prompt
+is scaled: ``max_tokens`` is already in the server's tokens, and an answer of that many of
+them is at most as many cl100k tokens for such a tokenizer.  With ``ratio`` 1 every formula
+is the plain one.  A server that shows a larger ratio or a smaller context than configured
+(in a rejection) gives a `Budget` with its numbers (`engine.context`).
 
 How the context (``LLM_CONTEXT_TOKENS``) is shared out, and why:
 
@@ -64,10 +72,15 @@ DEFAULT_FETCH_TOKENS = 4096
 _MIN_ANSWER = 16
 
 
-def max_output_tokens(context_tokens: int) -> int:
+def max_output_tokens(context_tokens: int, ratio: float = 1.0) -> int:
     """Largest summary a request may ask for: half of the context that framing and the
-    largest allowed prompt leave, so its final merge reads as much as it writes."""
-    return (context_tokens - MESSAGE_OVERHEAD - context_tokens // INSTRUCTIONS_SHARE) // OUTPUT_SHARE
+    largest allowed prompt leave, so its final merge reads as much as it writes (with a
+    ``ratio`` over 1 what it reads takes ``ratio`` times its size: ``T`` with
+    ``ratio * (framing + prompt + T) + T <= context``)."""
+    prompt = MESSAGE_OVERHEAD + context_tokens // INSTRUCTIONS_SHARE
+    if ratio == 1.0:  # exact integer arithmetic, as it has always been
+        return (context_tokens - prompt) // OUTPUT_SHARE
+    return int((context_tokens - ratio * prompt) / (OUTPUT_SHARE - 1 + ratio))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,11 +94,39 @@ class Budget:
     default_output: int  # a summary's budget when the caller gives 0
     fetch_output: int  # fetch_url's budget for a page (FETCH_MAX_TOKENS)
     max_input: int  # MAX_INPUT_TOKENS
+    # Server tokens per cl100k token of a prompt: 1 + LLM_TOKENIZER_MARGIN (or what a server showed).
+    tokenizer_ratio: float = 1.0
+    # LLM_CONTEXT_TOKENS when the server said its context is less (then ``context_tokens``), else 0.
+    configured_context: int = 0
 
     @property
     def max_output(self) -> int:
         """The ceiling of any answer (see OUTPUT_SHARE)."""
-        return max_output_tokens(self.context_tokens)
+        return max_output_tokens(self.context_tokens, self.tokenizer_ratio)
+
+    @property
+    def context_said(self) -> str:
+        """Where the context's size comes from, for messages: the setting, or the server."""
+        if self.configured_context:
+            return (
+                f"the LLM server's context of {self.context_tokens} tokens "
+                f"(LLM_CONTEXT_TOKENS={self.configured_context} is more than it has)"
+            )
+        return f"LLM_CONTEXT_TOKENS={self.context_tokens}"
+
+    @property
+    def _counted(self) -> str:
+        """How the prompts are counted, for messages, when not as cl100k counts them."""
+        if self.tokenizer_ratio == 1.0:
+            return ""
+        return f", counted at {self.tokenizer_ratio:g} server tokens a cl100k token"
+
+    def prompt_room(self, out_tokens: int) -> int:
+        """cl100k tokens of system prompt and content a call answering in ``out_tokens`` may
+        send, its framing set aside."""
+        left = self.context_tokens - out_tokens
+        scaled = left if self.tokenizer_ratio == 1.0 else int(left / self.tokenizer_ratio)
+        return scaled - MESSAGE_OVERHEAD
 
     @property
     def max_instructions(self) -> int:
@@ -104,7 +145,7 @@ class Budget:
         if asked > self.max_output:
             raise InputError(
                 f"{name}={asked} is over the limit of {self.max_output} "
-                f"(half of what LLM_CONTEXT_TOKENS={self.context_tokens} leaves after the prompts)"
+                f"(half of what {self.context_said} leaves after the prompts{self._counted})"
             )
         return asked or self.default_output
 
@@ -122,7 +163,7 @@ class Budget:
     def chunk_size(self, system_tokens: int, wrapper_tokens: int, target: int) -> int:
         """The configured chunk size, shrunk if needed so that a chunk, its prompt and the
         largest map answer fit the model's context."""
-        room = self.context_tokens - MESSAGE_OVERHEAD - wrapper_tokens - system_tokens - target
+        room = self.prompt_room(target) - wrapper_tokens - system_tokens
         return max(MIN_CHUNK_TOKENS, min(self.chunk_tokens, room))
 
     def overlap(self, chunk_size: int) -> int:
@@ -133,11 +174,19 @@ class Budget:
 
     def merge_room(self, system_tokens: int, out_tokens: int) -> int:
         """Tokens of summaries one merge call can read, given its prompt and answer sizes."""
-        return self.context_tokens - MESSAGE_OVERHEAD - system_tokens - out_tokens
+        return self.prompt_room(out_tokens) - system_tokens
 
     def reduce_output(self, target: int, system_tokens: int) -> int:
         """max_tokens for an intermediate merge (see REDUCE_OUTPUT_SHARE)."""
-        return reduce_output_tokens(target, self.context_tokens - MESSAGE_OVERHEAD - system_tokens)
+        r = self.tokenizer_ratio
+        room = self.context_tokens - MESSAGE_OVERHEAD - system_tokens
+        if r != 1.0:
+            # What reads twice ``out`` and writes ``out`` fits: r * (framing + system + 2 out)
+            # + out <= context, i.e. out <= (context / r - framing - system) / (2 + 1 / r),
+            # which `reduce_output_tokens` divides by 3: scaled to that.
+            # (One token less: `prompt_room` rounds down.)
+            room = int((self.context_tokens / r - MESSAGE_OVERHEAD - system_tokens - 1) * 3 / (2 + 1 / r))
+        return reduce_output_tokens(target, room)
 
 
 def map_output_tokens(target: int, num_chunks: int, chunk_tokens: int) -> int:

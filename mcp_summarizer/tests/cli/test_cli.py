@@ -138,7 +138,7 @@ def test_a_missing_file_exits_2_naming_it(tmp_path: Path) -> None:
     ("value", "returncode", "message"),
     [
         ("-5", 1, "--max-output-tokens must be 0 (the default) or positive, got -5"),
-        ("60000", 1, "--max-output-tokens=60000 is over the limit of 55984"),
+        ("60000", 1, "--max-output-tokens=60000 is over the limit of 47982"),
         ("lots", 2, "argument --max-output-tokens: invalid int value: 'lots'"),
     ],
     ids=["negative", "over-the-ceiling", "not-a-number"],

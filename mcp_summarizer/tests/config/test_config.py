@@ -38,7 +38,12 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.on_llm_failure == "extractive"
     assert s.summarizer_backend == "auto"
     assert s.log_level == "INFO"
-    assert s.budget().max_output == 55_984  # half of 128000 - 32 - 128000 / 8
+    assert s.llm_tokenizer_margin == 0.25
+    # T with 1.25 x (32 + 128000 / 8 + T) + T <= 128000: the final merge reads what it writes,
+    # counted by a tokenizer that makes a quarter more tokens than cl100k.
+    assert s.budget().max_output == 47_982
+    cl100k = load_settings({"LLM_TOKENIZER_MARGIN": "0"})
+    assert cl100k.budget().max_output == 55_984  # (128000 - 32 - 16000) / 2
     assert s.openrouter_api_key.get_secret_value() == ""
 
 
@@ -102,7 +107,10 @@ def test_settings_are_frozen() -> None:
             {"DEFAULT_CHUNK_SIZE_TOKENS": "1000", "DEFAULT_CHUNK_OVERLAP_TOKENS": "300"},
             "DEFAULT_CHUNK_OVERLAP_TOKENS",
         ),
-        ({"DEFAULT_MAX_OUTPUT_TOKENS": "55985"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
+        ({"DEFAULT_MAX_OUTPUT_TOKENS": "47983"}, "LLM_TOKENIZER_MARGIN=0.25"),
+        ({"LLM_TOKENIZER_MARGIN": "0", "DEFAULT_MAX_OUTPUT_TOKENS": "55985"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
+        ({"LLM_TOKENIZER_MARGIN": "-0.1"}, "LLM_TOKENIZER_MARGIN"),
+        ({"LLM_TOKENIZER_MARGIN": "3.5"}, "LLM_TOKENIZER_MARGIN"),
         ({"LLM_CONTEXT_TOKENS": "16000", "DEFAULT_MAX_OUTPUT_TOKENS": "7000"}, "DEFAULT_MAX_OUTPUT_TOKENS"),
         ({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "4096"}, "FETCH_MAX_TOKENS"),  # 4096 > 8192 / 4
     ],
@@ -116,7 +124,7 @@ def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], 
 
 def test_budget_defaults_shrink_to_what_a_small_model_can_produce() -> None:
     small = load_settings({"LLM_CONTEXT_TOKENS": "8192"}).budget()
-    assert small.default_output == small.fetch_output == small.max_output == 3568
+    assert small.default_output == small.fetch_output == small.max_output == 3054
     usual = load_settings({}).budget()
     assert (usual.default_output, usual.fetch_output) == (5000, 4096)
     chosen = load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}).budget()
@@ -141,7 +149,8 @@ def test_every_bad_variable_is_named() -> None:
     "env",
     [
         {"DEFAULT_CHUNK_OVERLAP_TOKENS": "2000"},  # exactly a quarter of 8000
-        {"DEFAULT_MAX_OUTPUT_TOKENS": "55984"},  # exactly the ceiling at 128000
+        {"DEFAULT_MAX_OUTPUT_TOKENS": "47982"},  # exactly the ceiling at 128000
+        {"LLM_TOKENIZER_MARGIN": "0", "DEFAULT_MAX_OUTPUT_TOKENS": "55984"},  # ... for a cl100k server
         {"LLM_CONTEXT_TOKENS": "16384", "DEFAULT_MAX_OUTPUT_TOKENS": "5000"},  # fits a 16k model
         {"LLM_CONTEXT_TOKENS": "20000"},  # 5000 == 20000 / 4
         {"MCP_SUMMARIZER_PORT": "65535", "MAX_CONCURRENT_LLM_CALLS": "1", "LLM_MAX_ATTEMPTS": "10"},

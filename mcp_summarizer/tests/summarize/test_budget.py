@@ -8,9 +8,12 @@ from hypothesis import strategies as st
 
 from mcp_summarizer.summarize.budget import (
     MAP_OUTPUT_FLOOR,
+    MESSAGE_OVERHEAD,
+    Budget,
     level_output_tokens,
     map_output_tokens,
     map_share_settled,
+    max_output_tokens,
     plan_groups,
     reduce_output_tokens,
 )
@@ -171,3 +174,71 @@ def test_map_share_settles_at_a_known_chunk_count(target: int) -> None:
         assert all(map_output_tokens(target, n, size) == at for n in range(settled, settled + 2000))
     if settled > 1:
         assert map_output_tokens(target, settled - 1, 8000) != map_output_tokens(target, settled, 8000)
+
+
+# -- a server that counts more tokens than cl100k (LLM_TOKENIZER_MARGIN) -----------------------
+
+
+def budget_of(context: int, ratio: float) -> Budget:
+    return Budget(
+        context_tokens=context,
+        chunk_tokens=10**9,  # never the bound: what the context leaves is
+        overlap_tokens=0,
+        default_output=16,
+        fetch_output=16,
+        max_input=10**9,
+        tokenizer_ratio=ratio,
+    )
+
+
+def server_count(budget: Budget, cl100k_prompt: int, max_tokens: int) -> float:
+    """What a call takes of the server's context: its prompt (framing included) in the
+    server's tokens, and its answer."""
+    return budget.tokenizer_ratio * (cl100k_prompt + MESSAGE_OVERHEAD) + max_tokens
+
+
+def test_a_ratio_of_one_is_the_plain_arithmetic() -> None:
+    plain = budget_of(12_000, 1.0)
+    assert plain.max_output == 5234 == max_output_tokens(12_000)
+    assert plain.merge_room(300, 800) == 12_000 - MESSAGE_OVERHEAD - 300 - 800
+    assert plain.chunk_size(300, 10, 800) == 12_000 - MESSAGE_OVERHEAD - 300 - 10 - 800
+    assert plain.reduce_output(5000, 300) == (12_000 - MESSAGE_OVERHEAD - 300) // 3
+
+
+def test_the_default_margin_lets_an_8k_server_take_smollm2s_count() -> None:
+    """LLM_CONTEXT_TOKENS=8192 against llama.cpp with an 8,192 context: SmolLM2's tokenizer
+    made 14-25% more tokens than cl100k; every map call the budget plans fits at 1.25."""
+    b = budget_of(8192, 1.25)
+    for target in (100, 1000, b.max_output):
+        for system in (200, 1024):
+            size = b.chunk_size(system, 10, target)
+            assert server_count(b, system + 10 + size, target) <= 8192
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(2048, 300_000),
+    st.floats(1.0, 3.0),
+    st.integers(0, 1_000_000),
+    st.integers(0, 1_000_000),
+    st.integers(16, 1_000_000),
+)
+def test_every_call_the_budget_plans_fits_the_server_at_its_ratio(
+    context: int, ratio: float, system_pick: int, wrapper_pick: int, target_pick: int
+) -> None:
+    b = budget_of(context, ratio)
+    system = system_pick % (b.max_instructions + 1)
+    wrapper = wrapper_pick % 64
+    target = 16 + target_pick % max(b.max_output - 15, 1)
+    if b.max_output < 16:
+        return
+    # A map call: its chunk, prompt and answer.
+    room = b.prompt_room(target) - wrapper - system
+    if room >= 256:  # (below, chunk_size's floor holds and the server refuses: `overflow` splits)
+        assert server_count(b, system + wrapper + b.chunk_size(system, wrapper, target), target) <= context
+    # A merge: what it reads, its prompt and answer; an intermediate one reads twice what it writes.
+    out = b.reduce_output(target, system)
+    assert server_count(b, system + b.merge_room(system, out), out) <= context
+    assert b.merge_room(system, out) >= 2 * out or out == min(16, target)
+    # The final merge reads as much as it writes, whatever the caller's prompt.
+    assert b.merge_room(b.max_instructions, b.max_output) >= b.max_output

@@ -70,6 +70,9 @@ def settings(llm: FakeLLM, **env: str) -> Settings:
         # Generous: the test LLM shares this process with the engine's CPU work, and a loaded
         # machine has made its answers late; the tests of timeouts set their own.
         "LLM_TIMEOUT_SECONDS": "60",
+        # The test LLM counts with cl100k, as the budgets do: no margin, the arithmetic is exact
+        # (other tokenizers: test_server_context).
+        "LLM_TOKENIZER_MARGIN": "0",
     }
     return load_settings({**base, **env})
 
