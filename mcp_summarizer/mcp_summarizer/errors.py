@@ -14,7 +14,9 @@ surface is a bug: it is logged with its traceback.
     │   └── OverStoreCap         a put larger than the store's cap (or a tenant's share): not stored
     ├── BusyError            too much is being summarized at once; try again shortly
     ├── LLMError             the LLM failed for good, after retries (the failure policy applies)
-    │   └── RejectedAnswer       an answer rejected twice (a loop, a refusal...): the caller's fallback
+    │   ├── RejectedAnswer       an answer rejected twice (a loop, a refusal...): the caller's fallback
+    │   ├── ContextOverflow      the server refused a prompt as too long for its context
+    │   └── ContextTooSmall      ... and no part small enough to send would fit it
     ├── UpstreamError        a proxied MCP server could not be reached, failed or timed out
     └── FetchError           a page that cannot be had (status: the HTTP status, if any)
         ├── BlockedAddressError   the SSRF guard refused the address, before connecting
@@ -31,11 +33,15 @@ so that the surface treats one that escapes as the bug it would be:
 
 from __future__ import annotations
 
+from mcp_summarizer.summarize.context_error import ContextRejection
+
 __all__ = [
     "AttemptTimeout",
     "BlockedAddressError",
     "BusyError",
     "ConfigError",
+    "ContextOverflow",
+    "ContextTooSmall",
     "ExpiredSource",
     "FetchError",
     "HostUnreachable",
@@ -107,6 +113,21 @@ class RejectedAnswer(LLMError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message, attempts=2)
         self.reason = reason
+
+
+class ContextOverflow(LLMError):
+    """The server refused a prompt as too long for its context (HTTP 400 and the like; never
+    retried as it is).  ``rejection`` holds what it said (a `ContextRejection`): the engine
+    learns the server's context from it and sends the part again in smaller pieces."""
+
+    def __init__(self, message: str, rejection: ContextRejection, *, attempts: int = 1) -> None:
+        super().__init__(message, attempts=attempts)
+        self.rejection = rejection
+
+
+class ContextTooSmall(LLMError):
+    """The server's context cannot hold the service's prompts with a part of the text worth
+    sending: the message names LLM_CONTEXT_TOKENS and the server's limit."""
 
 
 class UpstreamError(SummarizerError):

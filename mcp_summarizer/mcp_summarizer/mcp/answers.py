@@ -91,6 +91,7 @@ def _merged(before: Outcome, again: Outcome) -> Outcome:
         bypassed=before.bypassed and again.bypassed,
         trimmed=before.trimmed or again.trimmed,
         length_stops=before.length_stops + again.length_stops,
+        context_splits=before.context_splits + again.context_splits,
         backend=before.backend if again.bypassed else again.backend,
         degraded=before.degraded or again.degraded,
         cause=before.cause or again.cause,

@@ -8,9 +8,14 @@ errors, timeouts), exponential backoff with jitter, and a server's Retry-After h
 caller's concurrency slot is held by each attempt, never across the waits between them: a
 429 storm whose Retry-After kept every slot asleep would queue every other request too.
 
-LLM_TIMEOUT_SECONDS bounds each attempt's whole time.  The SDK's timeout is per socket read,
-so a server trickling its answer byte by byte would keep a call alive indefinitely; an
-attempt past its deadline is closed and counts as a transient timeout, retried like one.
+Each attempt has a deadline on its whole time (`pace`: LLM_TIMEOUT_SECONDS plus what the
+server's measured pace says the attempt and those ahead of it need).  The SDK's timeout is
+per socket read, so a server trickling its answer byte by byte would keep a call alive
+indefinitely; an attempt past its deadline is closed and counts as a transient timeout,
+retried like one.
+
+A server that refuses a prompt as too long for its context raises `ContextOverflow` with what
+it said (`context_error`), at once: the engine splits the part and learns the server's limit.
 
 An error's text reaches the caller (tool answers, fetch_url's Status line) and the logs: it
 carries the status code and the server's reason cut short, on one line, with the API key and
@@ -38,10 +43,12 @@ from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
-from mcp_summarizer.errors import AttemptTimeout, LLMError
+from mcp_summarizer.errors import AttemptTimeout, ContextOverflow, LLMError
+from mcp_summarizer.summarize.context_error import ContextRejection, read_context_error
 from mcp_summarizer.summarize.options import LLMOptions
+from mcp_summarizer.summarize.pace import Pace, prompt_work
 
-__all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot"]
+__all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot", "context_rejection"]
 
 logger = logging.getLogger(__name__)
 _TRANSIENT_STATUS = {408, 409, 429}
@@ -117,6 +124,16 @@ class _Wait:
         return self._backoff(state) if self._backoff else 0.0
 
 
+def context_rejection(exc: BaseException) -> ContextRejection | None:
+    """What a server said when it refused a prompt as too long for its context, if it did."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error")
+    message = body.get("message") or (error.get("message") if isinstance(error, dict) else None)
+    return read_context_error(exc.status_code, str(message or exc.message), exc.body)
+
+
 def _describe(exc: BaseException, secrets: Iterable[str] = ()) -> str:
     """One line for the logs and for LLMError, whose text reaches the caller: the status code
     and the server's reason, sanitized (``secrets`` redacted, see `sanitize`)."""
@@ -170,6 +187,7 @@ class OpenAIBackend:
         self.model = options.model
         self._options = options
         self._secrets = _secrets(options)
+        self.pace = Pace(options.timeout_seconds)  # each attempt's deadline
         # One client per event loop: its connection pool belongs to the loop that made it, and
         # in-process callers may run `asyncio.run()` many times (each a new loop).
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
@@ -217,6 +235,8 @@ class OpenAIBackend:
                     async with slot():
                         response = await self._attempt(system, user, max_tokens)
         except (openai.OpenAIError, AttemptTimeout) as exc:
+            if (rejection := context_rejection(exc)) is not None:
+                raise ContextOverflow(_describe(exc, self._secrets), rejection, attempts=attempts) from exc
             raise LLMError(_describe(exc, self._secrets), attempts=attempts) from exc
         if not response.choices:
             raise LLMError("the LLM returned no choices", attempts=attempts)
@@ -234,16 +254,31 @@ class OpenAIBackend:
 
     async def _attempt(self, system: str, user: str, max_tokens: int) -> ChatCompletion:
         o = self._options
+        attempt = self.pace.start(prompt_work(system, user), max_tokens)
         try:
-            async with asyncio.timeout(o.timeout_seconds):
-                return await self._client().chat.completions.create(
+            async with asyncio.timeout(attempt.deadline):
+                response = await self._client().chat.completions.create(
                     model=self.model,
                     messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                     max_tokens=max_tokens,
                     temperature=o.temperature,
+                    # The SDK's own (per read) no shorter than the attempt's deadline.
+                    timeout=openai.Timeout(
+                        attempt.deadline, connect=min(o.timeout_seconds, attempt.deadline)
+                    ),
                 )
         except TimeoutError:
-            raise AttemptTimeout(f"no answer within {o.timeout_seconds} s") from None
+            self.pace.timed_out(attempt)
+            raise AttemptTimeout(f"no answer within {attempt.deadline:.1f} s") from None
+        except BaseException:
+            self.pace.dropped(attempt)
+            raise
+        if response.usage is not None:
+            written = response.usage.completion_tokens
+        else:  # a server that reports no usage: the answer's bytes / 3, as for the prompt
+            written = len((response.choices[0].message.content or "") if response.choices else "") // 3
+        self.pace.answered(attempt, written)
+        return response
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None

@@ -3,6 +3,7 @@ honoured, non-transient errors not retried, timeouts that close the request."""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import io
 import json
@@ -391,6 +392,42 @@ async def test_a_trickle_within_the_deadline_is_an_answer(llm: FakeLLM) -> None:
     llm.script(trickle("Goldshire is a town.", interval=0.001))
     result = await complete_with(llm, LLM_TIMEOUT_SECONDS="10")
     assert (result.text, result.attempts) == ("Goldshire is a town.", 1)
+
+
+# -- a slow server: deadlines that grow with the work queued at it -----------------------------
+
+
+async def test_calls_queued_at_a_one_slot_server_are_not_cut_off(llm: FakeLLM) -> None:
+    """llama.cpp's way: one call at a time, the rest queued.  Four calls at once, each 0.4 s
+    of work: the fourth answers after 1.6 s, past LLM_TIMEOUT_SECONDS=1, yet is not cut off,
+    for the work ahead of it counts in its deadline."""
+    llm.slots, llm.latency = 1, 0.4
+    b = OpenAIBackend(make_settings(llm, LLM_TIMEOUT_SECONDS="1", LLM_MAX_ATTEMPTS="1").llm())
+    try:
+        answers = await asyncio.gather(*(b.complete(SYSTEM, f"{USER} {i}", 500) for i in range(4)))
+        await llm.wait_idle_async()
+    finally:
+        await b.aclose()
+        llm.slots = None
+    assert [a.attempts for a in answers] == [1, 1, 1, 1]
+    assert [r.outcome for r in llm.requests] == ["ok"] * 4
+    assert b.pace.seconds_per_unit is not None, "the answers measured the server's pace"
+
+
+async def test_the_retry_of_a_timed_out_call_waits_for_the_work_the_server_goes_on_with(llm: FakeLLM) -> None:
+    """A call that outran its deadline is still being worked on by a one-slot server (llama.cpp
+    went on for 64 s): its retry queues behind that work, and its deadline counts it."""
+    llm.slots = 1
+    llm.script(ok("slow", delay=3.0), ok("fine", delay=0.2))
+    b = OpenAIBackend(make_settings(llm, LLM_TIMEOUT_SECONDS="1", LLM_MAX_ATTEMPTS="3").llm())
+    try:
+        result = await b.complete(SYSTEM, USER, 100)
+        await llm.wait_idle_async(within=10)
+    finally:
+        await b.aclose()
+        llm.slots = None
+    assert (result.text, result.attempts) == ("fine", 2)
+    assert [r.outcome for r in llm.requests] == ["cancelled", "ok"]
 
 
 async def test_connection_refused_is_retried_then_fails() -> None:

@@ -20,6 +20,13 @@ once and answers the rest 429 with Retry-After (`retry_after`) at once, and with
 a call's latency grows with the calls being served when it arrives (`latency * (1 +
 load_slope * (n - 1) / capacity)` for the n-th), as a real server's does as its batch grows.
 
+A server's context can be scripted (`FakeLLM(context=SmallContext(...))`, see `small_context`):
+prompts counted with another tokenizer, and those too long refused as llama.cpp, OpenAI, vLLM
+or OpenRouter refuse them.  A slow local server too: `slots=N` serves N calls at a time and
+queues the rest in order (llama.cpp's way), and a call whose client hung up keeps its slot
+until its work is done (as llama.cpp's did); `seconds_per_token` adds to a call's latency for
+each token of its prompt, as the server counts it.
+
 Replies are built with the module-level constructors `ok`, `length`, `error`, `hang` and
 `trickle`. Their `delay` defaults to None, meaning "use `llm.latency`" (0.0 unless set); pass
 `delay=0.0` explicitly to answer at once whatever the latency.
@@ -37,7 +44,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import uvicorn
 from starlette.applications import Starlette
@@ -47,6 +54,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mcp_summarizer.text import tokens
+
+if TYPE_CHECKING:
+    from tests.support.small_context import SmallContext
 
 __all__ = [
     "FakeLLM",
@@ -85,6 +95,7 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float | None = None  # None: the server's `latency`
     interval: float | None = None  # trickle: seconds between the body's bytes
+    extra: Mapping[str, Any] = field(default_factory=dict)  # error: more fields of its error object
 
 
 def ok(content: str | None = None, *, delay: float | None = None, finish_reason: str = "stop") -> Reply:
@@ -105,6 +116,7 @@ def error(
     code: str | None = None,
     headers: Mapping[str, str] | None = None,
     delay: float | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Reply:
     """An HTTP error with an OpenAI-shaped body `{"error": {"message", "type", "param", "code"}}`.
 
@@ -126,6 +138,7 @@ def error(
         code=code or default_code,
         headers=dict(headers or {}),
         delay=delay,
+        extra=dict(extra or {}),
     )
 
 
@@ -197,6 +210,7 @@ class Recorded:
     user: str = ""
     max_tokens: int | None = None
     prompt_tokens: int = 0  # tokens of all message contents
+    server_prompt_tokens: int = 0  # with a context: the prompt as the server's tokenizer counts it
     started: float = 0.0  # time.monotonic()
     finished: float | None = None
     outcome: str = "pending"
@@ -229,6 +243,9 @@ class FakeLLM:
         capacity: int | None = None,
         retry_after: float = 1.0,
         load_slope: float = 0.0,
+        context: SmallContext | None = None,
+        slots: int | None = None,
+        seconds_per_token: float = 0.0,
     ) -> None:
         self.latency = latency  # seconds from a request's arrival to its reply, if its `delay` is None
         # Calls served at once; the rest get 429 with Retry-After: `retry_after` (None: no limit).
@@ -236,6 +253,10 @@ class FakeLLM:
         self.retry_after = retry_after
         self.load_slope = load_slope  # latency grows by this fraction at full capacity
         self._serving = 0
+        self.context = context  # prompts too long for it are refused as a real server does
+        self.slots = slots  # calls worked on at once, the rest queued (None: no limit)
+        self.seconds_per_token = seconds_per_token  # latency per prompt token (the server's count)
+        self._slot_lock: tuple[int, asyncio.Semaphore] | None = None  # for `slots`, made on the server's loop
         # 0: an ephemeral port. A fixed one lets a test stop (or kill) a server and start a new
         # one where the service under test still points (SO_REUSEADDR: old connections may
         # linger in TIME_WAIT on it).
@@ -487,9 +508,21 @@ class FakeLLM:
         record.prompt_tokens = await asyncio.to_thread(lambda: sum(tokens.count(t) for _, t in texts))
         limit = body.get("max_tokens", body.get("max_completion_tokens"))
         record.max_tokens = limit if isinstance(limit, int) else None
+        answer_limit = record.max_tokens
+        if self.context is not None:
+            record.server_prompt_tokens = self.context.count(record.prompt_tokens)
+            if (
+                too_long := self.context.refusal(record.server_prompt_tokens, record.max_tokens or 0)
+            ) is not None:
+                return self._error_response(record, too_long)
+            answer_limit = self.context.answer_limit(record.server_prompt_tokens, record.max_tokens)
 
         reply = self._next_reply(record)
-        latency = self.latency
+        if reply.kind == "ok" and answer_limit != record.max_tokens and reply.content is None:
+            reply = ok(delay=reply.delay, finish_reason="length")  # the context ran out first
+        latency = self.latency + self.seconds_per_token * (
+            record.server_prompt_tokens or record.prompt_tokens
+        )
         if record.serving and self.capacity:
             latency *= 1 + self.load_slope * (record.serving - 1) / self.capacity
         delay = None if reply.kind == "hang" else (latency if reply.delay is None else reply.delay)
@@ -498,18 +531,27 @@ class FakeLLM:
         # on top (tokenizing an 8k-token prompt and the answer took ~20 ms a call, 10% of a
         # 0.2 s latency, which benchmarks would have charged to the engine).
         summary = (
-            asyncio.ensure_future(asyncio.to_thread(default_summary, record.user, record.max_tokens))
+            asyncio.ensure_future(asyncio.to_thread(default_summary, record.user, answer_limit))
             if reply.kind != "error" and delay is not None and reply.content is None
             else None
         )
-        if delay is None or delay > 0:
-            left = None if delay is None else max(0.0, delay - (time.monotonic() - record.started))
-            woke = await self._wait(request, left)
-            if woke == "disconnected":
-                record.outcome = "cancelled"
-                return Response(status_code=499)  # nobody is listening any more
-            if woke == "closing":
-                return self._error_response(record, error(503, message="FakeLLM is shutting down."), "hung")
+        begin, slot = record.started, self._slot()
+        if slot is not None:  # queued until a slot is free; the work starts then
+            took = await self._take_slot(request, slot)
+            if took != "done":
+                return self._gone(record, took)
+            begin = time.monotonic()
+        try:
+            if delay is None or delay > 0:
+                left = None if delay is None else max(0.0, delay - (time.monotonic() - begin))
+                woke = await self._wait(request, left)
+                if woke == "disconnected" and slot is not None and delay is not None:
+                    await self._keep_working(begin + delay)  # as llama.cpp: the work goes on
+                if woke != "done":
+                    return self._gone(record, woke)
+        finally:
+            if slot is not None:
+                slot.release()
         if reply.kind == "error":
             return self._error_response(record, reply)
 
@@ -545,6 +587,55 @@ class FakeLLM:
             )
         record.outcome = "ok"
         return JSONResponse(payload)
+
+    def _gone(self, record: Recorded, why: str) -> Response:
+        """The answer to a client that hung up (``why`` "disconnected") or when the server stops."""
+        if why == "disconnected":
+            record.outcome = "cancelled"
+            return Response(status_code=499)  # nobody is listening any more
+        return self._error_response(record, error(503, message="FakeLLM is shutting down."), "hung")
+
+    def _slot(self) -> asyncio.Semaphore | None:
+        """The slots' semaphore, made (on the server's loop) for the current `slots`."""
+        if self.slots is None:
+            return None
+        if self._slot_lock is None or self._slot_lock[0] != self.slots:
+            self._slot_lock = (self.slots, asyncio.Semaphore(self.slots))
+        return self._slot_lock[1]
+
+    async def _take_slot(self, request: Request, slot: asyncio.Semaphore) -> str:
+        """Wait for a slot: "done" with it held, or "disconnected" / "closing" without."""
+        assert self._closing is not None
+        acquire = asyncio.ensure_future(slot.acquire())
+        others = {
+            asyncio.ensure_future(self._disconnect(request)): "disconnected",
+            asyncio.ensure_future(self._closing.wait()): "closing",
+        }
+        try:
+            done, _ = await asyncio.wait({acquire, *others}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
+        if acquire in done:
+            return "done"
+        acquire.cancel()
+        try:
+            await acquire
+            slot.release()  # it came just as the client left: not used
+        except asyncio.CancelledError:
+            pass
+        return next(why for task, why in others.items() if task in done)
+
+    async def _keep_working(self, until: float) -> None:
+        """An abandoned call's work, done to its end unless the server stops."""
+        assert self._closing is not None
+        left = until - time.monotonic()
+        if left > 0:
+            try:
+                await asyncio.wait_for(self._closing.wait(), left)
+            except TimeoutError:
+                pass
 
     def _trickled(self, record: Recorded, outcome: str) -> None:
         record.outcome = outcome
@@ -592,7 +683,13 @@ class FakeLLM:
     def _error_response(record: Recorded, reply: Reply, outcome: str | None = None) -> Response:
         record.outcome = outcome or f"error:{reply.status}"
         body = {
-            "error": {"message": reply.message, "type": reply.error_type, "param": None, "code": reply.code}
+            "error": {
+                "message": reply.message,
+                "type": reply.error_type,
+                "param": None,
+                "code": reply.code,
+                **reply.extra,
+            }
         }
         return JSONResponse(body, status_code=reply.status, headers=dict(reply.headers))
 

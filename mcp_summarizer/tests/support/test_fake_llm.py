@@ -15,6 +15,7 @@ import pytest
 
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, default_summary, error, hang, length, ok, trickle
+from tests.support.small_context import SmallContext, server_tokens
 
 TEXT = " ".join(
     f"Paragraph {i}: the quick brown fox jumps over the lazy dog near river {i}." for i in range(40)
@@ -91,6 +92,60 @@ async def test_500_and_context_length(llm: FakeLLM, client: openai.AsyncOpenAI) 
     assert caught.value.code == "context_length_exceeded"
     assert "maximum context length" in caught.value.message
     assert [r.outcome for r in llm.requests] == ["error:500", "error:400"]
+
+
+async def test_a_small_context_refuses_as_llama_cpp_does_counting_with_its_tokenizer(
+    llm: FakeLLM, client: openai.AsyncOpenAI
+) -> None:
+    prompt = tokens.count("Summarize.") + tokens.count(TEXT)
+    server = server_tokens(prompt, 1.5)
+    llm.context = SmallContext(server, ratio=1.5, dialect="llama.cpp")  # the prompt fills it
+    with pytest.raises(openai.BadRequestError) as caught:
+        await ask(client)
+    error_body = caught.value.body
+    assert isinstance(error_body, dict)
+    assert (error_body["n_prompt_tokens"], error_body["n_ctx"], error_body["type"]) == (
+        server,
+        server,
+        "exceed_context_size_error",
+    )
+    assert (
+        f"request ({server} tokens) exceeds the available context size ({server} tokens)"
+        in caught.value.message
+    )
+    llm.context = SmallContext(server + 10, ratio=1.5, dialect="llama.cpp")  # room for 10 more
+    cut = await ask(client, max_tokens=50)
+    assert cut.choices[0].finish_reason == "length"  # the context ended the answer
+    assert tokens.count(cut.choices[0].message.content or "") <= 10
+    assert llm.requests[-1].server_prompt_tokens == server
+
+
+@pytest.mark.parametrize("dialect", ["openai", "vllm", "openrouter"])
+async def test_a_small_context_refuses_a_prompt_and_answer_over_it(
+    llm: FakeLLM, client: openai.AsyncOpenAI, dialect: str
+) -> None:
+    server = server_tokens(tokens.count("Summarize.") + tokens.count(TEXT), 1.0)
+    llm.context = SmallContext(server + 49, dialect=dialect)  # type: ignore[arg-type]
+    assert (await ask(client, max_tokens=49)).choices[0].finish_reason == "stop"
+    with pytest.raises(openai.BadRequestError) as caught:
+        await ask(client, max_tokens=50)
+    assert f"maximum context length is {server + 49} tokens" in caught.value.message
+
+
+async def test_slots_serve_in_order_and_an_abandoned_call_keeps_its_slot(llm: FakeLLM) -> None:
+    """One slot, calls of 0.3 s: the second waits for the first; a client that hangs up leaves
+    its call's work going on, and the next call waits for it still."""
+    llm.slots, llm.latency = 1, 0.3
+    async with openai.AsyncOpenAI(base_url=llm.base_url, api_key="k", max_retries=0, timeout=0.15) as quick:
+        with pytest.raises(openai.APITimeoutError):
+            await ask(quick)  # gone after 0.15 s
+    started = time.monotonic()
+    async with openai.AsyncOpenAI(base_url=llm.base_url, api_key="k", max_retries=0) as patient:
+        await asyncio.gather(ask(patient), ask(patient))
+    elapsed = time.monotonic() - started
+    await llm.wait_idle_async()
+    assert [r.outcome for r in llm.requests] == ["cancelled", "ok", "ok"]
+    assert elapsed >= 0.1 + 0.3 + 0.3, "behind the abandoned call's rest, then one after the other"
 
 
 async def test_length_and_scripted_content(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:

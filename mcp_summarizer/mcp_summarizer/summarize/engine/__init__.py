@@ -16,6 +16,9 @@ Its public API is here; each module does one job:
 * `baseline`: the summary held against the embedded one's fidelity (ON_LOW_FIDELITY).
 * `prompts`, `answers`: the system prompts; a cut answer made to end cleanly.
 * `completion`: the ``summarization_complete`` event, the same from every surface.
+* `context`, `overflow`: the budget as the server's rejections taught it; a call the server's
+  context cannot take, split and sent again in parts.
+* `events`: the log events that say where a request is.
 
 Nothing here knows about MCP.
 """

@@ -35,6 +35,7 @@ def log_completion(
             "length_stops": outcome.length_stops,
             "rejected_answers": sum(outcome.rejected.values()),
             "parts_replaced": outcome.parts_replaced,
+            "context_splits": outcome.context_splits,
             "reduce_levels": outcome.reduce_levels,
             "model": model,
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),

@@ -9,7 +9,8 @@
   (``finish_reason == "length"``, or a model whose tokenizer counts differently) is trimmed
   at a sentence or line end, and that is logged.
 * When the request is cancelled, or one call fails for good, the other calls are cancelled
-  with it (a TaskGroup; `gather`).
+  with it (a TaskGroup; `gather`); but a call refused as too long for the server's context is
+  sent again in parts, and the budget learns the server's limit (`overflow`, `context`).
 * When the LLM path fails, the failure policy answers (`failure`); a summary made gets its
   fidelity receipt, and a repair call when FIDELITY_REPAIR asks for one (`fidelity`).
 * Every answer is checked before it is used, asked for once more if rejected, then its part is
@@ -34,9 +35,10 @@ from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.citations.ask import NO_CITATIONS, Ask
 from mcp_summarizer.citations.attribute import uncited
-from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.errors import ContextOverflow, InputError, LLMError
 from mcp_summarizer.summarize.admission import Admission, estimated
 from mcp_summarizer.summarize.budget import (
+    Budget,
     map_output_tokens,
     map_share_settled,
 )
@@ -44,12 +46,15 @@ from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.summarize.engine.answers import end_cleanly, fit_answer
 from mcp_summarizer.summarize.engine.baseline import embedded_summary, judge
 from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
+from mcp_summarizer.summarize.engine.context import ServerContext
+from mcp_summarizer.summarize.engine.events import map_started
 from mcp_summarizer.summarize.engine.failure import embedded, fail
 from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
 from mcp_summarizer.summarize.engine.gather import gather
 from mcp_summarizer.summarize.engine.head import HeadStart, head_chunks, let_calls_out
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
+from mcp_summarizer.summarize.engine.overflow import Fitting
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.summarize.engine.reduce import reduce_tree
 from mcp_summarizer.summarize.engine.streamed import stream_chunks
@@ -80,7 +85,7 @@ class Engine:
         self, options: EngineOptions, backend: Backend | None, limiter: FairLimiter, keys: CacheKeys
     ) -> None:
         self.options = options
-        self.budget = options.budget
+        self.context = ServerContext(options.budget)  # the budget, as servers' rejections taught it
         self.backend = backend
         self.limiter = limiter
         self.admission = Admission(options.max_inflight_input_tokens, options.admission_wait_seconds)
@@ -92,6 +97,10 @@ class Engine:
         self.cache: Answers | None = None
         self.keys = keys
         self.prompts = Prompts()
+
+    @property
+    def budget(self) -> Budget:
+        return self.context.budget
 
     @property
     def model(self) -> str:
@@ -313,7 +322,7 @@ class Engine:
                     run.outcome.boilerplate_tokens = removed
                     run.outcome.num_chunks = run.planned = len(chunks)
                     run.chunked(request, cleaned.text, chunks)
-                    self._map_started(request, run.outcome.input_tokens, chunks, target, len(calls))
+                    map_started(request, run.outcome.input_tokens, chunks, target, len(calls), self.model)
                     calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
                     facts.start()
             except BaseExceptionGroup as eg:
@@ -372,7 +381,7 @@ class Engine:
         )
         run.outcome.num_chunks = run.planned = len(chunks)
         run.chunked(request, request.content, chunks)
-        self._map_started(request, run.outcome.input_tokens, chunks, target, 0)
+        map_started(request, run.outcome.input_tokens, chunks, target, 0, self.model)
         facts.start()  # the LLM calls start now: the process is mostly waiting from here on
 
         summaries = await gather(self._map(run, map_system, target, c, len(chunks)) for c in chunks)
@@ -381,38 +390,23 @@ class Engine:
         out.output_tokens = tokens.count(out.text)
         return out
 
-    def _map_started(
-        self, request: Request, input_tokens: int, chunks: list[Chunk], target: int, started: int
-    ) -> None:
-        """The design's ``map_phase_started`` event, once every chunk is known (``started``:
-        map calls already out then, when chunking and mapping overlap)."""
-        logger.info(
-            "map_phase_started",
-            extra={
-                "input_tokens": input_tokens,
-                "chunks": len(chunks),
-                "num_chunks": len(chunks),  # the design's name for it
-                "strategy": request.strategy,
-                "max_tokens_per_chunk": max(
-                    (map_output_tokens(target, len(chunks), c.tokens) for c in chunks), default=0
-                ),
-                "map_calls_started": started,
-                "model": self.model,
-            },
-        )
-
     async def _map(self, run: Run, system: Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
         if system.ready is not None:  # the excerpts this chunk holds, still being cut
             await system.ready(piece)
-        summary = await self._call(run, system(max_tokens, piece), piece.text, max_tokens, "map")
+        summary = await self._fitting(run).map(system, piece, max_tokens)
         return run.mapped(piece, summary)
 
     async def _reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
         """The reduce tree (`reduce`), its calls this engine's."""
+        merge = self._fitting(run).merge
         return await reduce_tree(
-            run, summaries, system, target, budget=self.budget, call=self._call, fit=fit_answer
+            run, summaries, system, target, budget=self.budget, merge=merge, fit=fit_answer
         )
+
+    def _fitting(self, run: Run) -> Fitting:
+        """``run``'s calls, split when the server's context cannot take them (`overflow`)."""
+        return Fitting(run, self.context, self.prompts.document_overhead, self._call, fit_answer)
 
     async def _call(
         self, run: Run, system: str, content: str, max_tokens: int, phase: str, *, fallback: bool = True
@@ -464,7 +458,10 @@ class Engine:
         try:
             completion = await self.backend.complete(system, user, max_tokens, slot=slot)
         except Exception as exc:
-            run.failed = True
+            if isinstance(exc, ContextOverflow):  # split and sent again (`overflow`), not a failure yet
+                self.context.learn_from(exc, system, user, max_tokens)
+            else:
+                run.failed = True
             if self.observer is not None:
                 self.observer.llm_call(exc, time.perf_counter() - started)
             raise
@@ -493,7 +490,11 @@ class Engine:
     ) -> str:
         """One LLM call under the limiter, its answer checked and held to ``max_tokens``
         (without ``fallback``, twice rejected: RejectedAnswer, for the caller's own fallback)."""
-        return await self._call(run, system, content, max_tokens, phase, fallback=fallback)
+        try:
+            return await self._call(run, system, content, max_tokens, phase, fallback=fallback)
+        except ContextOverflow:  # not split here: the request is over (the budget learned from it)
+            run.failed = True
+            raise
 
     async def reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
         """Merge ``summaries`` as a tree until they fit ``target`` (no call if they already do)."""

@@ -72,6 +72,7 @@ class Outcome:
     bypassed: bool = False
     trimmed: bool = False
     length_stops: int = 0
+    context_splits: int = 0  # parts cut smaller because the server's context could not take them
     backend: Writer = "none"  # what wrote ``text`` ("none": nothing did, it is the source's)
     degraded: bool = False  # the LLM path failed: ``text`` is what the failure policy gave
     cause: str = ""  # why it degraded, one line

@@ -2,7 +2,8 @@
 so that each merge call fits the model's context (system + content + max_tokens <=
 LLM_CONTEXT_TOKENS) and the groups are merged concurrently, level after level.  Each level at
 least halves the number of summaries, so the tree is logarithmically deep and always ends; the
-arithmetic is in `budget`.  The calls themselves are the engine's (``call``), under its limiter."""
+arithmetic is in `budget`.  The calls themselves are the engine's (``merge``), under its limiter,
+split when the server's context turns out smaller (`overflow`)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ logger = logging.getLogger(__name__)
 SEPARATOR = "\n\n---\n\n"
 _MAX_LEVELS = 64  # unreachable by construction (levels halve); a guard, not a tuning knob
 
-# One LLM call of ``run`` (system, content, max_tokens, phase), its answer held to max_tokens.
-Call = Callable[[Run, str, str, int, str], Coroutine[Any, Any, str]]
+# One merge call of ``run`` (its prompt, the summaries, max_tokens, phase), its answer held to max_tokens.
+Merge = Callable[[Prompt, list[str], int, str], Coroutine[Any, Any, str]]
 # A model's answer held to a budget, counted in ``run``'s outcome when it was cut.
 Fit = Callable[[Run, str, int], str]
 
@@ -46,7 +47,7 @@ async def reduce_tree(
     target: int,
     *,
     budget: Budget,
-    call: Call,
+    merge: Merge,
     fit: Fit,
 ) -> str:
     """Merge ``summaries`` as a tree until they fit ``target`` (no call if they already do)."""
@@ -63,7 +64,7 @@ async def reduce_tree(
             run.outcome.reduce_levels = level
             run.planned += 1
             _log_reduce_pass(level, sizes, 1, target, target, final=True)
-            merged = await call(run, system_final, joined, target, "reduce")
+            merged = await merge(system_prompt, summaries, target, "reduce")
             return fit(run, merged, target)
         out_tokens = budget.reduce_output(target, final_system_tokens)
         system = system_prompt(out_tokens)
@@ -78,8 +79,7 @@ async def reduce_tree(
         run.outcome.reduce_levels = level
         _log_reduce_pass(level, sizes, len(groups), out_tokens, target, final=False)
         summaries = await gather(
-            call(run, system, SEPARATOR.join(summaries[a:b]), out_tokens, f"reduce level {level}")
-            for a, b in groups
+            merge(system_prompt, summaries[a:b], out_tokens, f"reduce level {level}") for a, b in groups
         )
     raise LLMError(f"reduce did not converge in {_MAX_LEVELS} levels")  # pragma: no cover
 

@@ -1,0 +1,107 @@
+"""Attempt deadlines from the server's pace (a clock of the test's own: no sleeping)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_summarizer.summarize.pace import ANSWER_WEIGHT, CAP, REFERENCE_WORK, SAFETY, Pace, prompt_work
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def test_prompt_work_over_estimates_tokens_from_bytes() -> None:
+    assert prompt_work("abc", "def") == 2.0
+    assert prompt_work("", "日本") == 2.0  # 6 bytes: a CJK character is about a token
+
+
+def test_before_any_answer_the_deadline_is_the_timeout_per_reference_work(clock: Clock) -> None:
+    pace = Pace(120, clock)
+    small = pace.start(1000, 100)
+    assert small.deadline == 120  # a small call: the timeout itself
+    pace.dropped(small)
+    big = pace.start(REFERENCE_WORK * 2, 0)
+    assert big.deadline == pytest.approx(240)
+
+
+def test_calls_in_flight_count_ahead_of_a_new_one(clock: Clock) -> None:
+    """A server with one slot serves the calls already sent first: the fifth of five at once
+    waits for four."""
+    pace = Pace(100, clock)
+    attempts = [pace.start(REFERENCE_WORK, 0) for _ in range(5)]
+    assert [a.ahead for a in attempts] == [
+        0,
+        REFERENCE_WORK,
+        2 * REFERENCE_WORK,
+        3 * REFERENCE_WORK,
+        4 * REFERENCE_WORK,
+    ]
+    assert [a.deadline for a in attempts] == pytest.approx([100, 200, 300, 400, 500])
+    for a in attempts[:4]:
+        pace.dropped(a)
+    assert pace.start(REFERENCE_WORK, 0).ahead == REFERENCE_WORK  # only the fifth is left
+
+
+def test_an_answer_measures_the_pace_and_later_deadlines_follow_it(clock: Clock) -> None:
+    pace = Pace(60, clock)
+    first = pace.start(8000, 500)
+    clock.now += 40.0  # 8000 + 16 x 250 written = 12,000 units in 40 s
+    pace.answered(first, 250)
+    per_unit = 40.0 / (8000 + ANSWER_WEIGHT * 250)
+    assert pace.seconds_per_unit == pytest.approx(per_unit)
+    second = pace.start(8000, 500)  # asks for up to 500: its work counts those
+    assert second.deadline == pytest.approx(60 + SAFETY * per_unit * (8000 + ANSWER_WEIGHT * 500))
+
+
+def test_a_fast_server_gets_short_deadlines_and_a_slower_answer_counts_at_once(clock: Clock) -> None:
+    pace = Pace(5, clock)
+    a = pace.start(4000, 100)
+    clock.now += 0.5
+    pace.answered(a, 100)
+    fast = pace.seconds_per_unit
+    assert fast is not None
+    assert pace.start(4000, 100).deadline < 5 + 2  # a hung server is found soon
+    b = pace.start(4000, 100)
+    clock.now += 50
+    pace.answered(b, 100)
+    assert pace.seconds_per_unit is not None and pace.seconds_per_unit > 10 * fast  # slower: taken at once
+    slow = pace.seconds_per_unit
+    c = pace.start(4000, 100)
+    clock.now += 0.5
+    pace.answered(c, 100)
+    assert fast < pace.seconds_per_unit < slow  # faster again: followed, slowly
+
+
+def test_a_timed_out_attempt_stays_ahead_and_raises_the_pace(clock: Clock) -> None:
+    """The server may go on with an abandoned request: the retry's deadline counts it."""
+    pace = Pace(10, clock)
+    first = pace.start(REFERENCE_WORK, 0)
+    clock.now += first.deadline
+    pace.timed_out(first)
+    assert pace.seconds_per_unit == pytest.approx(first.deadline / REFERENCE_WORK)
+    retry = pace.start(REFERENCE_WORK, 0)
+    assert retry.ahead == REFERENCE_WORK
+    assert retry.deadline == pytest.approx(10 + SAFETY * pace.seconds_per_unit * 2 * REFERENCE_WORK)
+    assert retry.deadline > 3 * first.deadline  # the abandoned one's rest and its own
+    pace.dropped(retry)
+    clock.now += pace.seconds_per_unit * REFERENCE_WORK + 1  # the abandoned work is done by now
+    assert pace.start(REFERENCE_WORK, 0).ahead == 0
+
+
+def test_no_deadline_is_longer_than_the_cap(clock: Clock) -> None:
+    pace = Pace(2, clock)
+    assert pace.start(10**9, 10**6).deadline == CAP * 2
+    slow = pace.start(1, 0)
+    clock.now += 10**6
+    pace.answered(slow, 0)
+    assert pace.start(1000, 10).deadline == CAP * 2
