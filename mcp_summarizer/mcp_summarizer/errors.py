@@ -33,7 +33,7 @@ so that the surface treats one that escapes as the bug it would be:
 
 from __future__ import annotations
 
-from mcp_summarizer.summarize.context_error import ContextRejection
+from dataclasses import dataclass
 
 __all__ = [
     "AttemptTimeout",
@@ -41,6 +41,7 @@ __all__ = [
     "BusyError",
     "ConfigError",
     "ContextOverflow",
+    "ContextRejection",
     "ContextTooSmall",
     "ExpiredSource",
     "FetchError",
@@ -113,6 +114,17 @@ class RejectedAnswer(LLMError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message, attempts=2)
         self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRejection:
+    """What a server said when it refused a prompt as too long for its context
+    (`summarize.context_error` reads it); each number None when it did not say, in the
+    server's own tokens."""
+
+    limit: int | None = None  # its context
+    prompt: int | None = None  # the prompt it was sent
+    requested: int | None = None  # prompt + max_tokens, when only that is given
 
 
 class ContextOverflow(LLMError):

@@ -177,7 +177,7 @@ class DocumentsPipeline:
         if size > self.engine.budget.max_instructions:
             raise InputError(
                 f"focus is too long: the prompt built from it is {size} tokens, over an eighth of "
-                f"{self.engine.budget.context_said}"
+                f"LLM_CONTEXT_TOKENS={self.engine.budget.setting}"
             )
         excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
         chunk_size = self.engine.budget.chunk_size(

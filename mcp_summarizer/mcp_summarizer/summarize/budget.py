@@ -79,8 +79,8 @@ def max_output_tokens(context_tokens: int, ratio: float = 1.0) -> int:
     ``ratio * (framing + prompt + T) + T <= context``)."""
     prompt = MESSAGE_OVERHEAD + context_tokens // INSTRUCTIONS_SHARE
     if ratio == 1.0:  # exact integer arithmetic, as it has always been
-        return (context_tokens - prompt) // OUTPUT_SHARE
-    return int((context_tokens - ratio * prompt) / (OUTPUT_SHARE - 1 + ratio))
+        return max(0, (context_tokens - prompt) // OUTPUT_SHARE)
+    return max(0, int((context_tokens - ratio * prompt) / (OUTPUT_SHARE - 1 + ratio)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,13 +130,19 @@ class Budget:
 
     @property
     def max_instructions(self) -> int:
-        """The largest system prompt a focus or schema hint may make."""
-        return self.context_tokens // INSTRUCTIONS_SHARE
+        """The largest system prompt a focus or schema hint may make (of LLM_CONTEXT_TOKENS: a
+        caller's limit does not move with what a server turns out to have)."""
+        return self.setting // INSTRUCTIONS_SHARE
 
     @property
     def max_fetch_context(self) -> int:
         """The largest `context` fetch_url accepts."""
-        return self.context_tokens // FETCH_CONTEXT_SHARE
+        return self.setting // FETCH_CONTEXT_SHARE
+
+    @property
+    def setting(self) -> int:
+        """LLM_CONTEXT_TOKENS, whatever a server said since."""
+        return self.configured_context or self.context_tokens
 
     def output_tokens(self, asked: int, *, name: str = "max_output_tokens") -> int:
         """The budget of a request: ``asked``, or the default for 0; an error names the limit."""

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from mcp_summarizer.errors import ContextRejection
 
 __all__ = ["ContextRejection", "read_context_error"]
 
@@ -81,16 +82,6 @@ _PROMPT = [
 ]
 # The prompt and the answer asked for together, when the prompt alone is not given.
 _REQUESTED = re.compile(rf"you requested (?:about )?{_N} tokens", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class ContextRejection:
-    """What a server said when it refused a prompt as too long for its context; each number
-    None when it did not say (in the server's own tokens)."""
-
-    limit: int | None = None  # its context
-    prompt: int | None = None  # the prompt it was sent
-    requested: int | None = None  # prompt + max_tokens, when only that is given
 
 
 def read_context_error(status: int, message: str, body: object = None) -> ContextRejection | None:

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ANSWER_WEIGHT", "CAP", "REFERENCE_WORK", "SAFETY", "Attempt", "Pace", "prompt_work"]
+__all__ = ["ANSWER_WEIGHT", "CAP", "REFERENCE_WORK", "SAFETY", "Pace", "Paced", "prompt_work"]
 
 ANSWER_WEIGHT = 16
 REFERENCE_WORK = 8192
@@ -54,7 +54,9 @@ def prompt_work(system: str, user: str) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class Attempt:
+class Paced:
+    """One attempt's part in its server's pace: its work, what was ahead of it, its deadline."""
+
     key: int
     prompt: float  # the prompt's work
     max_tokens: int
@@ -79,13 +81,13 @@ class Pace:
         # Work in flight: key -> (work, until when it counts; None while awaited).
         self._flight: dict[int, tuple[float, float | None]] = {}
 
-    def start(self, prompt: float, max_tokens: int) -> Attempt:
+    def start(self, prompt: float, max_tokens: int) -> Paced:
         """An attempt about to be sent, with its deadline."""
         now = self._clock()
         self._flight = {k: v for k, v in self._flight.items() if v[1] is None or v[1] > now}
         ahead = sum(work for work, _ in self._flight.values())
         work = prompt + ANSWER_WEIGHT * max_tokens
-        attempt = Attempt(next(self._keys), prompt, max_tokens, ahead, now, self.deadline(ahead + work))
+        attempt = Paced(next(self._keys), prompt, max_tokens, ahead, now, self.deadline(ahead + work))
         self._flight[attempt.key] = (attempt.work, None)
         return attempt
 
@@ -97,7 +99,7 @@ class Pace:
             seconds = self.timeout + SAFETY * self.seconds_per_unit * work
         return min(seconds, CAP * self.timeout)
 
-    def answered(self, attempt: Attempt, answer_tokens: int) -> None:
+    def answered(self, attempt: Paced, answer_tokens: int) -> None:
         """The attempt's answer came: its time measures the pace."""
         self._flight.pop(attempt.key, None)
         done = attempt.ahead + attempt.prompt + ANSWER_WEIGHT * max(answer_tokens, 0)
@@ -105,7 +107,7 @@ class Pace:
         pace = self.seconds_per_unit
         self.seconds_per_unit = seen if pace is None or seen > pace else pace + _FOLLOW * (seen - pace)
 
-    def timed_out(self, attempt: Attempt) -> None:
+    def timed_out(self, attempt: Paced) -> None:
         """The attempt outran its deadline: the server needed longer than this pace says, and
         may still be at it (its work stays ahead of the next attempts for that long)."""
         now = self._clock()
@@ -113,6 +115,6 @@ class Pace:
         self.seconds_per_unit = max(self.seconds_per_unit or 0.0, floor)
         self._flight[attempt.key] = (attempt.work, now + self.seconds_per_unit * attempt.work)
 
-    def dropped(self, attempt: Attempt) -> None:
+    def dropped(self, attempt: Paced) -> None:
         """The attempt ended otherwise (an error, a cancellation): it measures nothing."""
         self._flight.pop(attempt.key, None)

@@ -113,13 +113,13 @@ async def test_a_smaller_context_is_learned_from_the_refusal_and_kept_for_the_ne
 async def test_a_server_too_small_for_any_prompt_says_which_setting_and_its_limit(
     fresh_llm: FakeLLM, service: dict[str, str], started: list[RunningServer]
 ) -> None:
-    fresh_llm.context = SmallContext(640, dialect="llama.cpp")
+    fresh_llm.context = SmallContext(400, dialect="llama.cpp")  # under a prompt with 256 tokens of text
     server = start_server({**service, "LLM_CONTEXT_TOKENS": "8192"})
     started.append(server)
     text, meta = await summarize(server, document(sections=10), 300)
     assert meta["degraded"] is True and meta["backend"] == "extractive"
     cause = str(meta["cause"])
-    assert "LLM_CONTEXT_TOKENS=8192" in cause and "640 tokens" in cause, cause
+    assert "LLM_CONTEXT_TOKENS=8192" in cause and "400 tokens" in cause, cause
     assert text.startswith("[summarized offline: ") and "LLM_CONTEXT_TOKENS=8192" in text.split("\n")[0]
     assert fresh_llm.calls <= 3
 

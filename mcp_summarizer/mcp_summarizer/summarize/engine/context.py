@@ -29,6 +29,7 @@ _HEADROOM = 1.05  # a ratio seen on one text, with room for the next (texts diff
 # fit, so a part is planned at the size its halves are sent again at (rather a part too small
 # than another refusal).
 _GUESS_HEADROOM = 2.0
+_MIN_DEFAULT = 16  # the smallest answer a call is asked for (budget)
 
 
 class ServerContext:
@@ -66,9 +67,10 @@ class ServerContext:
         learned = replace(
             learned,
             configured_context=configured.context_tokens if limit < configured.context_tokens else 0,
-            # A default the server cannot give shrinks to what it can (as for a small model).
-            default_output=min(configured.default_output, learned.max_output),
-            fetch_output=min(configured.fetch_output, learned.max_output),
+            # A default the server cannot give shrinks to what it can (as for a small model);
+            # one too small for any prompt is said so by the calls (`overflow`).
+            default_output=max(_MIN_DEFAULT, min(configured.default_output, learned.max_output)),
+            fetch_output=max(_MIN_DEFAULT, min(configured.fetch_output, learned.max_output)),
         )
         self.budget = learned
         logger.warning(

@@ -22,7 +22,7 @@ from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.summarize.engine.context import ServerContext
 from mcp_summarizer.summarize.engine.gather import gather
 from mcp_summarizer.summarize.engine.model import Prompt, Run
-from mcp_summarizer.summarize.engine.reduce import SEPARATOR
+from mcp_summarizer.summarize.engine.reduce import SEPARATOR, Fit
 from mcp_summarizer.text import tokens
 
 __all__ = ["Fitting", "split_chunk", "split_summaries"]
@@ -31,9 +31,7 @@ PART_SEPARATOR = "\n\n"  # between the summaries of one refused part's parts
 _MIN_ANSWER = 16  # no part's answer is asked for fewer tokens (budget's smallest answer)
 
 # One LLM call of a run (system, content, max_tokens, phase): the engine's, under its limiter.
-Send = Callable[[Run, str, str, int, str], Awaitable[str]]
-# A model's answer held to a budget, counted in the run's outcome when cut (`answers.fit_answer`).
-Fit = Callable[[Run, str, int], str]
+Caller = Callable[[Run, str, str, int, str], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +41,8 @@ class Fitting:
     run: Run
     context: ServerContext
     wrapper_tokens: int  # the <document> wrapper's
-    send: Send
-    fit: Fit
+    send: Caller
+    fit: Fit  # the engine's `_fit`
 
     async def map(self, system: Prompt, piece: Chunk, max_tokens: int) -> str:
         """``piece``'s summary in at most ``max_tokens``."""

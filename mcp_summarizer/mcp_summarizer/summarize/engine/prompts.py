@@ -70,6 +70,6 @@ class Prompts:
                 what = "schema_hint" if request.kind == "extraction" else "focus_areas"
                 raise InputError(
                     f"{what} is too long: the prompt built from it is {size} tokens, "
-                    f"over an eighth of {budget.context_said}"
+                    f"over an eighth of LLM_CONTEXT_TOKENS={budget.setting}"
                 )
         return map_system, reduce_system

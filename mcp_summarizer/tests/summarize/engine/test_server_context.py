@@ -165,13 +165,23 @@ async def test_a_refused_merge_splits_its_group_and_no_chunk_is_summarized_again
 async def test_a_server_too_small_for_any_prompt_names_the_setting_and_its_limit(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
-    fresh_llm.context = SmallContext(600, dialect="llama.cpp")
+    """400 tokens: less than a prompt with a 256-token part of the text.  The request ends at
+    the first refusal with the failure policy's answer, its cause naming LLM_CONTEXT_TOKENS and
+    the server's limit; the next request, knowing it, sends nothing."""
+    fresh_llm.context = SmallContext(400, dialect="llama.cpp")
     engine = make_engine(LLM_CONTEXT_TOKENS="4096")
     out = await engine.summarize(Request(content=document(sections=8), max_output_tokens=300))
     assert out.degraded and out.backend == "extractive"
-    assert "LLM_CONTEXT_TOKENS=4096" in out.cause and "600 tokens" in out.cause
-    assert engine.budget.context_tokens == 600
+    assert "LLM_CONTEXT_TOKENS=4096" in out.cause and "400 tokens" in out.cause
+    assert engine.budget.context_tokens == 400
     assert fresh_llm.calls <= 3, "the request ended once the server's limit was known"
+    fresh_llm.reset()
+    default = engine.budget.output_tokens(0)  # shrunk to what such a server could write
+    again = await engine.summarize(
+        Request(content=document(sections=8, sentences=4), max_output_tokens=default)
+    )
+    assert again.degraded and "400 tokens" in again.cause
+    assert fresh_llm.calls == 0, "known too small: no prompt sent"
 
 
 async def test_a_server_refusing_everything_ends_without_sending_a_prompt_twice(
