@@ -23,8 +23,10 @@ then a few tokens a second), so the deadline is
   LLM_TIMEOUT_SECONDS per ``REFERENCE_WORK`` units (an 8k-token prompt with a short answer),
   at least LLM_TIMEOUT_SECONDS.
 * An attempt that times out is still being worked on by servers that do not stop on a
-  disconnect: its work stays ahead of the others for as long as the pace says it needs,
-  and the time it took is a floor for the pace, so its retry waits long enough.
+  disconnect: its work stays ahead of the others for as long as the pace says it needs.  On
+  a server that never answered yet, the time it took is where the pace starts, so its retry
+  waits long enough behind it; a server that answered before and now outruns three times its
+  pace is more likely hung than slow, and its deadlines do not grow (hung servers found soon).
 
 Why not streaming with an idle timeout: a server says nothing while it reads the prompt
 (a minute of silence on a CPU) and queues requests silently too, so the first token needs
@@ -108,11 +110,14 @@ class Pace:
         self.seconds_per_unit = seen if pace is None or seen > pace else pace + _FOLLOW * (seen - pace)
 
     def timed_out(self, attempt: Paced) -> None:
-        """The attempt outran its deadline: the server needed longer than this pace says, and
-        may still be at it (its work stays ahead of the next attempts for that long)."""
+        """The attempt outran its deadline, and the server may still be at it: its work stays
+        ahead of the next attempts for as long as the pace says it takes.  A server that never
+        answered yet is at least as slow as this attempt showed (its pace starts there); one
+        that did is not taken to be slower: three times its pace and LLM_TIMEOUT_SECONDS on
+        top were not enough, so it is more likely hung, and its next deadlines stay short."""
         now = self._clock()
-        floor = (now - attempt.started) / max(attempt.ahead + attempt.work, 1.0)
-        self.seconds_per_unit = max(self.seconds_per_unit or 0.0, floor)
+        if self.seconds_per_unit is None:
+            self.seconds_per_unit = (now - attempt.started) / max(attempt.ahead + attempt.work, 1.0)
         self._flight[attempt.key] = (attempt.work, now + self.seconds_per_unit * attempt.work)
 
     def dropped(self, attempt: Paced) -> None:

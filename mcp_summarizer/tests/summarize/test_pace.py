@@ -98,6 +98,24 @@ def test_a_timed_out_attempt_stays_ahead_and_raises_the_pace(clock: Clock) -> No
     assert pace.start(REFERENCE_WORK, 0).ahead == 0
 
 
+def test_a_server_that_answered_before_and_now_times_out_keeps_its_short_deadlines(clock: Clock) -> None:
+    """A fast server that stops answering is hung, not slow: its deadlines do not grow with
+    each timeout, and its abandoned calls count ahead only as long as its pace says."""
+    pace = Pace(1, clock)
+    warm = pace.start(1000, 100)
+    clock.now += 0.05
+    pace.answered(warm, 100)
+    measured = pace.seconds_per_unit
+    deadlines = []
+    for _ in range(5):
+        attempt = pace.start(1000, 100)
+        deadlines.append(attempt.deadline)
+        clock.now += attempt.deadline
+        pace.timed_out(attempt)
+    assert pace.seconds_per_unit == measured
+    assert max(deadlines) < 1.5, deadlines
+
+
 def test_no_deadline_is_longer_than_the_cap(clock: Clock) -> None:
     pace = Pace(2, clock)
     assert pace.start(10**9, 10**6).deadline == CAP * 2
