@@ -1,7 +1,6 @@
 """Real servers' limits, through MCP: the service as a user starts it, called with the MCP
 client over HTTP, its LLM the test server counting tokens another way (`SmallContext`: cl100k
-x a ratio), refusing prompts too long for its context in llama.cpp's or vLLM's words, or
-serving one call at a time slowly, as llama.cpp on a CPU does."""
+x a ratio), refusing prompts too long for its context in llama.cpp's or vLLM's words."""
 
 from __future__ import annotations
 
@@ -140,26 +139,3 @@ async def test_a_server_refusing_every_prompt_ends_without_sending_one_twice(
     assert "LLM_CONTEXT_TOKENS=12000" in str(meta["cause"]) and "4096" in str(meta["cause"])
     users = [r.user for r in fresh_llm.requests]
     assert 1 < len(users) <= 6 and len(set(users)) == len(users), "each part sent once, each smaller"
-
-
-async def test_a_slow_server_serving_one_call_at_a_time_is_waited_for(
-    fresh_llm: FakeLLM, service: dict[str, str], started: list[RunningServer]
-) -> None:
-    """llama.cpp on a CPU: one call at a time, each slower than LLM_TIMEOUT_SECONDS would allow
-    a call of its size with two ahead of it.  The deadlines grow with the work queued at the
-    server, so no call is cut off and the answer is the LLM's."""
-    fresh_llm.slots = 1
-    fresh_llm.latency = 0.8
-    server = start_server(
-        {
-            **service,
-            "LLM_TIMEOUT_SECONDS": "1",
-            "LLM_CONTEXT_TOKENS": "16384",
-            "DEFAULT_CHUNK_SIZE_TOKENS": "2000",
-        }
-    )
-    started.append(server)
-    _, meta = await summarize(server, document(sections=14), 600)
-    assert meta["degraded"] is False and meta["backend"] == "llm", meta.get("cause")
-    outcomes = [r.outcome for r in fresh_llm.requests]
-    assert len(outcomes) >= 4 and outcomes == ["ok"] * len(outcomes), "no call timed out"
