@@ -36,6 +36,15 @@ def _left_out(
     return Field(None, ge=1, exclude_if=lambda v: v is None, description=description)
 
 
+def _between(field: str) -> int | None:
+    """The count of ids left out of a list of ids that is kept as its first and last only."""
+    return _left_out(
+        f"Ids left out of {field} to fit this client's size limit: its first and last are kept "
+        "(none, at the very smallest), this many between them; absent when none were. "
+        "whole_structure_id opens the whole list."
+    )
+
+
 class DocumentIn(BaseModel):
     """One document to summarize."""
 
@@ -73,6 +82,7 @@ class Cluster(BaseModel):
     source_ids: list[str]
     source_ids_left_out: int | None = _left_out()
     doc_ids: list[str]
+    doc_ids_left_out: int | None = _between("doc_ids")
     excerpt_count: int
     summarized: bool = Field(description="false: dropped from the summaries (see dropped_because).")
     dropped_because: str | None = None
@@ -87,6 +97,7 @@ class Coverage(BaseModel):
         description="Ids of documents none of whose excerpts reached a summary (empty, or only "
         "in dropped clusters)."
     )
+    documents_not_covered_left_out: int | None = _between("documents_not_covered")
     citations_removed: int = Field(
         description="Citation-shaped ids removed: cited by a summary that does not rest on them, "
         "or quoted in a document's text (never a citation)."
@@ -96,6 +107,10 @@ class Coverage(BaseModel):
 class Index(BaseModel):
     clusters: list[Cluster] = Field(description="Most relevant first.")
     coverage: Coverage
+    clusters_left_out: int | None = _left_out(
+        "Clusters left out of clusters (the least relevant) to fit this client's size limit; "
+        "absent when none were.  whole_structure_id opens them all."
+    )
 
 
 class ClusterSummary(BaseModel):
@@ -111,6 +126,7 @@ class ClusterSummary(BaseModel):
     source_ids: list[str] = Field(description="The excerpts this summary rests on.")
     source_ids_left_out: int | None = _left_out()
     doc_ids: list[str]
+    doc_ids_left_out: int | None = _between("doc_ids")
 
 
 class MasterSummary(BaseModel):
@@ -121,7 +137,9 @@ class MasterSummary(BaseModel):
     source_ids: list[str]
     source_ids_left_out: int | None = _left_out()
     cluster_ids: list[str]
+    cluster_ids_left_out: int | None = _between("cluster_ids")
     doc_ids: list[str]
+    doc_ids_left_out: int | None = _between("doc_ids")
 
 
 class DocumentsSummary(BaseModel):
@@ -132,4 +150,16 @@ class DocumentsSummary(BaseModel):
     documents_left_out: int | None = _left_out(
         "Documents left out of documents to fit this client's size limit (those no summary "
         "covers first, then from the end); absent when none were.  index.coverage counts them all."
+    )
+    cluster_summaries_left_out: int | None = _left_out(
+        "Cluster summaries left out (the least relevant) to fit this client's size limit; absent "
+        "when none were."
+    )
+    whole_structure_id: str | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="When lists were shortened to fit this client's size limit: the id of this "
+        "whole structure as JSON, every list whole, kept in the content store: expand opens it "
+        "(a page at a time), as does the excerpt resource (summary://<handle>/0).  Absent when nothing "
+        "was left out, or it could not be kept.",
     )

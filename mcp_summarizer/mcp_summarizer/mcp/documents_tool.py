@@ -28,9 +28,11 @@ from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
+from mcp_summarizer.documents.jsonsize import json_bytes
 from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.partial import Watch, covered
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
+from mcp_summarizer.documents.whole import keep_whole
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.answers import cut_with_notice, made_within
 from mcp_summarizer.summarize.admission import estimated
@@ -151,10 +153,15 @@ async def _summarize_documents(
         },
     )
     more = {"partial": partial.as_meta(), "fidelity": PARTIAL_FIDELITY} if partial is not None else {}
-    # Fitting the structure to a small client re-serializes it step by step (tens to hundreds
-    # of ms for 40 documents): off the event loop, which /health and other requests share.
-    result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits, more)
-    if key is not None and service.answers is not None and partial is None and fits:
+    # A structure over the client's bytes is shortened: kept whole first, for its lists.
+    # Measuring and fitting it take tens to hundreds of ms for thousands of documents: off the
+    # event loop, which /health and other requests share.
+    whole = None
+    if limits.bytes is not None and await asyncio.to_thread(json_bytes, outcome.structured) > limits.bytes:
+        whole = await keep_whole(service.store, tenant, outcome.structured)
+    result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits, more, whole)
+    # Not cached when it names a whole structure: a later hit would outlive that record.
+    if key is not None and service.answers is not None and partial is None and fits and whole is None:
         await _keep(service.answers, tenant, key, outcome, result)
     return result
 

@@ -67,10 +67,14 @@ def text_result(text: str) -> CallToolResult:
 
 
 def documents_result(
-    outcome: DocumentsOutcome, model: str, limits: Limits, more: Mapping[str, object] | None = None
+    outcome: DocumentsOutcome,
+    model: str,
+    limits: Limits,
+    more: Mapping[str, object] | None = None,
+    whole: str | None = None,
 ) -> CallToolResult:
-    """summarize_documents' answer: its text, its structure beside it, the facts (with
-    ``more``) in `_meta`."""
+    """summarize_documents' answer: its text, its structure beside it (fit to the client;
+    ``whole``: the id it is kept whole under), the facts (with ``more``) in `_meta`."""
     facts = {
         "degraded": outcome.degraded,
         "cause": outcome.cause or None,
@@ -87,7 +91,7 @@ def documents_result(
         CallToolResult(
             content=[TextContent(type="text", text=outcome.text)],
             # Codex and OpenCode read this copy instead of the text: it fits the client too.
-            structured_content=fit_structure(outcome.structured, limits).model_dump(mode="json"),
+            structured_content=fit_structure(outcome.structured, limits, whole).model_dump(mode="json"),
             _meta={META_SUMMARY: facts},
         )
     )
