@@ -234,27 +234,8 @@ async def _fetch_url(
             release()  # (its jobs may hold it longer)
         if drill is not None and drill not in asked:
             drill.close()
-    outcome, cached = answer.outcome, answer.facts
-    if answer.degraded:
-        service.counters["degraded"] += 1
-        logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
-    if cached is not None:  # the result cache had this page's summary: no LLM call
-        facts: dict[str, Any] = {**cached, **facts_more, "cached": True}
-        result = cached_result(answer.text, facts, links(drill, answer.text))
-        tokens_in, tokens_out = int(facts.get("input_tokens") or 0), facts.get("output_tokens")
-        llm_calls, model = 0, facts.get("model")
-    else:
-        if answer.partial is not None:
-            if drill is None:  # its page was still being cut: no ids yet
-                facts_more.update(UNCITED)
-            facts_more.update(partial=answer.partial.as_meta(), fidelity=PARTIAL_FIDELITY)
-        result = summary_result(
-            answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text)
-        )
-        tokens_in = outcome.input_tokens if outcome else answer.page.tokens
-        tokens_out = outcome.output_tokens if outcome else None
-        llm_calls = outcome.llm_calls if outcome else 0
-        model = service.engine.model if answer.summarized else None
+    cached = answer.facts
+    result, (tokens_in, tokens_out, llm_calls, model) = _fetch_result(service, answer, drill, facts_more)
     service.counters["fetches"] += 1
     service.metrics.fetched(fetch_outcome(None, summarized=answer.summarized))
     service.metrics.answered(
@@ -286,6 +267,36 @@ async def _fetch_url(
         kept = PageSummary(status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY])
         await service.answers.keep_page_summary(tenant, answer.cache_key, kept)
     return result
+
+
+def _fetch_result(
+    service: Service, answer: Answer, drill: Drill | None, facts_more: dict[str, object]
+) -> tuple[CallToolResult, tuple[int, int | None, int, str | None]]:
+    """The tool's result for ``answer``, and what it cost: tokens in and out, LLM calls, model."""
+    outcome, cached = answer.outcome, answer.facts
+    if answer.degraded:
+        service.counters["degraded"] += 1
+        logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
+    if cached is not None:  # the result cache had this page's summary: no LLM call
+        facts: dict[str, Any] = {**cached, **facts_more, "cached": True}
+        result = cached_result(answer.text, facts, links(drill, answer.text))
+        output = facts.get("output_tokens")
+        model = facts.get("model")
+        return result, (
+            int(facts.get("input_tokens") or 0),
+            output if isinstance(output, int) else None,
+            0,
+            model if isinstance(model, str) else None,
+        )
+    if answer.partial is not None:
+        if drill is None:  # its page was still being cut: no ids yet
+            facts_more.update(UNCITED)
+        facts_more.update(partial=answer.partial.as_meta(), fidelity=PARTIAL_FIDELITY)
+    result = summary_result(answer.text, outcome, service.engine.model, facts_more, links(drill, answer.text))
+    if outcome is None:
+        return result, (answer.page.tokens, None, 0, service.engine.model if answer.summarized else None)
+    model_used = service.engine.model if answer.summarized else None
+    return result, (outcome.input_tokens, outcome.output_tokens, outcome.llm_calls, model_used)
 
 
 def _keeper(

@@ -481,7 +481,9 @@ class FakeLLM:
         with self._lock:
             return self._serving
 
-    async def _answer(self, request: Request, record: Recorded) -> Response:
+    async def _read(self, request: Request, record: Recorded) -> Response | None:
+        """Read the request into ``record`` (body, prompts, their tokens, max_tokens), or the
+        response it gets at once: gone, over capacity, or not a chat completion request."""
         try:
             body = json.loads(await request.body())
         except ValueError:
@@ -508,6 +510,12 @@ class FakeLLM:
         record.prompt_tokens = await asyncio.to_thread(lambda: sum(tokens.count(t) for _, t in texts))
         limit = body.get("max_tokens", body.get("max_completion_tokens"))
         record.max_tokens = limit if isinstance(limit, int) else None
+        return None
+
+    async def _answer(self, request: Request, record: Recorded) -> Response:
+        read = await self._read(request, record)
+        if read is not None:
+            return read
         answer_limit = record.max_tokens
         if self.context is not None:
             record.server_prompt_tokens = self.context.count(record.prompt_tokens)
@@ -564,7 +572,7 @@ class FakeLLM:
             "id": f"chatcmpl-fake-{next(self._ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body["model"],
+            "model": record.body["model"],
             "choices": [
                 {
                     "index": 0,
