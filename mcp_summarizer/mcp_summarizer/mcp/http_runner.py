@@ -1,8 +1,9 @@
 """Serving over streamable HTTP: the Starlette app, its routes, and uvicorn with a drain.
 
 The app is the SDK's streamable HTTP app at /mcp, stateless, with DNS-rebinding protection
-for the hosts MCP_SUMMARIZER_ALLOWED_HOSTS names and a body limit whose answer names
-MAX_INPUT_TOKENS; /health and /metrics answer from memory.  The proxy serves its own app the
+for the hosts MCP_SUMMARIZER_ALLOWED_HOSTS names, a body limit whose answer names
+MAX_INPUT_TOKENS, and session ids that name the client (`sessions`); /health and /metrics
+answer from memory.  The proxy serves its own app the
 same way (`transport_security`, `serve_until_stopped`).
 
 On SIGTERM (or Ctrl-C) the main service drains while it still listens: `/health` answers
@@ -36,6 +37,7 @@ from mcp_summarizer.ending import end_process
 from mcp_summarizer.metrics import CONTENT_TYPE
 
 from .service import Service
+from .sessions import recognize_clients
 
 __all__ = ["add_routes", "build_http_app", "serve", "serve_until_stopped", "transport_security"]
 
@@ -61,13 +63,15 @@ def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
     # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet: a
     # body under this many bytes reaches the tool's check; one over it gets BodyLimit's answer.
     limit = max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN)
+    security = transport_security(settings)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         max_request_body_size=limit,
-        transport_security=transport_security(settings),
+        transport_security=security,
         host=settings.mcp_summarizer_host,
     )
+    recognize_clients(app, "/mcp", security)
     # Inside the SDK's authentication middleware (the list's order is the stack's, outermost
     # first): with AUTH_TOKENS, a request is authenticated before its body is read at all.
     app.user_middleware.append(

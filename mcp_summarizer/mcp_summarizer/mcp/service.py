@@ -33,6 +33,8 @@ from mcp_summarizer.summarize.engine import Engine, Progress
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.web.pages import Pages
 
+from .sessions import client_name
+
 __all__ = ["Service", "answered", "client_limits", "deadline_of", "progress_of", "rejected"]
 
 logger = logging.getLogger("mcp_summarizer")
@@ -114,12 +116,10 @@ class Service:
 
 
 def client_limits(settings: Settings, ctx: Context) -> Limits:
-    """What this request's answer must keep within.  The client's name comes from its
-    initialize request (stdio, stateful HTTP) or, on protocol 2026-07-28, from every request's
-    `_meta`; a stateless HTTP request on the older protocol does not say (its initialize went
-    in another request), and gets the defaults."""
-    params = ctx.session.client_params
-    return settings.output_limits(params.client_info.name if params is not None else None)
+    """What this request's answer must keep within, for the client that asks: named by its
+    initialize (stdio), by the request's `_meta` (protocol 2026-07-28), or by the session id
+    its HTTP initialize was answered with (older protocols; `sessions`)."""
+    return settings.output_limits(client_name(ctx.session.client_params, ctx.headers))
 
 
 def deadline_of(settings: Settings, limits: Limits) -> Deadline:

@@ -43,6 +43,7 @@ from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.mcp.arguments import check_arguments
 from mcp_summarizer.mcp.http_runner import serve_until_stopped, transport_security
 from mcp_summarizer.mcp.results import inline
+from mcp_summarizer.mcp.sessions import client_name, recognize_clients
 from mcp_summarizer.mcp.source_tools import EXCERPT_TEMPLATE, excerpt_id, read_excerpt
 from mcp_summarizer.mcp.stdio import serve_stdio
 from mcp_summarizer.proxy.config import ProxyConfig
@@ -374,10 +375,10 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
-        # The client's name: from its initialize (stdio, stateful HTTP) or, on protocol
-        # 2026-07-28, from every request; a stateless HTTP request on an older one does not say.
-        client = ctx.session.client_params
-        limits = proxy.settings.output_limits(client.client_info.name if client is not None else None)
+        # The client's name: from its initialize (stdio), the request (2026-07-28), or the
+        # session id its HTTP initialize was answered with (older protocols).
+        headers = getattr(ctx.request, "headers", None)  # the HTTP request's; None over stdio
+        limits = proxy.settings.output_limits(client_name(ctx.session.client_params, headers))
         try:
             tenant = tenant_of()
             return await proxy.call(params.name, dict(params.arguments or {}), progress, tenant, limits)
@@ -438,16 +439,19 @@ def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Sta
     async def health(_: HTTPRequest) -> JSONResponse:
         return JSONResponse(proxy.health())
 
-    return server.streamable_http_app(
+    security = transport_security(settings)
+    app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
-        transport_security=transport_security(settings),
+        transport_security=security,
         host=settings.mcp_summarizer_host,
         custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         # AUTH_TOKENS: the SDK's bearer authentication on /mcp (401 without a known token).
         auth=auth_settings(settings) if proxy.tokens else None,
         token_verifier=proxy.tokens if proxy.tokens else None,
     )
+    recognize_clients(app, "/mcp", security)  # clients on older protocols known by session id
+    return app
 
 
 async def run_proxy(

@@ -60,6 +60,12 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
+# How the real MCP client connects: the initialize handshake (the protocol 2025-11-25, as the
+# TypeScript SDK and Codex do) or discover (2026-07-28), and the version each settles on.
+MODES = ["legacy", "auto"]
+PROTOCOLS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+
+
 def named(url: str, client: str, **kw: Any) -> Client:
     return Client(url, client_info=types.Implementation(name=client, version="1.0.0"), **kw)
 
@@ -211,32 +217,53 @@ async def test_the_structured_copy_of_forty_documents_fits_and_keeps_the_schema(
     assert structured["cluster_summaries"] and structured["master_summary"]["summary"]
 
 
-async def test_a_client_on_the_older_protocol_over_stateless_http_is_not_known(
-    service: RunningServer,
-) -> None:
-    """Its initialize went in another HTTP request: auto cannot tell, the defaults apply
-    (CLIENT_PROFILE names the client for such deployments, next test)."""
-    async with named(service.url, "codex-mcp-client", mode="legacy") as mcp:
-        text = text_of(
-            await mcp.call_tool("summarize", {"content": reference(40), "max_output_tokens": 20_000})
-        )
-    assert text == reference(40)
+# -- every protocol version and transport: the initialize handshake and discover ---------------
 
 
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_over_stdio_the_client_is_known_from_its_initialize(tmp_path: Path, mode: str) -> None:
-    """Over stdio the connection lasts: the name from the initialize handshake (legacy) or
-    from each request (2026-07-28) applies to every call."""
+def stdio(client: str, mode: str, tmp_path: Path, args: list[str] | None = None, **env: str) -> Client:
+    """The real client starting ``python -m mcp_summarizer [args]`` over stdio."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mcp_summarizer", "--transport", "stdio"],
-        env={"SUMMARIZER_BACKEND": "extractive", "CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        args=["-m", "mcp_summarizer", *(args or ["--transport", "stdio"])],
+        env={"SUMMARIZER_BACKEND": "extractive", "CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", **env},
     )
-    async with Client(
-        params, client_info=types.Implementation(name="codex-mcp-client", version="1"), mode=mode
-    ) as mcp:
-        text = text_of(await mcp.call_tool("summarize", {"content": REFERENCE, "max_output_tokens": BUDGET}))
-    within(text, "codex-mcp-client")
+    return Client(params, client_info=types.Implementation(name=client, version="1"), mode=mode)
+
+
+async def known(mcp: Client, client: str, mode: str) -> None:
+    """Golden: the asking client's limits hold on a long summary, and text within the token
+    budget but over the client's bytes or lines comes back summarized, not as it is (with no
+    name the defaults apply: both would come back whole or nearly)."""
+    assert mcp.protocol_version == PROTOCOLS[mode]
+    text = text_of(await mcp.call_tool("summarize", {"content": REFERENCE, "max_output_tokens": BUDGET}))
+    within(text, client)
+    assert text.startswith("## Section") and tokens.count(text) > 1000
+    content = reference(40)  # ~13,500 tokens, ~43 KB, 600 lines: over all but OpenCode's limits
+    short = text_of(await mcp.call_tool("summarize", {"content": content, "max_output_tokens": 20_000}))
+    within(short, client)
+    assert (short == content) is (client == "opencode")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("client", list(CLIENTS))
+async def test_each_client_is_known_over_http_on_either_protocol(
+    service: RunningServer, client: str, mode: str
+) -> None:
+    """On protocol 2025-11-25 the client names itself in its initialize only (another HTTP
+    request to a stateless server): the session id that answered it names the client on every
+    later request.  On 2026-07-28 each request names it."""
+    async with named(service.url, client, mode=mode) as mcp:
+        await known(mcp, client, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("client", list(CLIENTS))
+async def test_each_client_is_known_over_stdio_on_either_protocol(
+    tmp_path: Path, client: str, mode: str
+) -> None:
+    """Over stdio the connection lasts: the name from the handshake or from each request."""
+    async with stdio(client, mode, tmp_path) as mcp:
+        await known(mcp, client, mode)
 
 
 async def test_client_profile_names_the_client_when_it_cannot_be_told() -> None:
@@ -322,11 +349,16 @@ async def test_an_original_kept_on_llm_failure_is_cut_for_the_client_and_says_so
 # -- through the proxy ------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    config = tmp_path_factory.mktemp("proxy-config") / "servers.json"
+def proxy_config(folder: Path) -> Path:
+    config = folder / "servers.json"
     upstream = [sys.executable, str(Path(__file__).parent / "doc_upstream.py")]
     config.write_text(json.dumps({"mcpServers": {"docs": {"command": upstream[0], "args": upstream[1:]}}}))
+    return config
+
+
+@pytest.fixture(scope="module")
+def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    config = proxy_config(tmp_path_factory.mktemp("proxy-config"))
     srv = start_server(
         {"SUMMARIZER_BACKEND": "extractive", "TOOL_OUTPUT_MAX_TOKENS": str(BUDGET)},
         ["proxy", "--config", str(config), "--transport", "streamable-http"],
@@ -360,6 +392,37 @@ async def test_the_proxy_fits_each_client_and_its_parts_join_into_the_original(
             else:
                 current, offset = fields["Next"], 0
     assert "".join(parts) == REFERENCE
+
+
+async def proxied(mcp: Client, client: str, mode: str) -> None:
+    """Golden, through the proxy: a long result summarized within the client's limits, and one
+    within the proxy's token budget but over the client's bytes or lines summarized too."""
+    assert mcp.protocol_version == PROTOCOLS[mode]
+    result = await mcp.call_tool("read_reference", {"sections": 150})
+    within(text_of(result), client)
+    assert (result.meta or {})["io.github.mythline/proxy"]["how"] == "summarized"
+    result = await mcp.call_tool("read_reference", {"sections": 40})  # ~13,500 tokens, 43 KB, 600 lines
+    within(text_of(result), client)
+    assert (text_of(result) == reference(40)) is (client == "opencode")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("client", list(CLIENTS))
+async def test_the_proxy_knows_each_client_over_http_on_either_protocol(
+    proxy: RunningServer, client: str, mode: str
+) -> None:
+    async with named(proxy.url, client, mode=mode) as mcp:
+        await proxied(mcp, client, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("client", list(CLIENTS))
+async def test_the_proxy_knows_each_client_over_stdio_on_either_protocol(
+    tmp_path: Path, client: str, mode: str
+) -> None:
+    args = ["proxy", "--config", str(proxy_config(tmp_path))]
+    async with stdio(client, mode, tmp_path, args, TOOL_OUTPUT_MAX_TOKENS=str(BUDGET)) as mcp:
+        await proxied(mcp, client, mode)
 
 
 async def test_the_proxy_passes_a_result_that_fits_the_client_unchanged(proxy: RunningServer) -> None:

@@ -961,8 +961,8 @@ HTTP_CASES = [
             None,
             method="GET",
             headers={"Accept": "application/json"},
-            status=(406,),
-            fragments=("text/event-stream",),
+            status=(405,),
+            fragments=("Method Not Allowed",),
         ),
     ),
 ]
@@ -988,17 +988,18 @@ def test_http_transport(spec: Http, http_server: RunningServer, http_client: Syn
         still_serving(http_client)
 
 
-def test_get_opens_a_stream_that_closes_cleanly(http_server: RunningServer, http_client: SyncClient) -> None:
-    """GET /mcp (no Accept, or text/event-stream) is the spec's server-to-client SSE stream: it
-    answers at once with one; a client that closes it leaves nothing behind."""
+def test_get_is_refused_at_once_and_leaves_nothing_behind(
+    http_server: RunningServer, http_client: SyncClient
+) -> None:
+    """GET /mcp (no Accept, or text/event-stream) asks for the spec's server-to-client SSE
+    stream, which a stateless server never writes to: 405 at once (`mcp.sessions`), nothing
+    held open and nothing left behind."""
     _seen["http transport"] += 2
     idle = Baseline.take(http_server).tasks
     with httpx.Client(timeout=10) as h:
         for headers in ({}, {"Accept": "text/event-stream"}):
             with h.stream("GET", http_server.url, headers=headers) as response:
-                assert response.status_code in (200, 405)
-                if response.status_code == 200:
-                    assert response.headers["content-type"].startswith("text/event-stream")
+                assert response.status_code == 405 and response.headers["allow"] == "POST"
     settle(http_server.base, idle=idle)
     still_serving(http_client)
 
