@@ -2,13 +2,15 @@
 
 The stand-in (`tests.support.fake_llm.FakeLLM`) serves at most CAPACITY calls at once and answers
 the rest 429 with `Retry-After: --retry-after` at once; a call admitted when n calls are
-served (itself included) takes `--latency * (1 + --load-slope * (n - 1) / CAPACITY)`.
+served (itself included) takes `--latency * (1 + --load-slope * (n - 1) / CAPACITY)`.  At
+capacity `unlimited` it serves every call, each in `--latency` (the stand-in the test suite
+uses: what the adaptive default does where nothing pushes back).
 The real server (`python -m mcp_summarizer`, a fresh process per run so the adaptive limit
 starts cold at MAX_CONCURRENT_LLM_CALLS) summarizes the corpus's first `--size` tokens
 (max_output_tokens 5000) with the real MCP client over HTTP, under
 
     fixed:    LLM_CONCURRENCY=fixed,    MAX_CONCURRENT_LLM_CALLS=5
-    adaptive: LLM_CONCURRENCY=adaptive, MAX_CONCURRENT_LLM_CALLS=5 (LLM_CONCURRENCY_MAX 64)
+    adaptive: LLM_CONCURRENCY=adaptive, MAX_CONCURRENT_LLM_CALLS=5 (LLM_CONCURRENCY_MAX 64; the default)
 
 both with LLM_MAX_ATTEMPTS=--attempts (a refused call is tried again after Retry-After; with
 the default 3, fixed 5 over capacity 3 loses calls for good and the request degrades).
@@ -22,7 +24,7 @@ the same stand-in and text at each of `--langgraph-limits`, its client retrying 
 openai SDK's own retries honour Retry-After: `--attempts` - 1 of them); the best is its "best
 fixed setting" (`pip install -e 'mcp_summarizer[bench,langgraph]'`).
 
-    cd mcp_summarizer && ../.venv/bin/python -m bench.concurrency [--capacities 20,3]
+    cd mcp_summarizer && ../.venv/bin/python -m bench.concurrency [--capacities 20,3,unlimited]
         [--size 1M] [--pairs 2] [--latency 0.5] [--langgraph]
 """
 
@@ -55,7 +57,7 @@ START = 5  # MAX_CONCURRENT_LLM_CALLS of both modes
 @dataclass
 class Run:
     system: str
-    capacity: int
+    capacity: int | None  # None: unlimited
     wall: float
     requests: int
     refused: int
@@ -104,7 +106,7 @@ async def run_service(mode: str, llm: FakeLLM, text: str, args: argparse.Namespa
     body = "".join(getattr(c, "text", "") for c in result.content)
     return Run(
         system=f"{mode} {START}" if mode == "fixed" else f"adaptive (from {START})",
-        capacity=llm.capacity or 0,
+        capacity=llm.capacity,
         wall=wall,
         requests=len(records),
         refused=sum(r.outcome == "error:429" for r in records),
@@ -116,7 +118,8 @@ async def run_service(mode: str, llm: FakeLLM, text: str, args: argparse.Namespa
 
 
 class PeakServed:
-    """The stand-in's most calls served at once during a run (sampled every 5 ms)."""
+    """The stand-in's most calls served at once during a run (sampled every 5 ms); with no
+    capacity, every call in flight is served."""
 
     def __init__(self, llm: FakeLLM) -> None:
         self.llm = llm
@@ -128,7 +131,8 @@ class PeakServed:
 
     async def _watch(self) -> None:
         while True:
-            self.most = max(self.most, self.llm.serving)
+            now = self.llm.serving if self.llm.capacity else self.llm.in_flight
+            self.most = max(self.most, now)
             await asyncio.sleep(0.005)
 
     def stop(self) -> None:
@@ -166,7 +170,7 @@ async def run_langgraph(llm: FakeLLM, text: str, limit: int, args: argparse.Name
     records = llm.requests
     return Run(
         system=f"LangGraph recipe, max_concurrency {limit}",
-        capacity=llm.capacity or 0,
+        capacity=llm.capacity,
         wall=wall,
         requests=len(records),
         refused=sum(r.outcome == "error:429" for r in records),
@@ -179,7 +183,7 @@ async def run_langgraph(llm: FakeLLM, text: str, limit: int, args: argparse.Name
 
 def row(run: Run) -> None:
     table_row(
-        run.capacity,
+        _capacity(run.capacity),
         run.system,
         f"{run.wall:.2f}",
         run.requests,
@@ -229,7 +233,7 @@ async def bench(args: argparse.Namespace, text: str) -> int:
                     row(graph[-1])
         speedups = [f.wall / a.wall for f, a in pairs]
         line = (
-            f"capacity {capacity}: fixed {START} / adaptive wall, pair by pair: "
+            f"capacity {_capacity(capacity)}: fixed {START} / adaptive wall, pair by pair: "
             + ", ".join(f"{s:.2f}x" for s in speedups)
             + f" (median {statistics.median(speedups):.2f}x); refused: fixed "
             + ", ".join(f"{f.refused_share:.1%}" for f, _ in pairs)
@@ -252,11 +256,17 @@ async def bench(args: argparse.Namespace, text: str) -> int:
     return 0
 
 
+def _capacity(capacity: int | None) -> str:
+    return "unlimited" if capacity is None else str(capacity)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--capacities", default="20,3", help="stand-in capacities (default: %(default)s)")
+    parser.add_argument(
+        "--capacities", default="20,3,unlimited", help="stand-in capacities (default: %(default)s)"
+    )
     parser.add_argument("--size", default="1M", help="corpus prefix in tokens (default: %(default)s)")
     parser.add_argument("--pairs", type=int, default=2, help="fixed/adaptive pairs per capacity (default: 2)")
     parser.add_argument("--latency", type=float, default=0.5, help="latency of a lone call, s (default: 0.5)")
@@ -273,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "--map-max-tokens", type=int, help="the recipe's map max_tokens (default: what the engine's asked)"
     )
     args = parser.parse_args(argv)
-    args.capacities = [int(c) for c in args.capacities.split(",")]
+    args.capacities = [None if c.strip() == "unlimited" else int(c) for c in args.capacities.split(",")]
     args.langgraph_limits = [int(c) for c in args.langgraph_limits.split(",")]
     args.size = corpus.parse_size(args.size)
     texts = corpus.load_sizes(str(args.size))

@@ -6,7 +6,8 @@
    map calls, reduce calls, and map calls answered from the cache.
 2. Two replicas sharing one redis-server: a summary made through A asked again through B
    (LLM calls, latency against the first answer), and the LLM concurrency limit with
-   LLM_CONCURRENCY_SCOPE=process and =cluster (peak calls in flight at the stand-in, wall).
+   LLM_CONCURRENCY_SCOPE=process and =cluster (peak calls in flight at the stand-in, wall),
+   with LLM_CONCURRENCY=fixed: the peak it checks is the fixed limit.
 
 Needs redis-server (Debian package) for part 2. The stand-in LLM answers in --latency seconds.
 
@@ -88,7 +89,13 @@ async def changed_chunks(llm: FakeLLM, chunk: int, env: dict[str, str]) -> None:
 async def two_replicas(llm: FakeLLM, latency: float, env: dict[str, str]) -> None:
     redis = RedisServer().start()
     try:
-        shared = {**env, "CACHE": "on", "REDIS_URL": redis.url, "MAX_CONCURRENT_LLM_CALLS": str(LIMIT)}
+        shared = {
+            **env,
+            "CACHE": "on",
+            "REDIS_URL": redis.url,
+            "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+            "LLM_CONCURRENCY": "fixed",
+        }
         a, b = start_server(shared), start_server(shared)
         try:
             llm.reset()

@@ -90,10 +90,12 @@ class Settings(BaseSettings):
     # (leases in Redis: needs REDIS_URL), a crashed replica's leases back after LLM_LEASE_SECONDS.
     llm_concurrency_scope: Literal["process", "cluster"] = "process"
     llm_lease_seconds: float = Field(30.0, ge=1)
-    # "fixed": MAX_CONCURRENT_LLM_CALLS calls at once; "adaptive": start there, grow while calls
+    # "adaptive" (the default: a fixed limit over a small provider's capacity had nearly every
+    # call refused, bench/README.md): start at MAX_CONCURRENT_LLM_CALLS, grow while calls
     # succeed and latency holds, back off on 429/503, timeouts and rising latency, never over
-    # LLM_CONCURRENCY_MAX (in cluster scope the limit is shared through Redis).
-    llm_concurrency: Literal["fixed", "adaptive"] = "fixed"
+    # LLM_CONCURRENCY_MAX (unset: 64, or MAX_CONCURRENT_LLM_CALLS when that is more; in cluster
+    # scope the limit is shared through Redis).  "fixed": MAX_CONCURRENT_LLM_CALLS at all times.
+    llm_concurrency: Literal["fixed", "adaptive"] = "adaptive"
     llm_concurrency_max: int = Field(64, ge=1, le=1000)
 
     # Summarization
@@ -224,7 +226,11 @@ class Settings(BaseSettings):
             )
         if 0 < len(self.source_id_secret.get_secret_value()) < 16:
             raise ValueError("SOURCE_ID_SECRET must be at least 16 characters (or unset: one is made)")
-        if self.llm_concurrency == "adaptive" and self.llm_concurrency_max < self.max_concurrent_llm_calls:
+        if (
+            self.llm_concurrency == "adaptive"
+            and self.llm_concurrency_max < self.max_concurrent_llm_calls
+            and "llm_concurrency_max" in self.model_fields_set  # unset, it rises to the start
+        ):
             raise ValueError(
                 f"LLM_CONCURRENCY_MAX={self.llm_concurrency_max} is under MAX_CONCURRENT_LLM_CALLS="
                 f"{self.max_concurrent_llm_calls}, where LLM_CONCURRENCY=adaptive starts"
@@ -306,7 +312,9 @@ class Settings(BaseSettings):
         return ConcurrencyOptions(
             limit=self.max_concurrent_llm_calls,
             mode=self.llm_concurrency,
-            maximum=self.llm_concurrency_max,
+            # A start over the default ceiling (MAX_CONCURRENT_LLM_CALLS=100, LLM_CONCURRENCY_MAX
+            # unset) raises it; one someone set under the start was refused above.
+            maximum=max(self.llm_concurrency_max, self.max_concurrent_llm_calls),
             scope=self.llm_concurrency_scope,
             redis_url=self.redis_url,
             lease_seconds=self.llm_lease_seconds,

@@ -47,6 +47,7 @@ def replicas(llm: FakeLLM, redis_url: str, scope: str) -> list[RunningServer]:
         "OPENROUTER_BASE_URL": llm.base_url,
         "LLM_RETRY_BASE_SECONDS": "0",
         "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+        "LLM_CONCURRENCY": "fixed",  # the peak is the fixed limit's (the adaptive one grows)
         "REDIS_URL": redis_url,
         "LLM_CONCURRENCY_SCOPE": scope,
     }

@@ -33,6 +33,7 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.default_chunk_overlap_tokens == 500
     assert s.default_max_output_tokens == 5000
     assert s.max_concurrent_llm_calls == 5
+    assert (s.concurrency().mode, s.concurrency().limit, s.concurrency().maximum) == ("adaptive", 5, 64)
     assert s.llm_context_tokens == 128_000
     assert s.llm_max_attempts == 3
     assert s.on_llm_failure == "extractive"
@@ -62,6 +63,17 @@ def test_values_are_parsed_to_their_types() -> None:
     assert s.max_concurrent_llm_calls == 12
     assert s.on_llm_failure == "truncate"
     assert s.llm_model == "anthropic/claude-3-haiku"
+
+
+def test_the_adaptive_ceiling_rises_to_a_larger_start_unless_it_was_set() -> None:
+    """MAX_CONCURRENT_LLM_CALLS=100 is where the adaptive limit starts: the default ceiling (64)
+    does not stop the service; a ceiling someone set under the start does, naming both."""
+    limit = load_settings({"MAX_CONCURRENT_LLM_CALLS": "100"}).concurrency()
+    assert (limit.mode, limit.limit, limit.maximum) == ("adaptive", 100, 100)
+    fixed = load_settings({"MAX_CONCURRENT_LLM_CALLS": "100", "LLM_CONCURRENCY": "fixed"}).concurrency()
+    assert (fixed.mode, fixed.limit) == ("fixed", 100)
+    with pytest.raises(ConfigError, match="LLM_CONCURRENCY_MAX=4 is under MAX_CONCURRENT_LLM_CALLS=5"):
+        load_settings({"LLM_CONCURRENCY_MAX": "4"})
 
 
 def test_names_are_case_insensitive_and_unknown_names_ignored() -> None:

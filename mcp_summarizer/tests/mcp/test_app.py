@@ -48,6 +48,9 @@ def server(llm: FakeLLM) -> Iterator[RunningServer]:
             "LLM_MODEL": "test/fake-model",
             "LLM_CONTEXT_TOKENS": str(CONTEXT),
             "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+            # The limit's use, fairness and cancellation at a fixed LIMIT (the adaptive default
+            # would raise it as calls succeed: tests/summarize/test_adaptive_concurrency.py).
+            "LLM_CONCURRENCY": "fixed",
             "DEFAULT_CHUNK_SIZE_TOKENS": "2000",
             "DEFAULT_CHUNK_OVERLAP_TOKENS": "100",
             "DEFAULT_MAX_OUTPUT_TOKENS": "800",

@@ -69,6 +69,9 @@ SETTINGS = {
     "DEFAULT_CHUNK_SIZE_TOKENS": "1000",
     "DEFAULT_CHUNK_OVERLAP_TOKENS": "0",
     "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+    # The deadline above counts LIMIT calls at a time: the adaptive default would cut the limit
+    # on the storm's timeouts and 503s (and stretch the promise), so the limit is fixed here.
+    "LLM_CONCURRENCY": "fixed",
     "LLM_TIMEOUT_SECONDS": str(TIMEOUT),
     "LLM_MAX_ATTEMPTS": str(ATTEMPTS),
     "LLM_RETRY_BASE_SECONDS": "0.05",

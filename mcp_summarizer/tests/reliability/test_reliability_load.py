@@ -65,6 +65,7 @@ def server(llm: FakeLLM) -> Iterator[RunningServer]:
             "DEFAULT_CHUNK_SIZE_TOKENS": "1000",
             "DEFAULT_CHUNK_OVERLAP_TOKENS": "0",
             "MAX_CONCURRENT_LLM_CALLS": str(LIMIT),
+            "LLM_CONCURRENCY": "fixed",  # the limit is used to the full and never passed
             "LLM_TIMEOUT_SECONDS": "30",
             "LLM_RETRY_BASE_SECONDS": "0.05",
             "FETCH_MAX_TOKENS": str(BUDGET),

@@ -1,6 +1,7 @@
-"""LLM_CONCURRENCY=adaptive against a provider with a capacity: the real server, engine and
-openai client, the test LLM serving at most CAPACITY calls at once and answering the rest 429
-with Retry-After.  No timing thresholds: where the limit ends up, and that the answers hold."""
+"""LLM_CONCURRENCY=adaptive (the default) against a provider with a capacity: the real server,
+engine and openai client, the test LLM serving at most CAPACITY calls at once and answering the
+rest 429 with Retry-After.  No timing thresholds: where the limit ends up, and that the answers
+hold."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ PAGE = "\n\n".join(
 def env(llm: FakeLLM) -> dict[str, str]:
     return {
         "OPENROUTER_BASE_URL": llm.base_url,
-        "LLM_CONCURRENCY": "adaptive",
+        # LLM_CONCURRENCY unset: adaptive is the default.
         "MAX_CONCURRENT_LLM_CALLS": "2",
         "LLM_MAX_ATTEMPTS": "10",  # a refused call is tried again (after Retry-After)
         "LLM_RETRY_BASE_SECONDS": "0",

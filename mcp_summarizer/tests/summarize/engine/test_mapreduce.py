@@ -436,7 +436,7 @@ async def test_in_flight_calls_never_exceed_the_limit_even_across_requests(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
     fresh_llm.latency = 0.02  # calls must overlap for the limit to matter
-    engine = make_engine()
+    engine = make_engine(LLM_CONCURRENCY="fixed")  # adaptive would raise it as calls succeed
     first, second = await asyncio.gather(
         engine.summarize(Request(content=document(sections=20), max_output_tokens=200)),
         engine.summarize(Request(content=document(sections=12, sentences=4), max_output_tokens=200)),
@@ -487,7 +487,7 @@ async def test_a_429_storm_does_not_hold_the_slots_while_waiting(
 async def test_a_request_waiting_on_retry_after_lets_another_request_run(
     fresh_llm: FakeLLM, make_engine: MakeEngine
 ) -> None:
-    engine = make_engine(MAX_CONCURRENT_LLM_CALLS="1")
+    engine = make_engine(MAX_CONCURRENT_LLM_CALLS="1", LLM_CONCURRENCY="fixed")
     waiting = "# Stormwind\n\n" + document(sections=1)
     fresh_llm.responder = lambda r: (
         error(429, headers={"Retry-After": "1"}) if "Stormwind" in r.user and fresh_llm.calls == 1 else ok()
@@ -563,10 +563,13 @@ async def test_failure_policy_answers_when_the_llm_fails_for_good(
     fresh_llm.responder = fail_after(2)
     on_failure: FailurePolicy | None = None
     if via == "ON_LLM_FAILURE":
-        engine = make_engine(ON_LLM_FAILURE=policy, MAX_CONCURRENT_LLM_CALLS="1")
+        engine = make_engine(ON_LLM_FAILURE=policy, MAX_CONCURRENT_LLM_CALLS="1", LLM_CONCURRENCY="fixed")
     else:  # the request's policy wins over the service's
         service: FailurePolicy = "truncate" if policy == "original" else "original"
-        engine, on_failure = make_engine(ON_LLM_FAILURE=service, MAX_CONCURRENT_LLM_CALLS="1"), policy
+        engine, on_failure = (
+            make_engine(ON_LLM_FAILURE=service, MAX_CONCURRENT_LLM_CALLS="1", LLM_CONCURRENCY="fixed"),
+            policy,
+        )
     content = document(sections=25)
     caplog.set_level(logging.WARNING, logger=ENGINE_LOGGER)
     out = await engine.summarize(
@@ -612,7 +615,12 @@ async def test_a_rejected_key_degrades_at_once_without_echoing_the_key(
     key = "sk-or-v1-5a4b3c2d1e0f99887766"
     fresh_llm.responder = lambda r: error(401, message=f"No auth credentials found for {key}")
     content = document(sections=12)
-    engine = make_engine(OPENROUTER_API_KEY=key, ON_LLM_FAILURE="extractive", MAX_CONCURRENT_LLM_CALLS="1")
+    engine = make_engine(
+        OPENROUTER_API_KEY=key,
+        ON_LLM_FAILURE="extractive",
+        MAX_CONCURRENT_LLM_CALLS="1",
+        LLM_CONCURRENCY="fixed",
+    )
     out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
     assert out.degraded and out.policy == "extractive"
     rejected = "the LLM endpoint rejected the API key (HTTP 401)"
@@ -692,7 +700,7 @@ async def test_a_bug_in_the_llm_path_degrades_with_its_traceback_logged(
     fresh_llm: FakeLLM, make_engine: MakeEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
     backend = _BrokenBackend()
-    engine = make_engine(backend, MAX_CONCURRENT_LLM_CALLS="1")
+    engine = make_engine(backend, MAX_CONCURRENT_LLM_CALLS="1", LLM_CONCURRENCY="fixed")
     content = document(sections=12)
     caplog.set_level(logging.WARNING, logger=ENGINE_LOGGER)
     out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
@@ -816,7 +824,7 @@ async def test_a_call_waiting_to_retry_is_not_retried_after_a_sibling_failed(
 
 async def test_no_call_is_started_after_a_bug_in_the_llm_path(make_engine: MakeEngine) -> None:
     backend = _BrokenBackend()
-    out = await make_engine(backend, MAX_CONCURRENT_LLM_CALLS="1").summarize(
+    out = await make_engine(backend, MAX_CONCURRENT_LLM_CALLS="1", LLM_CONCURRENCY="fixed").summarize(
         Request(content=document(sections=12), max_output_tokens=TARGET)
     )
     assert out.degraded
