@@ -45,6 +45,7 @@ async def test_sigterm_under_load(fresh_llm: FakeLLM) -> None:
             "DEFAULT_CHUNK_SIZE_TOKENS": "1000",
             "DEFAULT_CHUNK_OVERLAP_TOKENS": "0",
             "MAX_CONCURRENT_LLM_CALLS": "40",  # the stuck calls must not starve the others
+            "LLM_CONCURRENCY": "fixed",  # nor an adaptive cut leave the merges fewer slots
             "LLM_TIMEOUT_SECONDS": "60",
             "SHUTDOWN_GRACE_SECONDS": str(GRACE),
         }
