@@ -70,6 +70,7 @@ def env(llm: FakeLLM, **more: str) -> dict[str, str]:
         "DEFAULT_CHUNK_SIZE_TOKENS": "400",
         "DEFAULT_CHUNK_OVERLAP_TOKENS": "0",
         "MAX_CONCURRENT_LLM_CALLS": "2",
+        "LLM_CONCURRENCY": "fixed",  # two at once: the adaptive default would finish in time
         "TOOL_DEADLINE_SECONDS": str(DEADLINE),
         "CACHE": "on",
         "BACKGROUND_JOBS_MAX": "1",
