@@ -5,9 +5,10 @@ must be entered and left in one task (anyio's cancel scopes), so a small owner t
 open until the proxy stops or the connection is lost; calls from any task go through it.
 
 A server that will not start, crashes or times out becomes an `UpstreamError` naming it; the
-proxy goes on serving the others.  A lost connection (a stdio server that exited, an HTTP
-server that went away) is opened again on the next call; when that keeps failing, attempts
-back off (0, 1, 2, 4 ... 30 s), and a call in between is told when the next try will be.
+proxy goes on serving the others.  Its error replies, whatever their code, are the error of
+the call they answer, and nothing more.  A lost connection (a stdio server that exited, an
+HTTP server that went away) is opened again on the next call; when starting keeps failing,
+attempts back off (0, 1, 2, 4 ... 30 s), and a call in between is told when the next try will be.
 A reply that is not UTF-8 or not JSON-RPC fails the call it answers (for stdio see
 `proxy.stdio`; the SDK's HTTP transport does the same), is logged and kept as the server's
 last error; the connection goes on.
@@ -29,7 +30,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
+from mcp_types import PARSE_ERROR
 
 from mcp_summarizer.compat.mcp_sdk import create_mcp_http_client
 from mcp_summarizer.errors import UpstreamError
@@ -49,6 +50,7 @@ _BACKOFF_MAX = 30.0
 _STDERR_LINES = 10_000  # logged per start of a server; a chatty one is cut off there
 _PAGES = 100  # tools/list pages read at most (a server that pages for ever is cut off)
 _BAD_LOGGED = 10  # bad lines logged per connection, then every thousandth
+_MESSAGE_CHARS = 2000  # of a server's error message, in the call's error (then the client's limits)
 
 
 class Upstream:
@@ -118,6 +120,7 @@ class Upstream:
                 raise UpstreamError(
                     f"MCP server {self.name!r} ({self.spec.describe()}) did not start: {self.last_error}"
                 ) from None
+            self._failures = 0
             logger.info(
                 "upstream_connected",
                 extra={
@@ -133,14 +136,29 @@ class Upstream:
         self, tool: str, arguments: dict[str, Any], progress: UpstreamProgress | None = None
     ) -> types.CallToolResult:
         """The upstream's own result, or an UpstreamError naming the server and what failed.
-        Cancelling this cancels the upstream call (the SDK sends notifications/cancelled)."""
+        Cancelling this cancels the upstream call (the SDK sends notifications/cancelled).
+
+        The server's error replies are that call's error, whatever their code: JSON-RPC leaves
+        -32000 to -32099 to servers, and the SDK's own "connection closed" (-32000) and
+        "timed out" (-32001) share codes with them.  So the timeout is this proxy's own clock,
+        and a connection counts as lost only when its reader has seen it end: a server's
+        reply, whatever it says, never has it stopped (nor another tenant's calls with it)."""
         client = await self.connect()
+        clock = asyncio.timeout(self._call_timeout)
         try:
-            result = await client.call_tool(
-                tool, arguments, read_timeout_seconds=self._call_timeout, progress_callback=progress
-            )
+            async with clock:
+                result = await client.call_tool(tool, arguments, progress_callback=progress)
+        except TimeoutError as exc:
+            if not clock.expired():  # the transport's own (a write that could not finish)
+                if self._gone(client):
+                    await self.lost(_describe(exc))
+                raise UpstreamError(f"MCP server {self.name!r} failed on {tool}: {_describe(exc)}") from None
+            raise UpstreamError(
+                f"MCP server {self.name!r} did not answer {tool} within {self._call_timeout:g} s "
+                "(UPSTREAM_TIMEOUT_SECONDS); the call was cancelled"
+            ) from None
         except MCPError as exc:
-            if exc.data == BAD_MESSAGE or (exc.code == PARSE_ERROR and self.spec.transport != "stdio"):
+            if exc.data == BAD_MESSAGE or (exc.code == PARSE_ERROR and _sdk_parse_error(exc.message)):
                 problem = " ".join(exc.message.split())[:500]
                 if exc.data != BAD_MESSAGE:
                     self._bad_message(problem, True)  # the HTTP transport's own: told here only
@@ -151,33 +169,40 @@ class Upstream:
                 raise UpstreamError(
                     f"MCP server {self.name!r} sent a bad reply to {tool}: {problem}{restart}"
                 ) from None
-            if exc.code == CONNECTION_CLOSED:
+            if self._gone(client):
                 await self.lost(f"the connection closed during a call to {tool}")
                 raise UpstreamError(
                     f"MCP server {self.name!r} stopped while running {tool} "
                     "(it is started again on the next call)"
                 ) from None
-            if exc.code == REQUEST_TIMEOUT:
-                raise UpstreamError(
-                    f"MCP server {self.name!r} did not answer {tool} within {self._call_timeout:g} s "
-                    "(UPSTREAM_TIMEOUT_SECONDS); the call was cancelled"
-                ) from None
-            raise UpstreamError(f"MCP server {self.name!r} refused {tool}: {exc.message}") from None
+            raise UpstreamError(
+                f"MCP server {self.name!r} answered {tool} with an error: "
+                f"{clip(exc.message, _MESSAGE_CHARS)} (JSON-RPC error {exc.code})"
+            ) from None
         except (OSError, EOFError, RuntimeError, ValueError) as exc:
             # A transport that broke under the call (a closed stream, an HTTP error), or a
-            # result the SDK would not accept: either way, not this proxy's to hide.
-            await self.lost(_describe(exc))
+            # result the SDK would not accept (one that breaks its tool's outputSchema): only
+            # the first ends the connection.
+            if self._gone(client):
+                await self.lost(_describe(exc))
             raise UpstreamError(f"MCP server {self.name!r} failed on {tool}: {_describe(exc)}") from None
-        self._failures = 0
         return result
 
+    def _gone(self, client: Client) -> bool:
+        """Whether ``client``'s connection has ended (its reader saw the stream close, or it
+        was closed and maybe replaced already)."""
+        return self._client is not client or _closed(client)
+
     async def lost(self, why: str) -> None:
-        """The connection is gone: close what is left; the next call opens a new one."""
+        """The connection is gone: close what is left; the next call opens a new one at once.
+        (Only starts that fail back off: a server that ran and stopped, whoever's call
+        stopped it, is there again for the next caller.)"""
         if self._client is None:
             return
         logger.warning("upstream_lost", extra={"server": self.name, "cause": why})
         await self._close()
-        self._failed(why)
+        self.last_error = why
+        self._retry_at = 0.0
 
     async def aclose(self) -> None:
         await self._close()
@@ -312,6 +337,12 @@ async def _list_tools(client: Client, seconds: float) -> list[types.Tool]:
             if cursor is None:
                 break
     return tools
+
+
+def _sdk_parse_error(message: str) -> bool:
+    """Whether a -32700 error is the SDK's HTTP transport's own (a reply it could not parse),
+    not the server's reply with that code."""
+    return message.startswith(("Failed to parse JSON response", "Failed to parse SSE message"))
 
 
 def _describe(exc: BaseException) -> str:
