@@ -108,10 +108,10 @@ async def shape(
     if size <= budget and fit.fits(original, limits):
         return Shaped(result, "passed", size, size, len(others), other_bytes)
 
-    doc_id = await _handle(store, tenant, server, tool, original)
-    # The parts do not depend on the client (their ids do not either): expand pages a part
-    # that is over the client's limits.
+    # The parts do not depend on the client: expand pages a part that is over the client's
+    # limits.  They do depend on the budget, so the handle is a digest of the parts themselves.
     parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
+    doc_id = await _handle(store, tenant, server, tool, parts)
     sources = [
         Source(
             source_id=source_id(doc_id, i),
@@ -364,15 +364,21 @@ def _count_all(texts: list[str]) -> int:
     return sum(tokens.count(t) for t in texts) + 2 * max(len(texts) - 1, 0)  # the joins
 
 
-async def _handle(store: ContentStore, tenant: Tenant, server: str, tool: str, text: str) -> str:
-    """The same result from the same tool gets the same handle within a tenant; no client can
-    compute it (a keyed digest), and it has no "~", which every document's source id has, so
-    a document can never be stored under a handle."""
+async def _handle(store: ContentStore, tenant: Tenant, server: str, tool: str, parts: list[str]) -> str:
+    """A keyed digest of the result as cut into ``parts``, for this tenant, server and tool.
+
+    An id must open the same text for its whole life (`store.put` of a handle replaces what it
+    named): so the digest covers each part, not only the text they join into.  Whatever
+    decides the cut (the budget, the chunker's rules in a later version sharing the store),
+    a result cut another way gets another handle, and each opens the parts it was made from;
+    the same result cut the same way keeps its handle.  No client can compute it, and it has
+    no "~", which every document's source id has, so a document can never be stored under a
+    handle."""
     try:
         key = IdKey(await store.id_secret())
     except SummarizerError:  # the store is down: nothing will be kept, any unguessable name does
         key = IdKey(new_secret().encode())
-    digest = await asyncio.to_thread(key.digest, "proxy", tenant, server, tool, text)
+    digest = await asyncio.to_thread(key.digest, "proxy", tenant, server, tool, *parts)
     return "r" + digest
 
 
