@@ -47,7 +47,9 @@ from mcp_summarizer.mcp.sessions import client_name, recognize_clients
 from mcp_summarizer.mcp.source_tools import EXCERPT_TEMPLATE, excerpt_id, read_excerpt
 from mcp_summarizer.mcp.stdio import serve_stdio
 from mcp_summarizer.proxy.config import ProxyConfig
+from mcp_summarizer.proxy.listing import MAX_NAME, name_problem
 from mcp_summarizer.proxy.names import Published, publish
+from mcp_summarizer.proxy.progress import Relay
 from mcp_summarizer.proxy.results import shape
 from mcp_summarizer.proxy.tools import (
     CALL_SCHEMA,
@@ -72,11 +74,13 @@ from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.version import __version__
+from shared.logs import clip
 
 __all__ = ["Proxy", "build_proxy_server", "proxy_http_app", "run_proxy"]
 
 logger = logging.getLogger("mcp_summarizer")
 
+_ERROR_CHARS = 4000  # of an error answer (an upstream's message is cut at 2,000 already)
 _INSTRUCTIONS = (
     "A summarizing proxy: the tools of several MCP servers, whose results are summarized when "
     "they are too long for your context (the result then says so, and expand opens the original)."
@@ -121,6 +125,7 @@ class Proxy:
         self.inflight = 0
         self._listings: dict[str, int] = {}
         self._renamed: set[Published] = set()  # logged once each
+        self._listing: list[types.Tool] = own_tools(settings.tool_output_max_tokens, self._inline)
         self._retries: set[asyncio.Task[None]] = set()
         # Summaries identical calls share, going on past a client's deadline (summarize.jobs).
         self.jobs = Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens)
@@ -145,11 +150,9 @@ class Proxy:
     # -- listing ----------------------------------------------------------------------------
 
     def list_tools(self) -> list[types.Tool]:
+        """The listing made when the routes last changed (every client lists the tools)."""
         self._retry_down()
-        return [
-            *own_tools(self.settings.tool_output_max_tokens, self._inline),
-            *(published_tool(name, tool, self._inline) for name, (_, tool) in self.routes.items()),
-        ]
+        return self._listing
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         route = self.routes.get(name)
@@ -167,20 +170,29 @@ class Proxy:
                 tools.setdefault((upstream.name, tool.name), (upstream, tool))
         routes: dict[str, tuple[Upstream, types.Tool]] = {}
         for published in publish({u.name: [t.name for t in u.tools] for u in self.upstreams.values()}, OWN):
-            routes[published.name] = tools[published.server, published.tool]
+            long = len(published.name) > MAX_NAME  # prefixed, it is over what MCP allows: left out
             if published.why and published not in self._renamed:
                 self._renamed.add(published)
                 logger.warning(
-                    "proxy_tool_renamed",
+                    "proxy_tool_left_out" if long else "proxy_tool_renamed",
                     extra={
                         "server": published.server,
                         "tool": published.tool,
                         "published": published.name,
-                        "reason": published.why,
+                        "reason": f"{published.why}; {published.name!r} is over the {MAX_NAME} characters"
+                        " MCP allows a tool name"
+                        if long
+                        else published.why,
                     },
                 )
+            if not long:
+                routes[published.name] = tools[published.server, published.tool]
         self.routes = routes
         self._listings = {u.name: id(u.tools) for u in self.upstreams.values()}
+        self._listing = [
+            *own_tools(self.settings.tool_output_max_tokens, self._inline),
+            *(published_tool(name, tool, self._inline) for name, (_, tool) in routes.items()),
+        ]
 
     def _retry_down(self) -> None:
         """Servers that failed to start are tried again in the background when tools are
@@ -249,6 +261,8 @@ class Proxy:
             )
         if not isinstance(tool, str) or not tool:
             raise InputError("tool must be the tool's name on that server")
+        if problem := name_problem(tool):  # the proxy publishes no such tool, nor calls one
+            raise InputError(f"tool {ascii(tool)[:100]} is not a valid MCP tool name: {problem}")
         if not isinstance(args, dict):
             raise InputError(f"arguments must be an object, got {type(args).__name__}")
         if not isinstance(goal, str):
@@ -372,8 +386,10 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        async def progress(progress: float, total: float | None, message: str | None) -> None:
+        async def send(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
+
+        progress = Relay(send)  # the upstream's and the summary's, a few per call
 
         # The client's name: from its initialize (stdio), the request (2026-07-28), or the
         # session id its HTTP initialize was answered with (older protocols).
@@ -388,10 +404,10 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
                     "request_rejected",
                     extra={"tool": params.name, "reason": str(exc), "error": type(exc).__name__},
                 )
-            return _error(str(exc))
+            return _error(str(exc), limits)
         except Exception as exc:  # a bug of ours: logged whole, answered in one line
             logger.exception("proxy_call_crashed", extra={"tool": params.name})
-            return _error(f"the proxy failed on {params.name}: {type(exc).__name__}: {exc}")
+            return _error(f"the proxy failed on {params.name}: {type(exc).__name__}: {exc}", limits)
 
     async def list_resources(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -496,5 +512,10 @@ def _refused(exc: SummarizerError) -> None:
     )
 
 
-def _error(text: str) -> types.CallToolResult:
+def _error(text: str, limits: Limits) -> types.CallToolResult:
+    """An error answer within the client's limits: a message that quotes an upstream's (or the
+    caller's input) keeps its start, cut at a line end where one fits."""
+    text = clip(text, _ERROR_CHARS)
+    if not fit.fits(text, limits):
+        text = text[: fit.page_end(text, 0, limits)]
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)

@@ -36,6 +36,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.proxy.parts import Parts, cut_structured, dumps, less, split
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
 from mcp_summarizer.store.content import ContentStore, Source, source_id
@@ -96,8 +97,9 @@ async def shape(
     `clients.profiles`): a summary is made in the tokens they leave, and made again smaller if
     it still does not fit; a text kept from its start (an error, a cut) ends at a line end."""
     limits = limits or Limits()
-    texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
-    others = [b for b in result.content if not isinstance(b, types.TextContent)]
+    # Every part counts (`proxy.parts`); JSON that may be megabytes is measured off the loop.
+    whole = split(result) if _plain(result) else await asyncio.to_thread(split, result)
+    texts, others = whole.texts, whole.others
     other_bytes = sum(_size(b) for b in others)
     chars = sum(len(t) for t in texts)
     # Short text is counted here, long text off the event loop.
@@ -105,12 +107,33 @@ async def shape(
         _count_all(texts) if chars * _SURELY_WITHIN <= budget else await asyncio.to_thread(_count_all, texts)
     )
     original = "\n\n".join(texts)
-    if size <= budget and fit.fits(original, limits):
+    used = whole.fixed_bytes + whole.structured_bytes
+    if (
+        not whole.dropped
+        and size + whole.structured_tokens <= budget
+        and fit.fits(original, less(limits, used))
+    ):
         return Shaped(result, "passed", size, size, len(others), other_bytes)
+
+    # The other parts first (structuredContent in its share, cut if over): the text gets the
+    # tokens and bytes they leave.
+    asked, described = budget, limits
+    structured, taken, facts = await _structured(
+        result, whole, size, original, budget, limits, store, tenant, server, tool
+    )
+    budget -= taken
+    limits = less(limits, whole.fixed_bytes + (len(dumps(structured).encode()) if structured else 0))
+    more: dict[str, object] = {"structured_content": facts or None, **whole.dropped}
+    if size <= budget and fit.fits(original, limits):  # the text fits what they leave: as it is
+        meta = {**(whole.meta or {}), META_PROXY: {"summarized": False, "how": "passed", **more}}
+        kept = result.model_copy(
+            update={"content": whole.kept, "structured_content": structured, "meta": meta}
+        )
+        return Shaped(kept, "passed", size, size, len(others), other_bytes)
 
     # The parts do not depend on the client: expand pages a part that is over the client's
     # limits.  They do depend on the budget, so the handle is a digest of the parts themselves.
-    parts = await asyncio.to_thread(_parts, original, min(budget, _PART_TOKENS))
+    parts = await asyncio.to_thread(_parts, original, min(asked, _PART_TOKENS))
     doc_id = await _handle(store, tenant, server, tool, parts)
     sources = [
         Source(
@@ -127,10 +150,9 @@ async def shape(
     handle = "" if not_kept else source_id(doc_id, 0)
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
-    dropped = result.structured_content is not None
-    header = _header(
-        how, size, budget, server, tool, handle, len(parts), dropped, not_kept=not_kept, limits=limits
-    )
+    over = _over(size, asked, described, fit.fits(original, described))
+    note = _structured_note(facts)
+    header = _header(how, size, over, server, tool, handle, len(parts), note, not_kept=not_kept)
     room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
     # A summary cites the parts its lines come from (the kept ones: ids that open).
     starts = [0, *accumulate(map(len, parts))][:-1]
@@ -169,34 +191,12 @@ async def shape(
         body, how, cause, cited = await made(how, again, room)
     if isinstance(partial := cited.pop(_PARTIAL, None), Partial):  # the line says what the deadline left
         header = _header(
-            how,
-            size,
-            budget,
-            server,
-            tool,
-            handle,
-            len(parts),
-            dropped,
-            not_kept=not_kept,
-            limits=limits,
-            partial=partial,
+            how, size, over, server, tool, handle, len(parts), note, not_kept=not_kept, partial=partial
         )
         body = await asyncio.to_thread(tokens.truncate, body, max(budget - tokens.count(header + "\n\n"), 1))
     if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
         how = "truncated"
-        header = _header(
-            how,
-            size,
-            budget,
-            server,
-            tool,
-            handle,
-            len(parts),
-            dropped,
-            cause,
-            not_kept=not_kept,
-            limits=limits,
-        )
+        header = _header(how, size, over, server, tool, handle, len(parts), note, cause, not_kept=not_kept)
         room = budget - tokens.count(header + "\n\n")
         body = await asyncio.to_thread(_start, original, max(room, 1), limits, header)
     text = f"{header}\n\n{body}"
@@ -204,7 +204,7 @@ async def shape(
     if out_tokens > budget:  # never: each path keeps to its room; but the promise is the budget
         text = await asyncio.to_thread(tokens.truncate, text, budget)
         out_tokens = tokens.count(text)
-    meta = dict(result.meta or {})
+    meta = dict(whole.meta or {})
     meta[META_PROXY] = {
         "summarized": True,
         "how": how,
@@ -212,7 +212,8 @@ async def shape(
         "output_tokens": out_tokens,
         "original": handle or None,
         "parts": len(parts),
-        "structured_content_dropped": dropped,
+        "structured_content_dropped": bool(facts.get("dropped")),
+        **more,
     }
     # The handle where every summary carries it: <handle>#<n> are the parts expand opens.
     meta[META_SUMMARY] = {
@@ -228,6 +229,7 @@ async def shape(
     links = links_to_parts(sources, text, f"the {server}/{tool} result") if handle else []
     shaped = types.CallToolResult(
         content=[types.TextContent(type="text", text=text), *others, *links],
+        structured_content=structured,
         is_error=result.is_error,
         _meta=meta,
     )
@@ -299,16 +301,15 @@ async def _body(
 def _header(
     how: How,
     size: int,
-    budget: int,
+    over: str,
     server: str,
     tool: str,
     handle: str,
     parts: int,
-    dropped: bool,
+    structured_note: str,
     cause: str = "",
     *,
     not_kept: str = "",
-    limits: Limits,
     partial: Partial | None = None,
 ) -> str:
     done = {
@@ -326,12 +327,93 @@ def _header(
         if handle
         else f"The original could not be kept ({not_kept}), so there is no handle to expand."
     )
-    over = f"the {budget}-token limit" if size > budget else f"this client's limit of {limits.describe()}"
     line = f"[mcp-summarizer: this {server}/{tool} result was {size} tokens, over {over}, so it is {done}."
-    line += f" {where}"
-    if dropped:
-        line += " Its structuredContent was dropped (it cannot be cut and stay valid)."
-    return line + "]"
+    return f"{line} {where}{structured_note}]"
+
+
+def _over(size: int, budget: int, limits: Limits, fits: bool) -> str:
+    """Which limit the text is over: the budget, the client's bytes or lines, or what the
+    result's other parts leave of them."""
+    if size > budget:
+        return f"the {budget}-token limit"
+    if not fits:
+        return f"this client's limit of {limits.describe()}"
+    return f"what its other parts leave of the {budget}-token limit" + (
+        f" and {limits.describe()}" if limits.sized else ""
+    )
+
+
+def _structured_note(facts: dict[str, object]) -> str:
+    if not facts.get("cut") and not facts.get("dropped"):
+        return ""
+    original = facts.get("original")
+    where = f' (the exact original: expand("{original}"))' if original else ""
+    if facts.get("dropped"):
+        return f" Its structuredContent was left out: no cut of it fits{where}."
+    return f" Its structuredContent is cut too{where}."
+
+
+async def _structured(
+    result: types.CallToolResult,
+    whole: Parts,
+    text_tokens: int,
+    text: str,
+    budget: int,
+    limits: Limits,
+    store: ContentStore,
+    tenant: Tenant,
+    server: str,
+    tool: str,
+) -> tuple[dict[str, Any] | None, int, dict[str, object]]:
+    """The structuredContent to send, the tokens it takes, and the facts for `_meta`.  Its
+    share is what the text leaves of the budget and bytes, at least half: within it, it is
+    sent as it is; over it, cut as JSON is cut, its original stored behind a handle."""
+    value = result.structured_content
+    if value is None:
+        return None, 0, {}
+    share = budget - min(text_tokens, budget // 2)
+    share_bytes = None
+    if limits.bytes is not None:
+        half = limits.bytes // 2
+        text_bytes = half if len(text) >= half else len(text.encode("utf-8", "surrogatepass"))
+        share_bytes = max(limits.bytes - whole.fixed_bytes - min(text_bytes, half), 0)
+    if whole.structured_tokens <= share and (share_bytes is None or whole.structured_bytes <= share_bytes):
+        return value, whole.structured_tokens, {"cut": False}
+    pieces = await asyncio.to_thread(_parts, whole.structured_json, _PART_TOKENS)
+    doc_id = await _handle(store, tenant, server, tool, pieces)
+    sources = [
+        Source(
+            source_id=source_id(doc_id, i),
+            doc_id=doc_id,
+            index=i,
+            chunk_count=len(pieces),
+            text=piece,
+            title=f"{server}/{tool} structuredContent",
+        )
+        for i, piece in enumerate(pieces)
+    ]
+    not_kept = await _keep(store, tenant, sources)
+    handle = "" if not_kept else source_id(doc_id, 0)
+    where = (
+        f'expand("{handle}") opens the exact original ({len(pieces)} parts)'
+        if handle
+        else f"the original could not be kept ({not_kept})"
+    )
+    notice = (
+        f"this structuredContent was {whole.structured_tokens} tokens ({whole.structured_bytes} bytes), "
+        f"over its share of the limits, so it is cut (long arrays keep their first and last items, "
+        f"long strings their start); {where}"
+    )
+    cut = await asyncio.to_thread(cut_structured, value, share, share_bytes, notice)
+    facts: dict[str, object] = {
+        "cut": cut is not None,
+        "dropped": cut is None,
+        "original": handle or None,
+        "parts": len(pieces),
+        "tokens": whole.structured_tokens,
+        "bytes": whole.structured_bytes,
+    }
+    return cut, (tokens.count(dumps(cut)) if cut is not None else 0), facts
 
 
 async def _keep(store: ContentStore, tenant: Tenant, sources: list[Source]) -> str:
@@ -358,6 +440,15 @@ def _start(text: str, room: int, limits: Limits, header: str) -> str:
     """The start of ``text`` within ``room`` tokens and the client's limits under ``header``,
     ending at a line end where one fits."""
     return text[: fit.page_end(text, 0, limits, header + "\n\n", room)]
+
+
+def _plain(result: types.CallToolResult) -> bool:
+    """Text blocks only, no structuredContent nor `_meta`: nothing to measure but the text."""
+    return (
+        result.structured_content is None
+        and not result.meta
+        and all(isinstance(b, types.TextContent) for b in result.content)
+    )
 
 
 def _count_all(texts: list[str]) -> int:

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from mcp_summarizer.compat.mcp_sdk import TransportStreams
 from mcp_summarizer.proxy.config import ServerSpec
+from mcp_summarizer.proxy.listing import trim_listing
 from shared.logs import clip
 
 __all__ = ["BAD_MESSAGE", "OnBadMessage", "stdio_transport"]
@@ -43,6 +44,7 @@ BAD_MESSAGE = "io.github.mythline/bad-upstream-message"
 OnBadMessage = Callable[[str, bool], None]
 
 _WRITE_QUEUE = 16
+_BIG_LISTING = 1 << 20  # bytes: a tools/list reply over this is read off the event loop
 _EXIT_GRACE = 2.0  # seconds for the server to exit once its stdin is closed, then for SIGTERM
 
 
@@ -73,6 +75,14 @@ async def stdio_transport(
     async def deliver(line: bytes) -> None:
         if not line.strip():
             return
+        if len(line) > _BIG_LISTING and waiting.expects("tools/list"):
+            # Tens of megabytes of tools would hold the event loop for seconds while parsed:
+            # read off it, a tool at a time, and only the tools kept are passed on.
+            trimmed = await anyio.to_thread.run_sync(_trimmed_listing, line)
+            if trimmed is not None:
+                waiting.answered(trimmed.id)
+                await read_writer.send(SessionMessage(trimmed))
+                return
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -172,6 +182,9 @@ class _Waiting:
         self._methods.pop(str(id_), None)
         return self._ids.pop(str(id_), None)
 
+    def expects(self, method: str) -> bool:
+        return method in self._methods.values()
+
     def all(self) -> list[types.RequestId]:
         ids = list(self._ids.values())
         self._ids, self._methods = {}, {}
@@ -193,6 +206,16 @@ class _Waiting:
             return [] if found is None else [found]
         unattributed = [key for key, method in self._methods.items() if method != "initialize"]
         return [found for key in unattributed if (found := self.answered(key)) is not None]
+
+
+def _trimmed_listing(line: bytes) -> types.JSONRPCResponse | None:
+    """``line`` as a tools/list reply with its first tools only (`proxy.listing`), or None
+    when it is no such reply (the line then goes the usual way)."""
+    try:
+        message = trim_listing(line.decode("utf-8"))
+        return None if message is None else types.JSONRPCResponse.model_validate(message, by_name=False)
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def _first_error(exc: ValueError) -> str:

@@ -35,6 +35,7 @@ from mcp_types import PARSE_ERROR
 from mcp_summarizer.compat.mcp_sdk import create_mcp_http_client
 from mcp_summarizer.errors import UpstreamError
 from mcp_summarizer.proxy.config import ServerSpec
+from mcp_summarizer.proxy.listing import LEFT_OUT_KEY, MAX_DESCRIPTION, MAX_TOOLS, screen
 from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport
 from mcp_summarizer.version import __version__
 from shared.logs import clip
@@ -50,6 +51,7 @@ _BACKOFF_MAX = 30.0
 _STDERR_LINES = 10_000  # logged per start of a server; a chatty one is cut off there
 _PAGES = 100  # tools/list pages read at most (a server that pages for ever is cut off)
 _BAD_LOGGED = 10  # bad lines logged per connection, then every thousandth
+_LEFT_OUT_LOGGED = 20  # tools left out logged by name per start, then counted
 _MESSAGE_CHARS = 2000  # of a server's error message, in the call's error (then the client's limits)
 
 
@@ -109,7 +111,7 @@ class Upstream:
             started = time.perf_counter()
             try:
                 client = await self._open()
-                self.tools = await _list_tools(client, self._start_timeout)
+                self.tools = self._screened(*await _list_tools(client, self._start_timeout))
             except Exception as exc:
                 await self._close()
                 self._failed(_describe(exc))
@@ -206,6 +208,32 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self._close()
+
+    def _screened(self, tools: list[types.Tool], left_before: int) -> list[types.Tool]:
+        """The tools fit to publish (`proxy.listing`); each one left out is logged (the first
+        few by name, then their count)."""
+        screened = screen(tools, left_before)
+        for name, why in screened.left_out[:_LEFT_OUT_LOGGED]:
+            logger.warning(
+                "proxy_tool_left_out", extra={"server": self.name, "tool": ascii(name)[:100], "reason": why}
+            )
+        more = len(screened.left_out) - _LEFT_OUT_LOGGED
+        if more > 0 or screened.past_limits:
+            logger.warning(
+                "proxy_tools_left_out",
+                extra={
+                    "server": self.name,
+                    "invalid_not_named": max(more, 0),
+                    "past_limits": screened.past_limits,
+                    "reason": f"at most {MAX_TOOLS} tools, 2 MB of listing, are published per server",
+                },
+            )
+        if screened.cut:
+            logger.info(
+                "proxy_tool_descriptions_cut",
+                extra={"server": self.name, "tools": screened.cut, "max_chars": MAX_DESCRIPTION},
+            )
+        return screened.tools
 
     def _bad_message(self, problem: str, goes_on: bool) -> None:
         """Told by the stdio transport of each bad line (the call it answers fails with it)."""
@@ -326,17 +354,22 @@ def _closed(client: Client) -> bool:
     return getattr(dispatcher, "_closed", False) is True
 
 
-async def _list_tools(client: Client, seconds: float) -> list[types.Tool]:
+async def _list_tools(client: Client, seconds: float) -> tuple[list[types.Tool], int]:
+    """The tools listed (no more pages read once past `MAX_TOOLS`), and how many a trimmed
+    listing left out (`proxy.listing.trim_listing`)."""
     tools: list[types.Tool] = []
+    left_out = 0
     cursor: str | None = None
     async with asyncio.timeout(seconds):
         for _ in range(_PAGES):
             page = await client.list_tools(cursor=cursor)
             tools.extend(page.tools)
+            count = (page.meta or {}).get(LEFT_OUT_KEY)
+            left_out += count if isinstance(count, int) and not isinstance(count, bool) else 0
             cursor = page.next_cursor
-            if cursor is None:
+            if cursor is None or len(tools) > MAX_TOOLS:
                 break
-    return tools
+    return tools, left_out
 
 
 def _sdk_parse_error(message: str) -> bool:

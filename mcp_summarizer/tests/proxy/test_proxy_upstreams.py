@@ -192,7 +192,10 @@ async def test_a_large_result_fits_and_its_handle_expands_to_the_exact_original(
     assert text.startswith(
         f"[mcp-summarizer: this fs/read_text_file result was {tokens.count(path.read_text())} tokens"
     )
-    assert "structuredContent was dropped" in text and result.structured_content is None
+    # Its structuredContent ({"content": <the file>}) is cut too, in its share of the budget.
+    assert "Its structuredContent is cut too" in text
+    cut = result.structured_content or {}
+    assert cut["content"].startswith("## Gate 0") and "expand(" in cut["mcp_summarizer"]
     meta = (result.meta or {})["io.github.mythline/proxy"]
     assert meta["how"] == "summarized" and meta["output_tokens"] <= 8000
     assert fresh_llm.calls > 0  # the LLM path, through the real openai client

@@ -114,21 +114,30 @@ async def test_json_is_cut_not_summarized_and_stays_valid(tmp_path: Path) -> Non
     assert json.loads(await joined_original(store, shaped.handle)) == listing
 
 
-async def test_structured_content_is_dropped_with_a_note_and_images_pass_unchanged(tmp_path: Path) -> None:
+async def test_structured_content_is_cut_with_its_handle_and_images_pass_unchanged(tmp_path: Path) -> None:
     image = types.ImageContent(type="image", data="iVBORw0KGgo=" * 10, mime_type="image/png")
     upstream = types.CallToolResult(
         content=[types.TextContent(type="text", text=LONG), image], structured_content={"content": LONG}
     )
-    shaped, _ = await run(upstream, tmp_path)
-    assert shaped.result.structured_content is None
+    shaped, store = await run(upstream, tmp_path)
+    cut = shaped.result.structured_content
+    assert cut is not None and cut["content"].startswith("## Part 0")
+    facts = (shaped.result.meta or {})[META_PROXY]["structured_content"]
+    assert facts["cut"] is True and facts["original"] in cut["mcp_summarizer"]
+    assert json.loads(await joined_original(store, facts["original"])) == {"content": LONG}
     first = shaped.result.content[0]
-    assert isinstance(first, types.TextContent) and "structuredContent was dropped" in first.text
+    assert isinstance(first, types.TextContent) and "Its structuredContent is cut too" in first.text
+    # Text and structuredContent share the budget.
+    assert (
+        tokens.count(first.text) + tokens.count(json.dumps(cut, ensure_ascii=False, separators=(",", ":")))
+        <= 500
+    )
     assert (
         shaped.result.content[1] == image
         and shaped.other_blocks == 1
         and shaped.other_bytes == len(image.data)
     )
-    assert (shaped.result.meta or {})[META_PROXY]["structured_content_dropped"] is True
+    assert (shaped.result.meta or {})[META_PROXY]["structured_content_dropped"] is False
 
 
 async def test_the_llm_summary_gets_the_tool_its_arguments_and_the_goal(
