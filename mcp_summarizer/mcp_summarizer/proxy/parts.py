@@ -32,7 +32,7 @@ __all__ = ["BLOCK_BYTES", "META_BYTES", "NOTICE_KEY", "Parts", "cut_structured",
 META_BYTES = 4096  # of the upstream's _meta, as compact JSON
 BLOCK_BYTES = 4096  # of a non-text block's own fields, its binary data aside
 NOTICE_KEY = "mcp_summarizer"  # in a cut structuredContent: what was cut, and its handle
-_NOTICE_ROOM = 100  # tokens kept for that notice (it is about 60)
+_NOTICE_ROOM = 50  # tokens kept for that notice (it is about 35)
 _CUT_PASSES = 4
 
 
@@ -121,7 +121,10 @@ def cut_structured(
         if not isinstance(cut, dict):
             return None
         out = {NOTICE_KEY: notice, **{k: v for k, v in cut.items() if k != NOTICE_KEY}}
-        size = len(dumps(out).encode("utf-8", "surrogatepass"))
+        text = dumps(out)
+        if tokens.count(text) > room:  # a notice longer than its room: no cut fits
+            return None
+        size = len(text.encode("utf-8", "surrogatepass"))
         if max_bytes is None or size <= max_bytes:
             return out
         room = int(min(shrunk.tokens, room) * max_bytes / size * 0.9)  # smaller, by how far over

@@ -366,17 +366,18 @@ async def _structured(
     tool: str,
 ) -> tuple[dict[str, Any] | None, int, dict[str, object]]:
     """The structuredContent to send, the tokens it takes, and the facts for `_meta`.  Its
-    share is what the text leaves of the budget and bytes, at least half: within it, it is
-    sent as it is; over it, cut as JSON is cut, its original stored behind a handle."""
+    share is what the text leaves of the budget and bytes, at least a third (the text, with
+    the line that names its handle, is what most clients read): within it, it is sent as it
+    is; over it, cut as JSON is cut, its original stored behind a handle."""
     value = result.structured_content
     if value is None:
         return None, 0, {}
-    share = budget - min(text_tokens, budget // 2)
+    share = budget - min(text_tokens, budget * 2 // 3)
     share_bytes = None
     if limits.bytes is not None:
-        half = limits.bytes // 2
-        text_bytes = half if len(text) >= half else len(text.encode("utf-8", "surrogatepass"))
-        share_bytes = max(limits.bytes - whole.fixed_bytes - min(text_bytes, half), 0)
+        most = limits.bytes * 2 // 3
+        text_bytes = most if len(text) >= most else len(text.encode("utf-8", "surrogatepass"))
+        share_bytes = max(limits.bytes - whole.fixed_bytes - min(text_bytes, most), 0)
     if whole.structured_tokens <= share and (share_bytes is None or whole.structured_bytes <= share_bytes):
         return value, whole.structured_tokens, {"cut": False}
     pieces = await asyncio.to_thread(_parts, whole.structured_json, _PART_TOKENS)
@@ -394,16 +395,8 @@ async def _structured(
     ]
     not_kept = await _keep(store, tenant, sources)
     handle = "" if not_kept else source_id(doc_id, 0)
-    where = (
-        f'expand("{handle}") opens the exact original ({len(pieces)} parts)'
-        if handle
-        else f"the original could not be kept ({not_kept})"
-    )
-    notice = (
-        f"this structuredContent was {whole.structured_tokens} tokens ({whole.structured_bytes} bytes), "
-        f"over its share of the limits, so it is cut (long arrays keep their first and last items, "
-        f"long strings their start); {where}"
-    )
+    where = f'the exact original: expand("{handle}") ({len(pieces)} parts)' if handle else "not kept"
+    notice = f"cut from {whole.structured_tokens} tokens to fit the client's limits; {where}"
     cut = await asyncio.to_thread(cut_structured, value, share, share_bytes, notice)
     facts: dict[str, object] = {
         "cut": cut is not None,

@@ -17,6 +17,7 @@ Tools (each answers "LABEL:<tool>" unless said otherwise):
   ``error``;
 - ``progress`` {count, message_bytes}: ``count`` progress notifications, then the answer;
 - ``report`` {lines}: ``lines`` numbered lines of text;
+- ``typed``: a tool with an outputSchema ({"n": integer}) whose result breaks it ({"n": "x"});
 - ``crash``: the process exits without answering.
 
 ``--tools N`` lists N more tools (``tool_<i>``, each with a 500-character description);
@@ -43,7 +44,7 @@ parser.add_argument("--description-mb", type=float, default=0)
 options = parser.parse_args()
 label = options.label
 
-TOOLS = ["echo", "fail", "slow", "sized", "progress", "report", "crash"]
+TOOLS = ["echo", "fail", "slow", "sized", "progress", "report", "typed", "crash"]
 BAD_NAMES = ["", " ", "a b", "line\nbreak", "\u202eevil", "n" * 10_000, "tab\there"]
 _lock = threading.Lock()
 
@@ -58,6 +59,8 @@ def write(message: dict[str, Any]) -> None:
 def listing() -> list[dict[str, Any]]:
     schema = {"type": "object", "properties": {"code": {"type": "integer"}}}
     tools = [{"name": name, "description": f"{name} of {label}", "inputSchema": schema} for name in TOOLS]
+    typed = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    tools[TOOLS.index("typed")]["outputSchema"] = typed
     if options.description_mb:
         tools[0]["description"] = "d" * int(options.description_mb * 1_048_576)
     if options.bad_names:
@@ -111,6 +114,8 @@ def call(id_: Any, params: dict[str, Any], emit: Any = None) -> None:
     result: dict[str, Any] = {"content": [{"type": "text", "text": f"{label}:{name}"}]}
     if name == "sized":
         result = sized(arguments)
+    elif name == "typed":
+        result = {"content": [{"type": "text", "text": '{"n": "x"}'}], "structuredContent": {"n": "x"}}
     elif name == "report":
         lines = int(arguments.get("lines", 100))
         text = "\n".join(f"line {i}: the gate {i} of Stormwind opens at {i % 24}:00." for i in range(lines))

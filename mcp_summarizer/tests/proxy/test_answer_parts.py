@@ -153,7 +153,7 @@ async def test_every_part_of_the_answer_counts_against_the_limits(
             sent = structured_sent(parts["structured"])
             if structured["cut"]:
                 cut = result.structured_content or {}
-                assert cut["mcp_summarizer"].startswith("this structuredContent was")
+                assert cut["mcp_summarizer"].startswith("cut from ")
                 assert structured["original"] in cut["mcp_summarizer"]
                 assert cut["items"][0] == sent["items"][0] and cut["items"][-1] == sent["items"][-1]
                 if parts["structured"] < MB5:  # its handle opens the exact original, as compact JSON

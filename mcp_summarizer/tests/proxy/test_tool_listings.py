@@ -40,7 +40,7 @@ async def test_invalid_names_are_left_out_with_a_warning_and_descriptions_cut(tm
                 "call_tool_summarized", {"server": "bad", "tool": "a b", "arguments": {}}
             )
         assert sorted(n for n in names if n not in OWN) == sorted(
-            ["echo", "fail", "slow", "sized", "progress", "report", "crash"]
+            ["echo", "fail", "slow", "sized", "progress", "report", "typed", "crash"]
         )
         assert all(VALID.match(n) for n in names)
         echo = next(t for t in tools if t.name == "echo")
@@ -92,6 +92,13 @@ async def test_a_huge_listing_stalls_no_call_to_another_upstream(tmp_path: Path)
                 crashed = await client.call_tool("huge__crash", {})
                 assert crashed.is_error
                 assert text_of(await client.call_tool("huge__echo", {})) == "huge:echo"
+                # A tool past the listing's first 1,000: the SDK would list every tool again
+                # before it checks each result of a tool it has not seen listed.
+                for _ in range(3):
+                    far = await client.call_tool(
+                        "call_tool_summarized", {"server": "huge", "tool": "tool_40000", "arguments": {}}
+                    )
+                    assert text_of(far) == "huge:tool_40000"
             done.set()
 
         with anyio.fail_after(300):

@@ -142,6 +142,18 @@ async def test_a_huge_error_message_is_bounded(proxy: RunningServer) -> None:
     assert len(result.model_dump_json(by_alias=True)) <= 22_000
 
 
+async def test_a_result_that_breaks_its_own_output_schema_is_passed_on_and_stops_nothing(
+    proxy: RunningServer,
+) -> None:
+    """The proxy publishes no outputSchema (a summarized result could not keep it), so it
+    checks none: the result reaches the client, and the upstream is not stopped."""
+    before, lost = starts(proxy), len(proxy.events("upstream_lost"))
+    result = await call(proxy, ALICE, "e__typed", {})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content == {"n": "x"}
+    assert len(proxy.events("upstream_lost")) == lost and starts(proxy) == before
+
+
 async def test_a_crash_is_still_a_crash_and_the_next_call_starts_it_again(proxy: RunningServer) -> None:
     before = starts(proxy)
     result = await call(proxy, ALICE, "e__crash", {})
