@@ -17,6 +17,7 @@ Tools (each answers "LABEL:<tool>" unless said otherwise):
   ``error``;
 - ``progress`` {count, message_bytes}: ``count`` progress notifications, then the answer;
 - ``report`` {lines}: ``lines`` numbered lines of text;
+- ``malformed``: a result the SDK cannot read (its content is not a list);
 - ``typed``: a tool with an outputSchema ({"n": integer}) whose result breaks it ({"n": "x"});
 - ``crash``: the process exits without answering.
 
@@ -44,7 +45,7 @@ parser.add_argument("--description-mb", type=float, default=0)
 options = parser.parse_args()
 label = options.label
 
-TOOLS = ["echo", "fail", "slow", "sized", "progress", "report", "typed", "crash"]
+TOOLS = ["echo", "fail", "slow", "sized", "progress", "report", "typed", "malformed", "crash"]
 BAD_NAMES = ["", " ", "a b", "line\nbreak", "\u202eevil", "n" * 10_000, "tab\there"]
 _lock = threading.Lock()
 
@@ -114,6 +115,8 @@ def call(id_: Any, params: dict[str, Any], emit: Any = None) -> None:
     result: dict[str, Any] = {"content": [{"type": "text", "text": f"{label}:{name}"}]}
     if name == "sized":
         result = sized(arguments)
+    elif name == "malformed":
+        result = {"content": "not a list", "isError": "maybe"}
     elif name == "typed":
         result = {"content": [{"type": "text", "text": '{"n": "x"}'}], "structuredContent": {"n": "x"}}
     elif name == "report":

@@ -40,7 +40,7 @@ async def test_invalid_names_are_left_out_with_a_warning_and_descriptions_cut(tm
                 "call_tool_summarized", {"server": "bad", "tool": "a b", "arguments": {}}
             )
         assert sorted(n for n in names if n not in OWN) == sorted(
-            ["echo", "fail", "slow", "sized", "progress", "report", "typed", "crash"]
+            ["echo", "fail", "slow", "sized", "progress", "report", "typed", "malformed", "crash"]
         )
         assert all(VALID.match(n) for n in names)
         echo = next(t for t in tools if t.name == "echo")

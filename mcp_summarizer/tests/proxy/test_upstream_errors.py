@@ -154,6 +154,16 @@ async def test_a_result_that_breaks_its_own_output_schema_is_passed_on_and_stops
     assert len(proxy.events("upstream_lost")) == lost and starts(proxy) == before
 
 
+async def test_a_result_the_sdk_cannot_read_fails_that_call_only(proxy: RunningServer) -> None:
+    before, lost = starts(proxy), len(proxy.events("upstream_lost"))
+    result = await call(proxy, ALICE, "e__malformed", {})
+    assert result.is_error and text_of(result).startswith("MCP server 'e' failed on malformed: "), text_of(
+        result
+    )
+    assert len(proxy.events("upstream_lost")) == lost and starts(proxy) == before
+    assert text_of(await call(proxy, BOB, "e__echo", {})) == "e:echo"
+
+
 async def test_a_crash_is_still_a_crash_and_the_next_call_starts_it_again(proxy: RunningServer) -> None:
     before = starts(proxy)
     result = await call(proxy, ALICE, "e__crash", {})
