@@ -158,12 +158,28 @@ async def ids(source: str, seconds: float) -> tuple[str, str]:
         proxy.stop()
 
 
+async def lister(url: str) -> None:
+    """The listings of `listings`, in a process of their own (so that parsing 34 MB of tools
+    in the client does not stall the calm calls' own event loop): prints their sizes and times."""
+    listed = []
+    for _ in range(5):
+        started = time.monotonic()
+        async with Client(url) as c:
+            tools = (await c.list_tools()).tools
+        size = sum(len(t.model_dump_json(by_alias=True, exclude_none=True).encode()) for t in tools)
+        listed.append((size, time.monotonic() - started))
+    async with Client(url) as c:  # the huge upstream started again
+        await c.call_tool("huge__crash", {})
+        await c.call_tool("huge__echo", {})
+    print(json.dumps(listed))
+
+
 async def listings(source: str, seconds: float) -> tuple[str, str]:
     proxy = start(source, {"huge": hostile("--tools", "50000", "huge"), "calm": hostile("calm")})
     try:
         latencies: list[float] = []
-        listed: list[tuple[int, float]] = []
         done = anyio.Event()
+        out: list[bytes] = []
 
         async def calm() -> None:
             async with Client(proxy.url) as c:
@@ -174,20 +190,14 @@ async def listings(source: str, seconds: float) -> tuple[str, str]:
                     await anyio.sleep(0.02)
 
         async def lists() -> None:
-            for _ in range(5):
-                started = time.monotonic()
-                async with Client(proxy.url) as c:
-                    tools = (await c.list_tools()).tools
-                size = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True) for t in tools]))
-                listed.append((size, time.monotonic() - started))
-            async with Client(proxy.url) as c:  # the huge upstream started again
-                await c.call_tool("huge__crash", {})
-                await c.call_tool("huge__echo", {})
+            command = [sys.executable, "-m", "bench.proxy_attacks", "--lister", proxy.url]
+            out.append((await anyio.run_process(command, stderr=None)).stdout)
             done.set()
 
         async with anyio.create_task_group() as group:
             group.start_soon(calm)
             group.start_soon(lists)
+        listed = json.loads(out[0])
         size, took = max(listed)[0], statistics.median(t for _, t in listed)
         calm_figures = f"calm call median {statistics.median(latencies):.3f} s, max {max(latencies):.2f} s"
         return "50,000 tools (34 MB) + calm", f"tools/list {size:,} B in {took:.2f} s; {calm_figures}"
@@ -224,15 +234,24 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--before", default="", help="another source tree's mcp_summarizer project dir")
+    parser.add_argument("--lister", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--only", default="", help="one attack by name (e.g. listings)")
     args = parser.parse_args()
+    if args.lister:
+        await lister(args.lister)
+        return
     sources = [("before", args.before), ("after", "")] if args.before else [("after", "")]
     print(f"{'attack':14} {'tree':7} {'tried':40} figures")
     for name, attack in ATTACKS:
+        if args.only and name != args.only:
+            continue
         for label, source in sources:
             try:
                 tried, figures = await attack(source, args.seconds)
             except Exception as exc:  # a tree that breaks under an attack: that is its figure
-                tried, figures = "", f"failed: {type(exc).__name__}: {str(exc)[:150]}"
+                while isinstance(exc, ExceptionGroup) and exc.exceptions:
+                    exc = exc.exceptions[0]
+                tried, figures = "", f"failed: {type(exc).__name__}: {str(exc)[:300]}"
             print(f"{name:14} {label:7} {tried:40} {figures}", flush=True)
 
 

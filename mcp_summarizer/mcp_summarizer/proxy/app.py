@@ -47,10 +47,11 @@ from mcp_summarizer.mcp.sessions import client_name, recognize_clients
 from mcp_summarizer.mcp.source_tools import EXCERPT_TEMPLATE, excerpt_id, read_excerpt
 from mcp_summarizer.mcp.stdio import serve_stdio
 from mcp_summarizer.proxy.config import ProxyConfig
-from mcp_summarizer.proxy.listing import MAX_NAME, name_problem
-from mcp_summarizer.proxy.names import Published, publish
+from mcp_summarizer.proxy.listing import name_problem
+from mcp_summarizer.proxy.names import Published
 from mcp_summarizer.proxy.progress import Relay
 from mcp_summarizer.proxy.results import shape
+from mcp_summarizer.proxy.routes import route
 from mcp_summarizer.proxy.tools import (
     CALL_SCHEMA,
     EXPAND_SCHEMA,
@@ -60,7 +61,6 @@ from mcp_summarizer.proxy.tools import (
     SEARCH_SCHEMA,
     adds_goal,
     own_tools,
-    published_tool,
     unknown_tool,
     with_goal,
 )
@@ -163,36 +163,11 @@ class Proxy:
         )
 
     def _route(self) -> None:
-        """Published names (see `proxy.names`): each reaches the server it names."""
-        tools: dict[tuple[str, str], tuple[Upstream, types.Tool]] = {}
-        for upstream in self.upstreams.values():
-            for tool in upstream.tools:
-                tools.setdefault((upstream.name, tool.name), (upstream, tool))
-        routes: dict[str, tuple[Upstream, types.Tool]] = {}
-        for published in publish({u.name: [t.name for t in u.tools] for u in self.upstreams.values()}, OWN):
-            long = len(published.name) > MAX_NAME  # prefixed, it is over what MCP allows: left out
-            if published.why and published not in self._renamed:
-                self._renamed.add(published)
-                logger.warning(
-                    "proxy_tool_left_out" if long else "proxy_tool_renamed",
-                    extra={
-                        "server": published.server,
-                        "tool": published.tool,
-                        "published": published.name,
-                        "reason": f"{published.why}; {published.name!r} is over the {MAX_NAME} characters"
-                        " MCP allows a tool name"
-                        if long
-                        else published.why,
-                    },
-                )
-            if not long:
-                routes[published.name] = tools[published.server, published.tool]
-        self.routes = routes
+        """Published names (see `proxy.routes`): each reaches the server it names."""
+        own = own_tools(self.settings.tool_output_max_tokens, self._inline)
+        routed = route(list(self.upstreams.values()), own, self._inline, self._renamed)
+        self.routes, self._listing = routed.routes, routed.listing
         self._listings = {u.name: id(u.tools) for u in self.upstreams.values()}
-        self._listing = [
-            *own_tools(self.settings.tool_output_max_tokens, self._inline),
-            *(published_tool(name, tool, self._inline) for name, (_, tool) in routes.items()),
-        ]
 
     def _retry_down(self) -> None:
         """Servers that failed to start are tried again in the background when tools are

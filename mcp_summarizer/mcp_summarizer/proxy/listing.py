@@ -29,6 +29,7 @@ from mcp.shared.tool_name_validation import TOOL_NAME_REGEX
 __all__ = [
     "LEFT_OUT_KEY",
     "MAX_DESCRIPTION",
+    "MAX_LISTING_BYTES",
     "MAX_NAME",
     "MAX_TOOLS",
     "Screened",
@@ -42,7 +43,7 @@ MAX_NAME = 128  # SEP-986, and so for a published <server>__<tool> too
 MAX_DESCRIPTION = 2048  # characters
 MAX_TITLE = 200
 MAX_TOOL_BYTES = 64 * 1024  # one tool's JSON, its description cut
-MAX_LISTING_BYTES = 2 * 1024 * 1024  # one upstream's tools in all
+MAX_LISTING_BYTES = 768 * 1024  # one upstream's tools in all (the whole listing too: `proxy.routes`)
 # The count of tools a trimmed listing left out, in its result's `_meta`.
 LEFT_OUT_KEY = "io.github.mythline/tools-left-out"
 

@@ -36,7 +36,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.proxy.parts import Parts, cut_structured, dumps, less, split
+from mcp_summarizer.proxy.parts import BLOCK_BYTES, Parts, cut_structured, dumps, less, split
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
 from mcp_summarizer.store.content import ContentStore, Source, source_id
@@ -124,11 +124,13 @@ async def shape(
     budget -= taken
     limits = less(limits, whole.fixed_bytes + (len(dumps(structured).encode()) if structured else 0))
     more: dict[str, object] = {"structured_content": facts or None, **whole.dropped}
-    if size <= budget and fit.fits(original, limits):  # the text fits what they leave: as it is
+    left = _blocks_note(whole.dropped)  # a block left out is said in the text the model reads
+    notice = f"[mcp-summarizer:{left}]" if left else ""
+    with_notice = f"{original}\n\n{notice}" if notice else original
+    if size + tokens.count(notice) <= budget and fit.fits(with_notice, limits):  # the text as it is
         meta = {**(whole.meta or {}), META_PROXY: {"summarized": False, "how": "passed", **more}}
-        kept = result.model_copy(
-            update={"content": whole.kept, "structured_content": structured, "meta": meta}
-        )
+        blocks = [*whole.kept, *([types.TextContent(type="text", text=notice)] if notice else [])]
+        kept = result.model_copy(update={"content": blocks, "structured_content": structured, "meta": meta})
         return Shaped(kept, "passed", size, size, len(others), other_bytes)
 
     # The parts do not depend on the client: expand pages a part that is over the client's
@@ -151,7 +153,7 @@ async def shape(
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
     over = _over(size, asked, described, fit.fits(original, described))
-    note = _structured_note(facts)
+    note = _structured_note(facts) + left
     header = _header(how, size, over, server, tool, handle, len(parts), note, not_kept=not_kept)
     room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
     # A summary cites the parts its lines come from (the kept ones: ids that open).
@@ -351,6 +353,16 @@ def _structured_note(facts: dict[str, object]) -> str:
     if facts.get("dropped"):
         return f" Its structuredContent was left out: no cut of it fits{where}."
     return f" Its structuredContent is cut too{where}."
+
+
+def _blocks_note(dropped: dict[str, int]) -> str:
+    n = dropped.get("blocks", 0)
+    if not n:
+        return ""
+    what = "block was" if n == 1 else "blocks were"
+    return (
+        f" {n} other {what} left out: {dropped['block_bytes']:,} bytes of fields, over {BLOCK_BYTES:,} each."
+    )
 
 
 async def _structured(

@@ -35,7 +35,7 @@ from mcp_types import PARSE_ERROR
 from mcp_summarizer.compat.mcp_sdk import create_mcp_http_client
 from mcp_summarizer.errors import UpstreamError
 from mcp_summarizer.proxy.config import ServerSpec
-from mcp_summarizer.proxy.listing import LEFT_OUT_KEY, MAX_DESCRIPTION, MAX_TOOLS, screen
+from mcp_summarizer.proxy.listing import LEFT_OUT_KEY, MAX_DESCRIPTION, MAX_LISTING_BYTES, MAX_TOOLS, screen
 from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport
 from mcp_summarizer.version import __version__
 from shared.logs import clip
@@ -226,7 +226,8 @@ class Upstream:
                     "server": self.name,
                     "invalid_not_named": max(more, 0),
                     "past_limits": screened.past_limits,
-                    "reason": f"at most {MAX_TOOLS} tools, 2 MB of listing, are published per server",
+                    "reason": f"at most {MAX_TOOLS} tools, {MAX_LISTING_BYTES // 1024} KB of listing, "
+                    "are published per server",
                 },
             )
         if screened.cut:

@@ -169,9 +169,10 @@ async def test_every_part_of_the_answer_counts_against_the_limits(
             assert "example.com/blob" not in (result.meta or {})
         if parts.get("link"):
             assert facts["blocks"] == 1
-            assert not [
-                b for b in result.content if isinstance(b, types.ResourceLink) and b.uri == "file:///x"
-            ]
+            links = [str(b.uri) for b in result.content if isinstance(b, types.ResourceLink)]
+            assert "file:///x" not in links
+            said = " ".join(b.text for b in result.content if isinstance(b, types.TextContent))
+            assert "1 other block was left out" in said
 
 
 async def test_a_result_whose_parts_all_fit_is_passed_as_it_is(proxy: RunningServer) -> None:

@@ -17,6 +17,7 @@ from mcp_summarizer.proxy.listing import (
     trim_listing,
 )
 from mcp_summarizer.proxy.progress import Relay
+from mcp_summarizer.proxy.routes import LISTING_BYTES, fair_shares, route
 
 
 def tool(name: str, **kw: object) -> types.Tool:
@@ -112,3 +113,31 @@ async def test_relay_passes_a_few_notifications_and_bounded_messages() -> None:
     assert all(m is None or len(m) <= 220 for _, m in sent)
     assert sum(len((m or "").encode()) for _, m in sent) <= 4096
     assert relay.dropped == 3000 - len(sent)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "room", "shares"),
+    [
+        ({"a": 10, "b": 20}, 100, {"a": 10, "b": 20}),  # all fit
+        ({"a": 1000, "b": 20}, 100, {"a": 80, "b": 20}),  # the small one's rest goes to the big
+        ({"a": 1000, "b": 1000, "c": 5}, 105, {"a": 50, "b": 50, "c": 5}),
+        ({"a": 1000}, 0, {"a": 0}),
+    ],
+)
+def test_fair_shares(sizes: dict[str, int], room: int, shares: dict[str, int]) -> None:
+    assert fair_shares(sizes, room) == shares
+
+
+def test_the_routed_listing_stays_under_its_bound_and_every_server_keeps_a_share() -> None:
+    class Server:
+        def __init__(self, name: str, tools: list[types.Tool]) -> None:
+            self.name, self.tools = name, tools
+
+    big = Server("big", [tool(f"b{i}", description="d" * 1500) for i in range(1000)])
+    small = Server("small", [tool(f"s{i}") for i in range(5)])
+    routed = route([big, small], [tool("expand")], {}, set())
+    size = sum(len(t.model_dump_json(by_alias=True, exclude_none=True)) for t in routed.listing)
+    assert size <= LISTING_BYTES
+    assert [n for n in routed.routes if n.startswith("s")] == [f"s{i}" for i in range(5)]
+    kept = [n for n in routed.routes if n.startswith("b")]
+    assert kept == [f"b{i}" for i in range(len(kept))] and 300 < len(kept) < 1000
