@@ -14,10 +14,12 @@ __all__ = [
     "ReadStream",
     "TransportStreams",
     "WriteStream",
+    "connection_closed",
     "create_mcp_http_client",
     "lowlevel_server",
     "prompt_manager",
     "remove_request_handler",
+    "skip_output_schema_check",
 ]
 
 
@@ -43,3 +45,22 @@ def remove_request_handler(server: Server[Any], method: str) -> None:
     if not isinstance(handlers, dict):
         raise RuntimeError("unsupported mcp version: Server._request_handlers is not a dict")
     handlers.pop(method, None)
+
+
+def skip_output_schema_check(session: object, tool: str) -> None:
+    """No check of ``tool``'s results against its outputSchema on this client session (the
+    proxy publishes none).  The SDK keeps the schemas in ``ClientSession._tool_output_schemas``
+    (None: "none"); without it, each result of a tool the session has not seen listed makes it
+    list every tool again, then run jsonschema over the result on the event loop."""
+    schemas = getattr(session, "_tool_output_schemas", None)
+    if not isinstance(schemas, dict):
+        raise RuntimeError("unsupported mcp version: ClientSession._tool_output_schemas is not a dict")
+    schemas[tool] = None
+
+
+def connection_closed(session: object) -> bool:
+    """Whether the session's reader has already seen its connection end (a stdio server that
+    exited).  The SDK keeps that in its dispatcher's ``_closed``; without it, such a server's
+    death is only seen as the next call fails, and that call is lost."""
+    dispatcher = getattr(session, "_dispatcher", None)
+    return getattr(dispatcher, "_closed", False) is True

@@ -32,7 +32,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types import PARSE_ERROR
 
-from mcp_summarizer.compat.mcp_sdk import create_mcp_http_client
+from mcp_summarizer.compat.mcp_sdk import connection_closed, create_mcp_http_client, skip_output_schema_check
 from mcp_summarizer.errors import UpstreamError
 from mcp_summarizer.proxy.config import ServerSpec
 from mcp_summarizer.proxy.listing import LEFT_OUT_KEY, MAX_DESCRIPTION, MAX_LISTING_BYTES, MAX_TOOLS, screen
@@ -95,7 +95,7 @@ class Upstream:
     async def connect(self) -> Client:
         """The open connection, opening it (and listing the tools) if needed."""
         async with self._lock:
-            if self._client is not None and (self._unframed or _closed(self._client)):
+            if self._client is not None and (self._unframed or connection_closed(self._client.session)):
                 # It exited (or wrote what ended the connection) while idle: nothing was sent,
                 # so a new connection loses no call.
                 await self.lost(self.last_error if self._unframed else "the server exited while idle")
@@ -146,7 +146,10 @@ class Upstream:
         and a connection counts as lost only when its reader has seen it end: a server's
         reply, whatever it says, never has it stopped (nor another tenant's calls with it)."""
         client = await self.connect()
-        _unchecked(client, tool)
+        # No check against an outputSchema: the proxy publishes none (a summarized result
+        # could not keep it), and the SDK's check re-lists every tool and runs jsonschema on
+        # the event loop for each call of a tool it has not seen listed.
+        skip_output_schema_check(client.session, tool)
         clock = asyncio.timeout(self._call_timeout)
         try:
             async with clock:
@@ -194,7 +197,7 @@ class Upstream:
     def _gone(self, client: Client) -> bool:
         """Whether ``client``'s connection has ended (its reader saw the stream close, or it
         was closed and maybe replaced already)."""
-        return self._client is not client or _closed(client)
+        return self._client is not client or connection_closed(client.session)
 
     async def lost(self, why: str) -> None:
         """The connection is gone: close what is left; the next call opens a new one at once.
@@ -346,25 +349,6 @@ class Upstream:
             owner.cancel()
             with suppress(BaseException):
                 await owner
-
-
-def _unchecked(client: Client, tool: str) -> None:
-    """No check of ``tool``'s result against its outputSchema.  The proxy publishes none (a
-    summarized result could not keep it), so its clients check none; and the SDK's check lists
-    every tool again before each result of a tool it has not seen listed (50,000 tools, 34 MB,
-    for each call), then runs jsonschema over the result (megabytes) on the event loop.  The
-    SDK keeps the schemas in its session's private ``_tool_output_schemas``; None is "none"."""
-    schemas = getattr(client.session, "_tool_output_schemas", None)
-    if isinstance(schemas, dict):
-        schemas[tool] = None
-
-
-def _closed(client: Client) -> bool:
-    """Whether the connection's reader has already seen it end (a stdio server that exited).
-    The SDK keeps that in its dispatcher's private ``_closed``; without it, such a server's
-    death is only seen as the next call fails, and that call is lost."""
-    dispatcher = getattr(client.session, "_dispatcher", None)
-    return getattr(dispatcher, "_closed", False) is True
 
 
 async def _list_tools(client: Client, seconds: float) -> tuple[list[types.Tool], int]:

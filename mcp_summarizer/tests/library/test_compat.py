@@ -8,19 +8,30 @@ import ast
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
+import anyio
 import httpcore
 import httpx
 import pytest
+from mcp.client.session import ClientSession
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 
 import mcp_summarizer
 from mcp_summarizer.compat.httpx_pool import set_connection_pool
-from mcp_summarizer.compat.mcp_sdk import lowlevel_server
+from mcp_summarizer.compat.mcp_sdk import connection_closed, lowlevel_server, skip_output_schema_check
 
 PACKAGE = Path(mcp_summarizer.__file__).parent
-PRIVATE_ATTRIBUTES = ("_pool", "_lowlevel_server", "_prompt_manager", "_request_handlers")
+PRIVATE_ATTRIBUTES = (
+    "_pool",
+    "_lowlevel_server",
+    "_prompt_manager",
+    "_request_handlers",
+    "_tool_output_schemas",
+    "_dispatcher",
+    "_closed",
+)
 PRIVATE_MODULE = re.compile(r"^(mcp|httpx|httpcore)(\.\w+)*\._")
 
 
@@ -48,6 +59,20 @@ def test_the_lowlevel_server_is_found() -> None:
 def test_a_changed_sdk_layout_fails_naming_mcp() -> None:
     with pytest.raises(RuntimeError, match="unsupported mcp version"):
         lowlevel_server(object())  # type: ignore[arg-type]
+
+
+def test_a_sessions_output_schema_check_is_skipped_per_tool() -> None:
+    to_server, _ = anyio.create_memory_object_stream[Any](1)
+    _, from_server = anyio.create_memory_object_stream[Any](1)
+    session = ClientSession(from_server, to_server)
+    skip_output_schema_check(session, "t")
+    assert session._tool_output_schemas == {"t": None}
+    assert connection_closed(session) is False  # not running: its reader has seen no end
+
+
+def test_a_changed_session_layout_fails_naming_mcp() -> None:
+    with pytest.raises(RuntimeError, match="unsupported mcp version"):
+        skip_output_schema_check(object(), "t")
 
 
 def test_only_compat_reaches_private_names() -> None:
