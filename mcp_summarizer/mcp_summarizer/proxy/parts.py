@@ -27,7 +27,16 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.proxy.shrink import shrink
 from mcp_summarizer.text import tokens
 
-__all__ = ["BLOCK_BYTES", "META_BYTES", "NOTICE_KEY", "Parts", "cut_structured", "dumps", "less", "split"]
+__all__ = [
+    "BLOCK_BYTES",
+    "META_BYTES",
+    "NOTICE_KEY",
+    "AnswerParts",
+    "cut_structured",
+    "dumps",
+    "less",
+    "split",
+]
 
 META_BYTES = 4096  # of the upstream's _meta, as compact JSON
 BLOCK_BYTES = 4096  # of a non-text block's own fields, its binary data aside
@@ -37,7 +46,7 @@ _CUT_PASSES = 4
 
 
 @dataclass(frozen=True, slots=True)
-class Parts:
+class AnswerParts:
     texts: list[str]  # of the text blocks and embedded text resources, in order
     others: list[types.ContentBlock]  # the other blocks that pass (images, audio, blobs, links)
     kept: list[types.ContentBlock]  # every block that passes, in order
@@ -56,7 +65,7 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def split(result: types.CallToolResult) -> Parts:
+def split(result: types.CallToolResult) -> AnswerParts:
     """``result`` taken apart (JSON of megabytes is measured here: call it off the event loop)."""
     texts: list[str] = []
     others: list[types.ContentBlock] = []
@@ -88,7 +97,7 @@ def split(result: types.CallToolResult) -> Parts:
         else:
             fixed += size
     structured = "" if result.structured_content is None else dumps(result.structured_content)
-    return Parts(
+    return AnswerParts(
         texts=texts,
         others=others,
         kept=kept,

@@ -21,13 +21,13 @@ _EVERY = 1.0  # seconds
 _MESSAGE_CHARS = 200
 _MESSAGE_BYTES = 4096
 
-Send = Callable[[float, float | None, str | None], Awaitable[None]]
+SendProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Relay:
     """One call's progress, passed on to ``send`` within the bounds above."""
 
-    def __init__(self, send: Send, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, send: SendProgress, clock: Callable[[], float] = time.monotonic) -> None:
         self._send = send
         self._clock = clock
         self._sent = 0

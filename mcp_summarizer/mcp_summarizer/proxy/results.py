@@ -36,7 +36,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.proxy.parts import BLOCK_BYTES, Parts, cut_structured, dumps, less, split
+from mcp_summarizer.proxy.parts import BLOCK_BYTES, AnswerParts, cut_structured, dumps, less, split
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
 from mcp_summarizer.store.content import ContentStore, Source, source_id
@@ -367,7 +367,7 @@ def _blocks_note(dropped: dict[str, int]) -> str:
 
 async def _structured(
     result: types.CallToolResult,
-    whole: Parts,
+    whole: AnswerParts,
     text_tokens: int,
     text: str,
     budget: int,
