@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mcp_summarizer.config import Settings
     from mcp_summarizer.fidelity.receipt import Receipt
     from mcp_summarizer.summarize.engine import Engine, Outcome, Request
+    from mcp_summarizer.terminal import PhaseBars
 
 __all__ = ["build_parser", "main"]
 
@@ -164,6 +165,33 @@ def proxy_command(args: argparse.Namespace) -> None:
 
 def summarize_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer summarize FILE`: the service's summary of a file, printed, no server."""
+    import contextlib
+
+    parser: argparse.ArgumentParser = args.parser
+    bars = None
+    if sys.stderr.isatty():  # drawn before the imports below, which take seconds on a busy machine
+        from mcp_summarizer.terminal import PhaseBars
+
+        bars = PhaseBars(sys.stderr)
+    with bars if bars is not None else contextlib.nullcontext():
+        if bars is not None:
+            bars.show(0, 3, "start: 0/3 loading the modules")
+        outcome, model = _summarize_file(args, parser, bars)
+    try:
+        print(outcome.text, flush=True)
+    except BrokenPipeError:  # `| head`: the reader has what it wants; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit's flush
+        raise SystemExit(1) from None
+    how = f"degraded ({outcome.policy}): {outcome.cause}" if outcome.degraded else model
+    if outcome.fidelity is not None:  # none when the file came back unchanged
+        print(fidelity_line(outcome.fidelity), file=sys.stderr)
+    print(f"[{outcome.input_tokens} -> {outcome.output_tokens} tokens, {how}]", file=sys.stderr)
+
+
+def _summarize_file(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, bars: PhaseBars | None
+) -> tuple[Outcome, str]:
+    """The file's summary and the model that wrote it (``bars``: the terminal's progress)."""
     import asyncio
 
     from mcp_summarizer.engine_setup import build_engine
@@ -172,7 +200,8 @@ def summarize_command(args: argparse.Namespace) -> None:
     from mcp_summarizer.summarize.engine import Request, log_completion
     from mcp_summarizer.web.charset import decode_text
 
-    parser: argparse.ArgumentParser = args.parser
+    if bars is not None:
+        bars.show(1, 3, f"start: 1/3 modules loaded, reading {args.file}")
     settings = _settings(parser)
     # Stderr is the reader's: warnings only, unless LOG_LEVEL asks for more (INFO shows the
     # events a server logs, summarization_complete among them).
@@ -182,7 +211,11 @@ def summarize_command(args: argparse.Namespace) -> None:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         parser.exit(2, f"mcp-summarizer: cannot read {args.file}: {exc}\n")
+    if bars is not None:
+        bars.show(2, 3, f"start: 2/3 {args.file} read, building the engine")
     engine = build_engine(settings)
+    if bars is not None:
+        bars.show(3, 3, "start: 3/3 ready")
     try:
         request = Request(
             content=decode_text(body),  # any charset, sniffed as fetch_url sniffs a page's
@@ -192,19 +225,11 @@ def summarize_command(args: argparse.Namespace) -> None:
             strategy=args.strategy,
         )
         started = time.perf_counter()
-        outcome = asyncio.run(_summarize(engine, request, show_progress=sys.stderr.isatty()))
+        outcome = asyncio.run(_summarize(engine, request, bars))
         log_completion("cli", request, outcome, model=engine.model, started=started, file=args.file)
+        return outcome, engine.model
     except SummarizerError as exc:
         parser.exit(1, f"mcp-summarizer: {exc}\n")
-    try:
-        print(outcome.text, flush=True)
-    except BrokenPipeError:  # `| head`: the reader has what it wants; no traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit's flush
-        raise SystemExit(1) from None
-    how = f"degraded ({outcome.policy}): {outcome.cause}" if outcome.degraded else engine.model
-    if outcome.fidelity is not None:  # none when the file came back unchanged
-        print(fidelity_line(outcome.fidelity), file=sys.stderr)
-    print(f"[{outcome.input_tokens} -> {outcome.output_tokens} tokens, {how}]", file=sys.stderr)
 
 
 def fidelity_line(receipt: Receipt) -> str:
@@ -219,14 +244,9 @@ def fidelity_line(receipt: Receipt) -> str:
     )
 
 
-async def _summarize(engine: Engine, request: Request, *, show_progress: bool) -> Outcome:
-    from mcp_summarizer.terminal import PhaseBars
-
+async def _summarize(engine: Engine, request: Request, bars: PhaseBars | None) -> Outcome:
     try:
-        if not show_progress:
-            return await engine.summarize(request)
-        with PhaseBars(sys.stderr) as bars:
-            return await engine.summarize(request, bars)
+        return await engine.summarize(request, bars)
     finally:
         await engine.aclose()
 

@@ -22,7 +22,7 @@ from mcp_summarizer.summarize.selector import ENTITY_WEIGHT, Selector
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.lexicon import Lexicon
 from mcp_summarizer.text.offsets import is_safe_boundary
-from mcp_summarizer.text.units import parse
+from mcp_summarizer.text.units import Step, parse
 from shared.gcpause import no_gc_pauses
 
 __all__ = ["Kind", "summarize"]
@@ -38,6 +38,7 @@ def summarize(
     kind: Kind = "general",
     lexicon: Lexicon | None = None,
     halt: threading.Event | None = None,
+    step: Step | None = None,
 ) -> str:
     """At most ``max_tokens`` cl100k tokens of ``text``'s most salient units, in order.
 
@@ -47,7 +48,9 @@ def summarize(
     any other text gets a non-empty summary (see "Never empty" in `selector`).  ``lexicon``:
     one shared by the summaries of one request, so that each distinct word or name in them
     is classified once.  ``halt`` set (nobody waits for the summary any more): `Stopped`
-    after the parse or between batches of the units' terms.
+    after the parse or between batches of the units' terms.  ``step`` hears how far a long
+    summary is (`text.units.Step`: the text parsed, its units weighed, the summary's tokens
+    chosen), from the calling thread.
     """
     if kind not in ENTITY_WEIGHT:
         raise ValueError(f"kind must be 'general' or 'extraction', got {kind!r}")
@@ -59,18 +62,24 @@ def summarize(
         return ""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     with no_gc_pauses():  # millions of units: no collector pass over them holding the GIL
-        chosen = _select(text, max_tokens, focus, kind, Lexicon() if lexicon is None else lexicon, halt)
+        chosen = _select(text, max_tokens, focus, kind, Lexicon() if lexicon is None else lexicon, halt, step)
     return chosen
 
 
 def _select(
-    text: str, max_tokens: int, focus: str, kind: str, lexicon: Lexicon, halt: threading.Event | None
+    text: str,
+    max_tokens: int,
+    focus: str,
+    kind: str,
+    lexicon: Lexicon,
+    halt: threading.Event | None,
+    step: Step | None,
 ) -> str:
-    doc = parse(text)
+    doc = parse(text, step)
     if halt is not None and halt.is_set():
         raise Stopped
     # Never empty: with no unit at all (only rules, say), the text's start.
-    selector = Selector(doc, max_tokens, focus, kind, lexicon, halt)
+    selector = Selector(doc, max_tokens, focus, kind, lexicon, halt=halt, step=step)
     return selector.run() or tokens.truncate(text.strip(), max_tokens)
 
 

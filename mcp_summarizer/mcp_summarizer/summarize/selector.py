@@ -6,11 +6,15 @@ of a markdown text and returns the rendered summary (or "" when there is no unit
 How, and why this way:
 
 1. **Units that respect markdown** (`text.units`, one pass over the text): the sentences
-   of paragraphs and list items, table rows, quote lines, code blocks (fenced or indented)
-   and headers.  Headers are structure: a selected unit brings its header path (a table
-   row its table's header row and separator line), each printed once.  A code block larger
-   than a third of the budget is never selected, and nothing is cut inside a unit (but see
-   6), so the summary is made of the author's own sentences, in the author's order.
+   of paragraphs and list items, table rows, quote lines, code blocks (fenced or indented),
+   the statements of source code pasted without a fence (`text.code`), and headers.
+   Headers are structure: a selected unit brings its header path (a table row its table's
+   header row and separator line), each printed once.  A table whose first column is names
+   also has that column as a unit (its *outline*: a table of tools or options listed where
+   its rows do not fit); the outline and the rows exclude each other.  A code block larger
+   than a third of the budget is never selected, nor a statement that only imports, and
+   nothing is cut inside a unit (but see 6), so the summary is made of the author's own
+   sentences, in the author's order.
 2. **Salience**, SumBasic/centroid style.  Terms are `text.lexicon`'s: stemmed words and
    named things (identifiers, numbers, dates, names).  With ``df`` the number of units
    containing a word among ``N`` units, its weight is ``df/N * log(1 + N/df)`` scaled so the
@@ -19,9 +23,10 @@ How, and why this way:
    that carry facts beat vague ones.  A unit's gain is the sum of the weights of its
    distinct terms and its score ``gain / size**0.7``: long units pay for their length,
    less than linearly, so one rich sentence can beat a short fragment.  Code blocks score
-   0.6 times as much, a sentence ending with ":" (it announces what follows) 0.3, a
-   sentence in parentheses 0.5; a unit repeated word for word (boilerplate) can only be
-   selected where it first occurs.
+   0.6 times as much (a docstring alone reads as prose: 1), a sentence ending with ":" (it
+   announces what follows) 0.3, a sentence in parentheses 0.5, a table's outline 2 (it
+   names what the rows are about in a fraction of their tokens); a unit repeated word for
+   word (boilerplate) can only be selected where it first occurs.
 3. **Focus**: a unit that mentions a term of ``focus`` (the topics, crudely stemmed) scores
    3 times as much, one under a header that mentions one 1.5 times, so the summary is
    about the focus while the redundancy rule still varies it; a focus term also weighs as
@@ -47,8 +52,9 @@ How, and why this way:
 6. **Never empty**: text over the budget always gets some of its own text back.  When no
    unit fits with its headers (a tiny budget, or nothing but code blocks too large for
    their share), the best unit alone is cut to the budget: prose at a word or character
-   boundary, code to its first lines, still fenced; with no unit at all (only rules, say),
-   the text's start.  Only whitespace gives "" (or a budget too small for one character).
+   boundary, code to its first lines, still fenced (not ending on a signature); with no
+   unit at all (only rules, say), the text's start.  Only whitespace gives "" (or a budget
+   too small for one character).
 
 7. **A clean first impression**: the summary opens where a block of the source opens (the
    first sentence of a paragraph or list item, a row, a code block), never with a sentence
@@ -57,6 +63,10 @@ How, and why this way:
    it can, and what is left at the edges after the budget is met goes.  It never ends on a
    header or on a lead-in ending with ":".  A line made only of links, images or an HTML
    comment is never selected: navigation, badges and markup say nothing of the text.
+   A summary that asks for nothing in particular (no focus, not for extraction) opens with
+   the text's lead, before the greedy: its first paragraph of prose, if it comes before
+   any heading below the title's and fits in two thirds of the budget (else its first
+   sentences that do).  It says what the text is, which salience alone rarely picks.
 
 Speed (bench/extractive.py): one regex search per paragraph for its end, one scan for
 sentence ends, one for terms (words and named things in a single alternation; each distinct
@@ -77,13 +87,14 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 import threading
 from collections import Counter
 from itertools import chain
 
-from mcp_summarizer.errors import Stopped
+from mcp_summarizer.summarize import traits
+from mcp_summarizer.summarize.traits import LEAD_IN_END, NOTHING_TO_READ, code_head, estimate, lead
 from mcp_summarizer.text import tokens
+from mcp_summarizer.text.code import is_docstring, is_imports
 from mcp_summarizer.text.lexicon import Lexicon, read_focus, word_stems
 from mcp_summarizer.text.units import (
     BLOCK,
@@ -91,13 +102,12 @@ from mcp_summarizer.text.units import (
     GROUP,
     HEADER,
     KIND,
-    LINE_KIND,
     PATH,
     SENTENCE,
     TABLE,
     TEXT,
     Doc,
-    closing_fence,
+    Step,
 )
 
 __all__ = ["ENTITY_WEIGHT", "Selector"]
@@ -117,25 +127,15 @@ ENTITY_DECAY = 0.1
 CODE_FACTOR = 0.6  # code blocks' scores are multiplied by this
 LEAD_IN_FACTOR = 0.3  # a sentence ending with ":" introduces something: little use alone
 ASIDE_FACTOR = 0.5  # a sentence in parentheses is an aside
+OUTLINE_FACTOR = 2.0  # a table's first column names what its rows are about, in a fraction of their tokens
 CODE_BUDGET_SHARE = 3  # a code block over budget / 3 tokens is not selectable
 SIZE_FLOOR = 10.0  # scores divide by at least this size: a fragment scores as a short sentence
 MIN_TERMS = 2  # units with fewer distinct terms ("Note", "---") are not selectable
 LAZY_CANDIDATES = 128  # at most this many re-scorings per pick
 MAX_REJECTIONS = 400  # stop the greedy after this many units in a row did not fit
 FILL_ROUNDS = 2
+LEAD_SHARE = 2 / 3  # the text's lead is taken first if it fits in this share of the budget
 _BATCH = 4096  # units per C-level loop (which holds the GIL: /health must not wait for it)
-
-
-# --- what a unit says ------------------------------------------------------------------------------
-
-# A unit that is only links or images (and separators), or an HTML comment: nothing to read.
-_LINK_OR_IMAGE = r"!?\[[^\[\]\n]*+\]\([^()\s]*+(?:[ \t]++\"[^\"\n]*+\")?+\)"
-_LINKED_IMAGE = rf"\[{_LINK_OR_IMAGE}\]\([^()\s]*+\)"
-_NOTHING_TO_READ = re.compile(
-    rf"(?:(?:{_LINKED_IMAGE}|{_LINK_OR_IMAGE})[ \t,;|·•›»/-]*+)++|<!--(?:[^-]++|-(?!->))*+-->"
-)
-# How a unit can end that needs what follows it: a lead-in ("Examples:"), emphasis closers aside.
-_LEAD_IN_END = re.compile(r":[*_`\s]*\Z")
 
 
 class Selector:
@@ -149,24 +149,19 @@ class Selector:
         kind: str,
         lexicon: Lexicon,
         halt: threading.Event | None = None,
+        step: Step | None = None,
     ) -> None:
         self.doc = doc
         self.budget = budget
+        self.step = step  # hears how far weighing ("weigh", units) and choosing ("select", tokens) are
+        self.plain = kind == "general" and not focus.strip()  # a summary that asks for nothing in particular
         units = doc.units
-        self.size = size = [_estimate(u[TEXT]) for u in units]
+        self.size = size = [estimate(u[TEXT]) for u in units]
         # Units far over what they may take (the budget; a third of it for code) can never
         # be selected: their terms are not even read.  Read in batches, so that a selection
         # nobody waits for any more (``halt`` set) stops between them: this is most of its time.
         limit, code_limit = 2 * budget + 8, 2 * (budget // CODE_BUDGET_SHARE) + 8
-        self.terms: list[tuple[str, ...]] = []
-        unit_terms = self.terms
-        for k in range(0, len(units), _BATCH):
-            if halt is not None and halt.is_set():
-                raise Stopped
-            unit_terms += [
-                () if size[i] > (code_limit if u[KIND] == CODE else limit) else lexicon.terms(u[TEXT])
-                for i, u in enumerate(units[k : k + _BATCH], k)
-            ]
+        self.terms = unit_terms = traits.read_terms(doc, size, (limit, code_limit), lexicon, halt, step)
         df: Counter[str] = Counter()
         for k in range(0, len(unit_terms), _BATCH):  # C loops of bounded length: each holds the GIL
             df.update(chain.from_iterable(unit_terms[k : k + _BATCH]))
@@ -202,7 +197,8 @@ class Selector:
             for i, terms in enumerate(unit_terms)
             if len(terms) >= MIN_TERMS
             and first[units[i][TEXT]] == i
-            and not _NOTHING_TO_READ.fullmatch(units[i][TEXT])
+            and not NOTHING_TO_READ.fullmatch(units[i][TEXT])
+            and not (units[i][KIND] == CODE and is_imports(units[i][TEXT]))
         ]
         self.opens = self._openers()
         self.first = len(units)  # the first unit selected (len: none yet)
@@ -215,6 +211,11 @@ class Selector:
         self.charged_blocks: set[int] = set()
         self.charged_headers: set[int] = set()
         self.charged_tables: set[int] = set()
+        # A table's outline (its first column, `text.units`) and its rows exclude each other:
+        # taking one blocks the others.
+        self.outline_of = {i: t for t, i in doc.outlines.items()}
+        self.rows_of = traits.outline_rows(doc)
+        self.blocked: set[int] = set()
 
     def _openers(self) -> list[bool]:
         """Whether each unit can open a summary: it starts a line of the source (a block, or
@@ -230,7 +231,7 @@ class Selector:
     def _dangles(self, i: int) -> bool:
         """Whether unit ``i`` cannot end a summary: a header, or a lead-in ending with ":"."""
         u = self.doc.units[i]
-        return u[KIND] == HEADER or bool(_LEAD_IN_END.search(u[TEXT]))
+        return u[KIND] == HEADER or bool(LEAD_IN_END.search(u[TEXT]))
 
     def _may_take(self, i: int) -> bool:
         """A unit before every one taken so far would open the summary: only if it can."""
@@ -243,7 +244,7 @@ class Selector:
         which says little alone; ASIDE_FACTOR for a sentence in parentheses."""
         units = self.doc.units
         boosts = [
-            CODE_FACTOR
+            (1.0 if is_docstring(u[TEXT]) else CODE_FACTOR)
             if u[KIND] == CODE
             else LEAD_IN_FACTOR
             if u[TEXT][-1] == ":"
@@ -252,6 +253,8 @@ class Selector:
             else 1.0
             for u in units
         ]
+        for i in self.doc.outlines.values():
+            boosts[i] = OUTLINE_FACTOR
         if focus_terms:
             wanted = frozenset(focus_terms)
             hot = [not wanted.isdisjoint(word_stems(h)) for h in self.doc.headers]
@@ -330,6 +333,8 @@ class Selector:
                 heapq.heappush(heap, item)
             if best < 0:
                 break
+            if best in self.blocked:
+                continue
             cost = self._cost(best)
             if cost > self.budget or (units[best][KIND] == CODE and cost > self.budget // CODE_BUDGET_SHARE):
                 continue  # never selectable
@@ -341,6 +346,8 @@ class Selector:
             misses = 0
             used += need
             self._take(best, best_score)
+            if self.step is not None:  # the tokens charged in all: this greedy's room is what was left
+                self.step("select", self.budget - room + used, self.budget)
         return used
 
     def _take(self, i: int, score: float) -> None:
@@ -351,6 +358,11 @@ class Selector:
         self.charged_headers.update(u[PATH])
         if u[TABLE] >= 0:
             self.charged_tables.add(u[TABLE])
+            outline = self.doc.outlines.get(u[TABLE])
+            if outline is not None:
+                self.blocked.add(outline)
+        elif i in self.outline_of:
+            self.blocked.update(self.rows_of.get(self.outline_of[i], ()))
         weight, decay = self.weight, self.decay
         for t in self.terms[i]:
             weight[t] *= decay[t]
@@ -381,8 +393,29 @@ class Selector:
             parts.append("\n".join(lines))
         return "\n\n".join(parts)
 
+    def _take_lead(self) -> int:
+        """Open with the text's lead (`traits.lead`): its sentences from the first, those that fit
+        in LEAD_SHARE of the budget.  A reader first needs to know what the text is, and
+        salience alone rarely picks the sentence that says it (it names the topic once).
+        Taken lead units are dropped last when the budget is met.  Returns the tokens
+        charged."""
+        if not self.plain:
+            return 0  # asked for a focus or for extraction: what it asks comes first
+        room, used, taken = int(self.budget * LEAD_SHARE), 0, set()
+        for i in lead(self.doc, self.opens):
+            need = self._cost(i) + self._extra_cost(i)
+            if used + need > room:
+                break
+            used += need
+            self._take(i, math.inf)
+            taken.add(i)
+        if taken:
+            self.heap = [entry for entry in self.heap if entry[1] not in taken]
+            heapq.heapify(self.heap)
+        return used
+
     def run(self) -> str:
-        self._greedy(self.budget)
+        self._greedy(self.budget - self._take_lead())
         out = self._render()
         n = tokens.count(out)
         for _ in range(FILL_ROUNDS):
@@ -436,6 +469,8 @@ class Selector:
         used = 0
         keep: list[tuple[float, int]] = []
         for bound, i in sorted(self.rejected):
+            if i in self.blocked:
+                continue
             left = room - used
             if left > 1 and self.size[i] <= left * 1.5 + 4:
                 cost = self._cost(i)
@@ -465,31 +500,5 @@ class Selector:
             return ""
         best = max(candidates, key=lambda i: (self._score(i), -i))
         if units[best][KIND] == CODE:
-            return _code_head(units[best][TEXT], self.budget)
+            return code_head(units[best][TEXT], self.budget)
         return tokens.truncate(self._text(best), self.budget)
-
-
-def _code_head(block: str, budget: int) -> str:
-    """The first lines of a code block within ``budget`` tokens, and its closing fence if it
-    has one, so that it stays a code block; the block cut anywhere if not one line fits."""
-    lines = block.split("\n")
-    opening = LINE_KIND.match(lines[0])
-    marker = opening.group("fence") if opening is not None and len(lines) > 1 else None
-    closing = ""
-    if marker and closing_fence(marker).fullmatch("\n" + lines[-1]):
-        closing = "\n" + lines.pop()
-    head = tokens.truncate("\n".join(lines), max(budget - tokens.count(closing), 0))
-    keep = head.count("\n") + 1
-    if "\n".join(lines[:keep]) != head:  # whole lines only
-        keep -= 1
-    while keep > (1 if marker else 0):  # a fence and at least one line of code
-        out = "\n".join(lines[:keep]) + closing
-        if tokens.count(out) <= budget:
-            return out
-        keep -= 1
-    return tokens.truncate(block, budget)
-
-
-def _estimate(text: str) -> float:
-    """Roughly the tokens of ``text`` (4 ASCII characters a token)."""
-    return max(1.0, len(text) / 4 if text.isascii() else len(text.encode("utf-8", "surrogatepass")) / 3)

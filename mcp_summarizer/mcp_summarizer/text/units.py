@@ -22,11 +22,21 @@ and a megabyte makes 100,000s of units.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Final
 
+from mcp_summarizer.text.code import (
+    SEED,
+    SEED_SOURCE,
+    STEP_CHARS,
+    code_region,
+    comment_leads_to_code,
+    starts_a_file,
+)
 from mcp_summarizer.text.markdown import BLOCK_KINDS, TABLE_DELIMITER
+from mcp_summarizer.text.outline import table_outline
 
 __all__ = [
     "BLOCK",
@@ -41,11 +51,15 @@ __all__ = [
     "TABLE",
     "TEXT",
     "Doc",
+    "Step",
     "Unit",
     "closing_fence",
     "parse",
     "sentences",
 ]
+
+# Progress of a long parse or selection, called from its thread: (stage, done, total).
+Step = Callable[[str, int, int], None]
 
 LONG_SENTENCE_CHARS = 1500  # a "sentence" longer than this is cut at its line breaks
 # ...at every line break when it has this many lines of at most this many characters on average.
@@ -57,8 +71,10 @@ RECORD_CHARS = 200
 # `_PARAGRAPH_END` is the grammar's `BLOCK_KINDS` as a lookahead after a newline, so a
 # paragraph's end is found by one regex search instead of a loop over its lines.
 LINE_KIND = re.compile(rf"[ \t]*+(?:{BLOCK_KINDS})", re.VERBOSE | re.MULTILINE)
+# A line that opens source code (`text.code`) ends a paragraph too: a file pasted right
+# after a text's last line is no continuation of it.
 _PARAGRAPH_END = re.compile(
-    r"\n(?=[ \t]*+(?:\n|\Z|" + re.sub(r"\(\?P<\w+>", "(?:", BLOCK_KINDS) + "))",
+    r"\n(?=[ \t]*+(?:\n|\Z|" + re.sub(r"\(\?P<\w+>", "(?:", BLOCK_KINDS) + ")|" + SEED_SOURCE + ")",
     re.VERBOSE | re.MULTILINE,
 )
 _TABLE_SEP = re.compile(TABLE_DELIMITER + "$")
@@ -116,6 +132,8 @@ class Doc:
     prefixes: list[str] = field(default_factory=list)  # per block: list marker or indentation
     table_heads: list[str] = field(default_factory=list)
     mid_line: set[int] = field(default_factory=set)  # sentences that start inside a line
+    # table index -> its outline: its head's and rows' first cells, a unit of its own (`text.outline`)
+    outlines: dict[int, int] = field(default_factory=dict)
 
 
 @cache
@@ -168,9 +186,9 @@ def _paragraph_end(text: str, eol: int, deep: int) -> int:
             return stop.start()
 
 
-def parse(text: str) -> Doc:
+def parse(text: str, step: Step | None = None) -> Doc:
     """One pass: headers, fences, indented code, tables, quotes, list items and paragraphs,
-    into units."""
+    into units.  ``step`` hears how far the pass is ("units", characters), now and then."""
     doc = Doc()
     units, prefixes = doc.units, doc.prefixes
     size = len(text)
@@ -182,8 +200,14 @@ def parse(text: str) -> Doc:
     # item's content column closes it; code inside an item is indented 4 more than that.
     items: list[int] = []
     code_ok = True  # no text line just before, that an indented line would continue
+    comments_read = 0  # comment lines before this were found to lead to no code
     pos = 0
+    report = STEP_CHARS if step is not None else size + 1  # (text.code's step)
     while pos < size:
+        if pos >= report:
+            assert step is not None
+            step("units", pos, size)
+            report = pos + STEP_CHARS
         eol = text.find("\n", pos)
         if eol < 0:
             eol = size
@@ -194,6 +218,15 @@ def parse(text: str) -> Doc:
             pos = eol + 1
             continue
         indent = _columns(line) if line[0] in " \t" else 0
+        if not indent and (SEED.match(text, pos) or (line[0] == "#" and pos >= comments_read)):
+            leads = 0 if line[0] != "#" or SEED.match(text, pos) else comment_leads_to_code(text, pos)
+            if leads >= 0:  # source code: verbatim statements (see text.code)
+                pos, group, path = _add_source(doc, text, pos, group, path, stack, step)
+                items.clear()
+                in_list = in_quote = False
+                code_ok = True
+                continue
+            comments_read = -leads
         while items and items[-1] > indent:
             items.pop()
         base = items[-1] if items else 0
@@ -283,7 +316,33 @@ def parse(text: str) -> Doc:
         doc.units = [units[i] for i in kept]
         mid_line = doc.mid_line
         doc.mid_line = {new for new, old in enumerate(kept) if old in mid_line}
+        new_index = {old: new for new, old in enumerate(kept)}
+        doc.outlines = {t: new_index[i] for t, i in doc.outlines.items()}
+    if step is not None:
+        step("units", size, size)
     return doc
+
+
+def _add_source(
+    doc: Doc,
+    text: str,
+    pos: int,
+    group: int,
+    path: tuple[int, ...],
+    stack: list[tuple[int, int]],
+    step: Step | None,
+) -> tuple[int, int, tuple[int, ...]]:
+    """The code region at ``pos`` (`text.code`), one code unit per statement; returns the
+    position after it, the group and the header path.  A region that opens as a source file
+    does is not under the headings of the text before it."""
+    end, starts = code_region(text, pos, step)
+    if starts_a_file(text, pos):
+        stack.clear()
+        path = ()
+    for a, b in zip(starts, [*starts[1:], end], strict=True):
+        group += 1
+        _add_code(doc, text[a:b], group, path)
+    return end + 1, group, path
 
 
 def _add_code(doc: Doc, block: str, group: int, path: tuple[int, ...]) -> None:
@@ -316,7 +375,12 @@ def _table(text: str, pos: int, doc: Doc, group: int, path: tuple[int, ...]) -> 
     if len(rows) >= 2 and _TABLE_SEP.match(rows[1]):
         doc.table_heads.append(rows[0] + "\n" + rows[1])
         table = len(doc.table_heads) - 1
+        outline = table_outline(rows)
         rows = rows[2:]
+        if outline:
+            doc.prefixes.append("")
+            doc.outlines[table] = len(doc.units)
+            doc.units.append((outline, LINE, len(doc.prefixes) - 1, group, path, -1))
     for row in rows:
         doc.prefixes.append("")
         doc.units.append((row, LINE, len(doc.prefixes) - 1, group, path, table))

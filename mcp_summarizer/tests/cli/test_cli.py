@@ -22,6 +22,7 @@ from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.gil import SWITCH_INTERVAL
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
+from tests.support.repository import repository_files
 
 # The subprocess imports the code under test from wherever this process found it.
 PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))
@@ -349,14 +350,15 @@ def test_a_piped_stderr_gets_no_progress(tmp_path: Path, fresh_llm: FakeLLM) -> 
     assert len(lines) == 2 and lines[0].startswith("[fidelity: ") and STATUS.fullmatch(lines[1]), lines
 
 
-def test_a_terminal_sees_the_chunks_mapped_and_the_reduce_levels(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+def on_a_terminal(command: list[str], cwd: Path) -> str:
+    """What ``command`` draws on stderr when stderr is a terminal (ANSI codes removed); its
+    stdout, the summary, must not be empty."""
     import pty
 
-    command = _big_job(tmp_path, fresh_llm)
     leader, follower = pty.openpty()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": PYTHONPATH, "TERM": "xterm"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": PYTHONPATH, "TERM": "xterm"}
     proc = subprocess.Popen(
-        command, cwd=tmp_path, env={**env, "COLUMNS": "120"}, stdout=subprocess.PIPE, stderr=follower
+        command, cwd=cwd, env={**env, "COLUMNS": "160"}, stdout=subprocess.PIPE, stderr=follower
     )
     os.close(follower)
     seen = b""
@@ -371,9 +373,13 @@ def test_a_terminal_sees_the_chunks_mapped_and_the_reduce_levels(tmp_path: Path,
             seen += data
     finally:
         os.close(leader)
-    assert proc.wait(timeout=60) == 0
+    assert proc.wait(timeout=300) == 0
     assert proc.stdout is not None and proc.stdout.read().strip(), "the summary still goes to stdout"
-    screen = ANSI.sub("", seen.decode())
+    return ANSI.sub("", seen.decode())
+
+
+def test_a_terminal_sees_the_chunks_mapped_and_the_reduce_levels(tmp_path: Path, fresh_llm: FakeLLM) -> None:
+    screen = on_a_terminal(_big_job(tmp_path, fresh_llm), tmp_path)
     maps = [r for r in fresh_llm.requests if "merge" not in r.system.lower()]
     # The last frame drawn: every phase's bar, complete.
     mapped = re.findall(r"chunks mapped\s.*?(\d+)/(\d+)", screen)
@@ -381,4 +387,45 @@ def test_a_terminal_sees_the_chunks_mapped_and_the_reduce_levels(tmp_path: Path,
     assert re.search(r"final merge\s.*?1/1", screen), screen[-2000:]
     levels = {int(n) for n in re.findall(r"reduce level (\d+)", screen)}
     assert levels == set(range(1, len(levels) + 1)) and levels, screen[-2000:]
+    # From the start: the engine loading, then the text read (its chunks cut while the first
+    # ones are mapped), before any call has ended.
+    assert screen.lstrip().startswith("starting"), screen[:500]
+    assert screen.index("text read") < screen.index("chunks mapped"), screen[:2000]
+    size = len((tmp_path / "page.md").read_text(encoding="utf-8"))
+    assert re.search(rf"text read\s.*? {size:,}/{size:,} characters, {len(maps)} chunks", screen), screen[
+        -2000:
+    ]
     assert STATUS.search(screen), "the status line follows"
+
+
+def test_a_terminal_sees_a_long_embedded_summary_move_through_its_stages(tmp_path: Path) -> None:
+    """The repository's own .md and .py files (2.4 MB) with no API key: the embedded summary
+    takes seconds of CPU, and every stage of it shows on the terminal as it goes."""
+    (tmp_path / "repo.txt").write_text("".join(repository_files().values()), encoding="utf-8")
+    size = len((tmp_path / "repo.txt").read_text(encoding="utf-8"))
+    command = [sys.executable, "-m", "mcp_summarizer", "summarize", "repo.txt"]
+    screen = on_a_terminal(command, tmp_path)
+    assert screen.lstrip().startswith("starting"), "drawn before the engine is loaded"
+    order = [screen.index(label) for label in STAGES]
+    assert order == sorted(order), "the stages, in order"
+    for label in STAGES:
+        counts = _counts(screen, label)
+        assert counts, f"{label}: no counts drawn"
+        last = counts[-1]
+        if label != "tokens chosen":  # the budget, which the summary need not fill
+            assert last[0] == last[1], f"{label} did not end: {counts[-5:]}"
+        if label in ("text read", "text parsed", "units weighed", "tokens chosen"):
+            between = {a for a, b in counts if 0 < a < b}
+            assert len(between) >= 3, f"{label} did not move: {counts}"
+    # The text is read as it came (2.4 MB), then counted as the site chrome left it.
+    assert _counts(screen, "text read")[0] == (0, size) and _counts(screen, "text read")[-1][1] <= size
+    assert STATUS.search(screen), "the status line follows"
+
+
+STAGES = ["starting", "text read", "text parsed", "units weighed", "tokens chosen", "facts checked"]
+
+
+def _counts(screen: str, label: str) -> list[tuple[int, int]]:
+    """Every ``done/total`` drawn on ``label``'s bar, in order."""
+    found = re.findall(rf"{label} [━╸╺ ]+ (\d[\d,]*)/(\d[\d,]*)", screen)
+    return [(int(a.replace(",", "")), int(b.replace(",", ""))) for a, b in found]

@@ -4,9 +4,15 @@ comments, badges, link-only lines), and focus relevance on two real manuals."""
 
 from __future__ import annotations
 
+import ast
 import gzip
+import io
+import itertools
 import re
+import subprocess
+import sys
 import textwrap
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -18,6 +24,8 @@ from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import find_boilerplate, strip_boilerplate
+from tests.cli.test_cli import PYTHONPATH
+from tests.support.repository import repository_files
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 MANUALS = Path("/usr/share/man/man1")
@@ -162,3 +170,116 @@ def test_focus_relevance_ranks_the_find_manual_above_make() -> None:
     excerpt = "The -maxdepth option descends at most levels below the starting-points when recursing."
     title = "find - search for files in a directory hierarchy"
     assert relevance(excerpt, terms) == 0.333 and relevance(excerpt, terms, titles=title) == 0.667
+
+
+# -- the README example and the repository's own files ------------------------------------------
+
+TOOLS_TABLE = re.compile(r"^## Tools\n\n((?:\|.*\n)+)", re.M)
+
+
+def readme_lead(source: str) -> str:
+    """The README's first paragraph of prose (after its title and its HTML comment), on one line."""
+    block = next(b for b in source.split("\n\n")[1:] if b[:1].isalpha())
+    return " ".join(block.split())
+
+
+def readme_tools(source: str) -> list[str]:
+    """The first column of the README's table of tools (`summarize`, ...), as written."""
+    table = TOOLS_TABLE.search(source)
+    assert table, "the README has a '## Tools' table"
+    return [row.split("|")[1].strip() for row in table.group(1).splitlines()[2:]]
+
+
+def test_the_readme_example_says_what_the_project_is(tmp_path: Path) -> None:
+    """The README's own example, as a user runs it (no API key: the embedded summary): its
+    lead paragraph and the names of its tools, in 150 tokens."""
+    source = README.read_text(encoding="utf-8")
+    (tmp_path / "README.md").write_text(source, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcp_summarizer", "summarize", "README.md", "--max-output-tokens", "150"],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": PYTHONPATH},
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    summary = proc.stdout.decode()
+    assert tokens.count(summary.rstrip("\n")) <= 150 and "extractive]" in proc.stderr.decode()
+    assert summary.startswith("# mcp-summarizer\n\n" + readme_lead(source) + "\n"), summary
+    tools = readme_tools(source)
+    assert len(tools) >= 6 and all(tool in summary for tool in tools), (tools, summary)
+    assert_clean_edges(summary, source)
+
+
+def markdown_headings(files: dict[str, str]) -> set[str]:
+    headings = set()
+    for name, text in files.items():
+        if name.endswith(".md"):
+            fenced = False
+            for line in text.splitlines():
+                fenced ^= line.lstrip().startswith(("```", "~~~"))
+                if not fenced and HEADER.match(line):
+                    headings.add(line.strip())
+    return headings
+
+
+def statement_starts(files: dict[str, str]) -> set[str]:
+    """The lines where a top-level statement of a .py file starts (its first decorator for a
+    decorated one), and the comment lines at column 0: Python's own parser and tokenizer
+    say where a piece of code may start without starting inside a string or a line."""
+    starts = set()
+    for name, text in files.items():
+        if name.endswith(".py"):
+            lines = text.splitlines()
+            for node in ast.parse(text).body:
+                decorators = getattr(node, "decorator_list", [])
+                starts.add(lines[(decorators[0] if decorators else node).lineno - 1])
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                if token.type == tokenize.COMMENT and token.start[1] == 0:
+                    starts.add(token.line.rstrip("\n"))
+    return starts
+
+
+CODE_LIKE = re.compile(r"(?:import |from \S+ import |def |class |@)|.* = ")
+
+
+async def test_the_repositorys_own_code_and_prose_read_as_code_and_prose() -> None:
+    """All .md and .py files of the checkout (627k tokens, 2.4 MB at the time of writing),
+    summarized by the embedded backend: comments are not headings, code lines are never
+    joined, a piece of code never starts inside a string, headings do not stack on empty
+    sections, and the summary does not end on a heading or a signature."""
+    files = repository_files()
+    source = "".join(files.values())
+    engine = build_engine(load_settings({}))
+    outcome = await engine.summarize(Request(content=source, max_output_tokens=5000))
+    summary = outcome.text
+    assert outcome.backend == "extractive" and 4000 <= tokens.count(summary) <= 5000
+    py_lines = {line for name, text in files.items() if name.endswith(".py") for line in text.splitlines()}
+    md_lines = {line for name, text in files.items() if name.endswith(".md") for line in text.splitlines()}
+    headings, starts = markdown_headings(files), statement_starts(files)
+    py_text = "".join(text for name, text in files.items() if name.endswith(".py"))
+    lines = summary.split("\n")
+    padded = ["", *lines, ""]
+    printed_headings = []
+    for i, line in enumerate(lines):
+        alone = not padded[i].strip() and not padded[i + 2].strip()  # a block of its own
+        if HEADER.match(line) and alone:
+            assert line in headings, f"a comment printed as a heading: {line!r}"
+            printed_headings.append(i)
+        if line in py_lines and line not in md_lines and line[:1].strip() and not padded[i].strip():
+            # After a blank line: a piece of code starts here, unless the line before the
+            # blank one is its neighbour in a file (a blank line inside a docstring, say).
+            before = max((j for j in range(i) if lines[j].strip()), default=-1)
+            if before < 0 or lines[before] + "\n" * (i - before) + line not in py_text:
+                assert line in starts, f"code starts inside a string or a statement: {line!r}"
+        if line not in py_lines and line not in md_lines:  # sentences of one paragraph, joined
+            joined = [p for p in py_lines - md_lines if len(p) > 24 and CODE_LIKE.match(p) and p in line]
+            assert not joined, f"lines of code joined into one: {line[:120]!r}"
+    for a, b in itertools.pairwise(printed_headings):
+        if b == a + 2:  # nothing between two headings: the second must open a subsection
+            assert len(lines[b].split()[0]) > len(lines[a].split()[0]), f"{lines[a]!r} then {lines[b]!r}"
+    last = lines[-1]
+    assert not HEADER.match(last) or not alone, f"ends on a heading: {last!r}"
+    code = last.split("#")[0].rstrip()
+    assert not code.endswith((":", "(", ",")) and not last.startswith("@"), f"ends on a signature: {last!r}"
+    assert readme_lead(files["README.md"]) in summary, "it says what the project is"

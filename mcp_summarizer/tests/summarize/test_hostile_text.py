@@ -185,6 +185,26 @@ SHAPES: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = {
         ENTRY_POINTS["extractive"],
         lambda n: "Intro words here.\n\na|b\n---" + " " * n + "x\n",
     ),
+    # text.code: source code outside fences (each string, comment and column-0 line is an
+    # event of one scan; a comment line is read once whatever runs of them follow)
+    **{
+        f"extractive, code: {name}": (ENTRY_POINTS["extractive"], texts)
+        for name, texts in {
+            "an open quote": lambda n: "import a\n" + "'" * n,
+            "open strings": lambda n: "import a\n" + "x = '" * (n // 5),
+            "triple quotes": lambda n: "import a\n" + '"""' * (n // 3),
+            "triple-quote lines": lambda n: "import a\n" + '"""\n' * (n // 4),
+            "comment lines after code": lambda n: "import a\n" + "# c\n" * (n // 4),
+            "comment lines before code": lambda n: "# c\n" * (n // 4) + "import a\n",
+            "comment lines before text": lambda n: "# c\n" * (n // 4) + "Text here.\n",
+            "signatures": lambda n: "def f(\n" * (n // 7),
+            "decorators": lambda n: "@d\n" * (n // 3),
+            "class parentheses": lambda n: "class a(" + ")" * n,
+            "backslashes": lambda n: "import a\n" + 'x = "' + "\\" * n,
+            "statements after blank lines": lambda n: "import a\n" + "x = 1\n\n" * (n // 7),
+            "table rows": lambda n: "a | b\n-|-\n" + "| `x` | y |\n" * (n // 12),
+        }.items()
+    },
     # _BLANK_LINE_AFTER was searched from every delimiter row of a table
     "boilerplate, table delimiter rows": (
         _strip_boilerplate,

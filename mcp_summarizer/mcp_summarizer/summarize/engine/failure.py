@@ -13,6 +13,7 @@ from dataclasses import replace
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine.model import Outcome, Progress, Request, Writer
+from mcp_summarizer.summarize.engine.steps import EMBEDDED_STAGES, Steps
 from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
 
@@ -117,20 +118,31 @@ async def fail(
     )
 
 
-async def embedded(request: Request, input_tokens: int, progress: Progress | None) -> Outcome:
+async def embedded(
+    request: Request, input_tokens: int, progress: Progress | None, steps: Steps | None = None
+) -> Outcome:
     """The embedded summary: no LLM, deterministic, within the budget (see extractive.py).
-    It is one step, reported as such: a client waiting for progress hears from it too."""
-    if progress is not None:
-        await progress(0, 1, "extractive summary: selecting sentences")
-    text = await asyncio.to_thread(
-        extractive.summarize,
-        request.content,
-        max(request.max_output_tokens, 0),
-        focus=f"{request.focus} {request.query}".strip(),
-        kind=request.kind,
-    )
-    if progress is not None:
-        await progress(1, 1, "extractive summary: done")
+    A client waiting for progress hears how far it is (`steps`: the text parsed, its units
+    weighed, the summary's tokens chosen), then that it is done; ``steps``: the request's own,
+    when it reported the text's reading already (`offline`)."""
+    own = steps is None and progress is not None
+    if own:
+        assert progress is not None
+        steps = Steps(progress, {k: v for k, v in EMBEDDED_STAGES.items() if k != "read"})
+    try:
+        text = await asyncio.to_thread(
+            extractive.summarize,
+            request.content,
+            max(request.max_output_tokens, 0),
+            focus=f"{request.focus} {request.query}".strip(),
+            kind=request.kind,
+            step=steps,
+        )
+        if steps is not None:
+            steps.finish("extractive summary: done")
+    finally:
+        if own and steps is not None:
+            await steps.close()
     # Off the event loop too: a summary of 5,000 tokens of dots is 320,000 characters.
     output_tokens = await asyncio.to_thread(tokens.count, text)
     return Outcome(text=text, input_tokens=input_tokens, output_tokens=output_tokens, backend="extractive")

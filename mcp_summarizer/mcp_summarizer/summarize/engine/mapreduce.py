@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Coroutine
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -48,15 +48,17 @@ from mcp_summarizer.summarize.engine.baseline import embedded_summary, judge
 from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.context import ServerContext
 from mcp_summarizer.summarize.engine.events import map_started
-from mcp_summarizer.summarize.engine.failure import embedded, fail
+from mcp_summarizer.summarize.engine.failure import fail
 from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
 from mcp_summarizer.summarize.engine.gather import gather
 from mcp_summarizer.summarize.engine.head import HeadStart, head_chunks, let_calls_out
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
+from mcp_summarizer.summarize.engine.offline import summarize_offline
 from mcp_summarizer.summarize.engine.overflow import Fitting
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.summarize.engine.reduce import reduce_tree
+from mcp_summarizer.summarize.engine.steps import ChunksRead, Reported
 from mcp_summarizer.summarize.engine.streamed import stream_chunks
 from mcp_summarizer.summarize.engine.vetting import all_replaced, vetted
 from mcp_summarizer.summarize.limiter import FairLimiter
@@ -137,13 +139,15 @@ class Engine:
         async with self.admission.hold(await estimated(request.content)):
             compare = self.backend is not None and self.options.on_low_fidelity != "off"
             facts = SourceScan(request.content, embedded_summary(request) if compare else None)
+            reported = Reported(progress) if progress is not None else None
             try:
-                outcome = await self._summarize(request, progress, offsets, facts)
+                outcome = await self._summarize(request, reported, offsets, facts)
                 if all_replaced(outcome):  # every LLM answer was rejected: the text is embedded
                     outcome.backend = "extractive"
                 if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
                     focus = f"{request.focus} {request.query}"
-                    outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
+                    async with reported.step("facts", "summary checked") if reported else nullcontext():
+                        outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
                     if self.options.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
                         await self._repair(request, outcome, focus, facts)
                     if outcome.backend == "llm" and not outcome.degraded:
@@ -184,7 +188,9 @@ class Engine:
         # Small content is handled on the event loop: a thread hop costs more than the work
         # (a few hundred microseconds of CPU at most), and most tool calls are small.
         inline = len(content) <= INLINE_CHARS
-        if offsets is None and self.backend is not None and len(content) >= STREAM_CHARS:
+        if self.backend is None:  # no LLM: the embedded summary
+            return await summarize_offline(request, self.budget, self.prompts, progress, offsets, inline)
+        if offsets is None and len(content) >= STREAM_CHARS:
             try:
                 systems = await asyncio.to_thread(self.prompts.systems, request, self.budget)
             except InputError:  # said below, where a request within budget is still answered
@@ -206,10 +212,6 @@ class Engine:
         # InputError, not a failure to degrade); off the event loop, since counting a caller's
         # 10 MB focus or schema hint takes seconds.
         map_system, reduce_system = await asyncio.to_thread(self.prompts.systems, request, self.budget)
-        if self.backend is None:
-            outcome = await embedded(stripped, input_tokens, progress)
-            outcome.boilerplate_tokens = removed
-            return outcome
         run = Run(
             owner=object(),
             progress=progress,
@@ -252,6 +254,8 @@ class Engine:
             request=request,
         )
         settled = map_share_settled(target)
+        reading = ChunksRead(run, len(content))
+        await reading(0, 0)  # at once: the calls' own reports come as they end
         chunks: list[Chunk] = []
         calls: list[asyncio.Task[str]] = []
         cleaned: Cleaned | None = None
@@ -288,9 +292,11 @@ class Engine:
                     async with stream_chunks(
                         cleaned.text, strategy=request.strategy, chunk_size=chunk_size, overlap=overlap
                     ) as stream:
+                        reading.size = len(cleaned.text)
                         async for piece, so_far in stream:
                             head.check(len(chunks), piece, calls)
                             chunks.append(piece)
+                            await reading(len(chunks), piece.end)
                             self.budget.check_input(so_far, so_far=True)
                             ready = ready or (so_far > target and len(chunks) >= settled)
                             if ready and len(calls) < len(chunks):
@@ -299,6 +305,7 @@ class Engine:
                                     group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]
                                 ]
                         offsets = await stream.offsets()
+                        await reading(len(chunks), reading.size, last=True)
                     head.end(len(chunks), settled, calls)
                     logger.info(
                         "chunked_while_mapping",

@@ -138,14 +138,21 @@ async def test_a_bug_of_ours_is_logged_with_its_traceback(caplog: pytest.LogCapt
     assert record.exc_info is not None and record.exc_info[0] is KeyError
 
 
-async def test_the_embedded_summary_reports_its_one_step() -> None:
+async def test_the_embedded_summary_reports_its_stages() -> None:
     reports: list[tuple[float, float | None, str]] = []
 
     async def progress(done: float, total: float | None, message: str) -> None:
         reports.append((done, total, message))
 
     out = await embedded(Request(content=ARTICLE, max_output_tokens=80, query="farms"), 999, progress)
-    assert [(d, t) for d, t, _ in reports] == [(0, 1), (1, 1)]
+    assert [d for d, _, _ in reports] == sorted(d for d, _, _ in reports), "the value only grows"
+    assert {t for _, t, _ in reports} == {3.0} and reports[-1] == (3.0, 3.0, "extractive summary: done")
+    phases = [m.split(":")[0] for _, _, m in reports[:-1]]
+    assert phases == sorted(phases, key=["units", "weigh", "select"].index) and set(phases) == {
+        "units",
+        "weigh",
+        "select",
+    }
     assert out.text == extractive.summarize(ARTICLE, 80, focus="farms")
     assert out.input_tokens == 999 and out.output_tokens == tokens.count(out.text) <= 80
     assert out.backend == "extractive" and not out.degraded

@@ -509,7 +509,7 @@ async def test_a_request_waiting_on_retry_after_lets_another_request_run(
 
 
 async def test_progress_arrives_in_order_and_ends_with_every_planned_call_done(
-    fresh_llm: FakeLLM, make_engine: MakeEngine
+    fresh_llm: FakeLLM, make_engine: MakeEngine, chunking: str
 ) -> None:
     fresh_llm.latency = 0.005
     reports: list[tuple[float, float | None, str]] = []
@@ -521,6 +521,22 @@ async def test_progress_arrives_in_order_and_ends_with_every_planned_call_done(
         Request(content=document(sections=90), max_output_tokens=300), progress=progress
     )
     assert out.reduce_levels >= 2
+    assert [d for d, _, _ in reports] == sorted(d for d, _, _ in reports), "the value only grows"
+    # Before the calls' own reports, a long text's reading (its chunks cut); after them, the
+    # fidelity receipt, on the scale the calls ended on.
+    reads = [r for r in reports if r[2].startswith("read: ")]
+    assert reads or chunking == "whole", "a text chunked while its calls run is read with progress"
+    if reads:  # reported at once, then as the chunks are cut
+        assert reports[0][:2] == (0, None) and reports[0][2].startswith("read: 0/")
+        assert reads[-1][2].endswith(f" characters, {out.num_chunks} chunks")
+    *calls, checking, checked = [r for r in reports if not r[2].startswith("read: ")]
+    n = float(out.llm_calls)
+    assert checking == (n, n, "facts: 0/1 summary checked") and checked == (
+        n,
+        n,
+        "facts: 1/1 summary checked",
+    )
+    reports = calls
     dones = [d for d, _, _ in reports]
     totals = [t for _, t, _ in reports]
     assert dones == list(range(1, out.llm_calls + 1)), "one report per call, counting up"
