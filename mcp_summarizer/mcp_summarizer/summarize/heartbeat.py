@@ -8,7 +8,9 @@ service at least every `BEAT_SECONDS`.
 
 The values keep increasing, as the spec asks of progress: a beat says the last value plus
 half the way to the next whole one (3, 3.5, 3.75...), and an engine report that would not
-increase (a second summary pass counts from 1 again) is sent as such a step too.  Once the
+increase (a second summary pass counts from 1 again) is sent as such a step too; one that
+only changes the message (the same value and total: the fidelity check after a summary's
+last report) is not sent, so a request's last notification still says it is done.  Once the
 request has its answer the heartbeat is closed and says nothing more (its job may go on in
 the background); a client whose stream fails is not told again, and the work never fails for
 it.
@@ -53,6 +55,9 @@ class Heartbeat:
     async def __call__(self, done: float, total: float | None, message: str) -> None:
         """A report of the work's progress (a `Progress`)."""
         if self.closed:
+            return
+        if done == self._value and total == self._total:
+            self._message = message  # nothing new on the scale: the next beat carries it
             return
         value = done if self._value is None or done > self._value else _above(self._value)
         self._message = message

@@ -201,3 +201,19 @@ async def test_a_partial_answer_waits_for_what_it_needs_or_the_job_s_end() -> No
     assert await jobs.wait(failing, quiet(), time.monotonic(), never) is True  # no hang
     with pytest.raises(ValueError, match="no room"):
         failing.result()
+
+
+async def test_a_report_that_only_changes_the_message_keeps_the_end() -> None:
+    """The fidelity check after a summary's last report (10/10) reports on the same value:
+    nothing new on the scale is sent, so the client's last notification says the work is done."""
+    sent: list[tuple[float, float | None, str]] = []
+
+    async def send(done: float, total: float | None, message: str) -> None:
+        sent.append((done, total, message))
+
+    beat = Heartbeat(send, every=60)
+    await beat(9, 10, "reduce: 9/10")
+    await beat(10, 10, "reduce: 10/10")
+    await beat(10, 10, "facts: 0/1 summary checked")
+    await beat(10, 10, "facts: 1/1 summary checked")
+    assert sent == [(9, 10, "reduce: 9/10"), (10, 10, "reduce: 10/10")], sent
