@@ -138,12 +138,24 @@ class Metrics:
             registry=registry,
         )
         self._store_look: asyncio.Task[None] | None = None
+        self.dependency_up = Gauge(
+            p + "dependency_up",
+            "1 while a dependency (content store, result cache, LLM concurrency leases) can be used, "
+            "0 while it is down (/health then says degraded), as last looked at",
+            ["dependency"],
+            registry=registry,
+        )
         self.cache = Counter(
             p + "cache_lookups",
             "Cache lookups by level (result) and outcome (hit, miss, error: the backend failed)",
             ["level", "outcome"],
             registry=registry,
         )
+
+    def dependencies(self, reasons: dict[str, str]) -> None:
+        """Each dependency up (1) or down (0), as /health or /metrics last looked."""
+        for name, why in reasons.items():
+            self.dependency_up.labels(name).set(0 if why else 1)
 
     def gauges(
         self,

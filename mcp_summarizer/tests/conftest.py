@@ -79,6 +79,7 @@ _SERIAL_MODULES = {
     "tests.reliability.test_reliability_load",
     "tests.reliability.test_reliability_shutdown",
     "tests.deadline.test_deadline_http",
+    "tests.server.test_redis_load",
 }
 
 

@@ -42,4 +42,8 @@ class ResultCache(Protocol):
     def failing(self) -> bool:
         """The backend failed at the last call (a lookup that gave None was an error)."""
 
+    async def down(self, wait: float = 0.05) -> str:
+        """Why the cache cannot be used now ("" when it can), for /health (see
+        `ContentStore.down`)."""
+
     async def aclose(self) -> None: ...

@@ -56,6 +56,7 @@ class SQLiteResultCache:
             ) from None
         self._lock = threading.Lock()
         self._failing = False
+        self._failure = ""
 
     async def get(self, tenant: Tenant, key: str) -> dict[str, Any] | None:
         row = await self._run(lambda: self._get(tenant.key(key)))
@@ -70,6 +71,9 @@ class SQLiteResultCache:
     @property
     def failing(self) -> bool:
         return self._failing
+
+    async def down(self, wait: float = 0.05) -> str:
+        return self._failure if self._failing else ""
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -98,6 +102,7 @@ class SQLiteResultCache:
                     if not self._failing:
                         logger.warning("cache_unavailable", extra={"cache": self.name, "cause": str(exc)})
                     self._failing = True
+                    self._failure = f"the result cache ({self.path}) failed: {exc}"
                     return None
                 if self._failing:
                     logger.info("cache_recovered", extra={"cache": self.name})

@@ -15,11 +15,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp_summarizer.auth import auth_settings, load_tokens
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.config import Settings
+from mcp_summarizer.dependencies import Dependencies, Dependency
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.metrics import Metrics
 from mcp_summarizer.storage import open_storage
 from mcp_summarizer.summarize.jobs import Jobs
+from mcp_summarizer.summarize.leases import ClusterLimiter
 from mcp_summarizer.summarize.llm import Backend
 from mcp_summarizer.version import __version__
 from mcp_summarizer.web.pages import Pages
@@ -55,6 +57,13 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         metrics=metrics,
         jobs=Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens),
     )
+    # What /health and /metrics report as up or down.
+    watched = [Dependency("content store", store.down)]
+    if cache is not None:
+        watched.append(Dependency("result cache", cache.down))
+    if isinstance(engine.limiter, ClusterLimiter):
+        watched.append(Dependency("LLM concurrency leases", engine.limiter.leases.down))
+    service.dependencies = Dependencies(watched)
     engine.observer = service.metrics
     engine.cache = service.answers
     service.metrics.gauges(

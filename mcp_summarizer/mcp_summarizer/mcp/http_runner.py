@@ -46,6 +46,8 @@ _BODY_BYTES_PER_TOKEN = 16
 # uvicorn's own wait outlasts the drain by this much, so the answers to the cancelled
 # requests are written before it closes the connections.
 _ANSWER_SECONDS = 5.0
+# /health and /metrics wait this long at most for a dependency's own check (a PING).
+_LOOK_SECONDS = 0.05
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
@@ -93,10 +95,17 @@ def add_routes(server: MCPServer, service: Service) -> None:
     # The SDK's custom_route has no return annotation; its decorator keeps the function's type.
     @server.custom_route("/health", methods=["GET"])  # type: ignore[untyped-decorator]
     async def health(_: HTTPRequest) -> JSONResponse:
-        """Readiness, and the gauges that show a leak or a pile-up from outside (all O(1))."""
+        """Readiness, what the service depends on (`"degraded"` with the reason while one is
+        down: still 200, see `dependencies`), and the gauges that show a leak or a pile-up
+        from outside.  It waits on nothing for more than 50 ms."""
+        looked = await service.dependencies.look(_LOOK_SECONDS)
+        service.metrics.dependencies(looked.reasons)
+        status = "draining" if service.draining else "degraded" if looked.degraded else "ok"
         return JSONResponse(
             {
-                "status": "draining" if service.draining else "ok",
+                "status": status,
+                **({"reason": looked.reason()} if looked.degraded else {}),
+                "dependencies": looked.detail(),
                 "requests_in_flight": len(service.inflight),
                 "background_jobs": service.jobs.background,
                 "llm_calls_in_flight": engine.limiter.in_flight,
@@ -112,6 +121,7 @@ def add_routes(server: MCPServer, service: Service) -> None:
         """Prometheus text format, read from memory: like /health, it never waits on work
         (the content store's size is looked at for 50 ms at most)."""
         await service.metrics.look_at_store(service.store.stats)
+        service.metrics.dependencies((await service.dependencies.look(_LOOK_SECONDS)).reasons)
         return Response(service.metrics.exposition(), media_type=CONTENT_TYPE)
 
 

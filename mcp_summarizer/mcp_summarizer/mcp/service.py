@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
+from mcp_summarizer.dependencies import Dependencies
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.ending import close_quietly
 from mcp_summarizer.errors import SummarizerError
@@ -60,6 +61,7 @@ class Service:
     draining: bool = False
     auth_tenants: int = 0  # tenants with a bearer token over HTTP (0: authentication off, one tenant)
     jobs: Jobs = field(default_factory=lambda: Jobs(8, 4_000_000))  # build_server: the settings'
+    dependencies: Dependencies = field(default_factory=lambda: Dependencies([]))
 
     async def run(self, tool: str, work: Coroutine[Any, Any, _T]) -> _T:
         """Run one request's work as a task of its own, so a shutdown can end it with an

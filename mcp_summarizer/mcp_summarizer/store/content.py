@@ -71,7 +71,13 @@ class ContentStore(Protocol):
 
     async def id_secret(self) -> bytes:
         """The server secret ids are keyed with: SOURCE_ID_SECRET, else one made once and kept
-        in the store itself, so every process and replica sharing it agrees."""
+        in the store itself, so every process and replica sharing it agrees (asked of the
+        store every time: a store that lost it gets back the one this process knew)."""
+
+    async def down(self, wait: float = 0.05) -> str:
+        """Why the store cannot be used now ("" when it can), for /health: what the last call
+        found, checked again in the background when nothing was heard for a while (waited for
+        ``wait`` seconds at most)."""
 
     async def stats(self) -> StoreStats: ...
 

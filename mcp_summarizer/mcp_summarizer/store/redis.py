@@ -15,6 +15,7 @@ those of the tenant holding the most.  A put is one Lua script, so replicas neve
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -27,6 +28,8 @@ from mcp_summarizer.store.share import check_put
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisStore"]
+
+logger = logging.getLogger("mcp_summarizer")
 
 _PREFIX = "mcp-summarizer:"
 _SOURCE = _PREFIX + "source:"
@@ -141,6 +144,9 @@ return held
 """
 )
 
+# The id secret: KEYS[1] its key; ARGV[1] the one offered (kept only if Redis holds none).
+_SECRET_SCRIPT = "redis.call('SET', KEYS[1], ARGV[1], 'NX'); return redis.call('GET', KEYS[1])"
+
 
 class RedisStore:
     def __init__(
@@ -155,11 +161,13 @@ class RedisStore:
         self.ttl = max(1, int(ttl_seconds))
         self.max_bytes = max_bytes
         self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
-        self._secret = secret.encode() if secret else b""
-        self._outage = Outage("content store", url)
-        self._redis = self._outage.client()
+        self._configured = secret.encode() if secret else b""  # SOURCE_ID_SECRET
+        self._known = b""  # the secret Redis held when last asked
+        self.outage = Outage("content store", url)
+        self._redis = self.outage.redis
         self._put_script = self._redis.register_script(_PUT)
         self._renew_script = self._redis.register_script(_RENEW)
+        self._secret_script = self._redis.register_script(_SECRET_SCRIPT)
         self._index = [_PREFIX + name for name in ("sizes", "expires", "total", "held")]
 
     async def put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
@@ -220,18 +228,42 @@ class RedisStore:
                 "ago); check the id against the summary"
             )
         # Bookkeeping for the cap's order: best effort, the read never fails for it.
-        await self._outage.call(lambda: self._redis.zadd(_USED + tenant.key(""), {key: time.time()}, xx=True))
+        await self.outage.call(lambda: self._redis.zadd(_USED + tenant.key(""), {key: time.time()}, xx=True))
         record = json.loads(raw)
         return Source(source_id=source_id, **record)
 
     async def id_secret(self) -> bytes:
-        """SOURCE_ID_SECRET, else the one kept in Redis (the first replica to ask makes it;
-        it never expires, so ids stay valid across restarts)."""
-        if not self._secret:
-            await self._strict(lambda: self._redis.set(_SECRET, new_secret(), nx=True))
-            value = await self._strict(lambda: self._redis.get(_SECRET))
-            self._secret = value if isinstance(value, bytes) else str(value).encode()
-        return self._secret
+        """SOURCE_ID_SECRET, else the one kept in Redis, asked for every time: Redis may have
+        lost it (restarted empty, or evicted it), and a replica that kept using its own copy
+        would then disagree with one that starts later and makes a new one (the same url, two
+        ids).  The first replica to ask puts back the secret it knew, so the ids made before
+        stay the same; one that finds another's there adopts it.  Redis unreachable: the
+        secret known already (nothing can be stored meanwhile anyway)."""
+        if self._configured:
+            return self._configured
+        offer = self._known or new_secret().encode()
+
+        def ask() -> Awaitable[Any]:
+            return self._secret_script(keys=[_SECRET], args=[offer])  # type: ignore[no-any-return]
+
+        if self._known:
+            value = await self.outage.call(ask)  # a miss costs nothing: the known one stands
+        else:
+            value = await self._strict(ask)
+        if isinstance(value, (bytes, str)):
+            value = value if isinstance(value, bytes) else value.encode()
+            if self._known and value != self._known:
+                logger.warning(
+                    "source_id_secret_replaced",
+                    extra={
+                        "reason": "Redis holds another replica's secret (it lost this one's): ids follow it"
+                    },
+                )
+            self._known = value
+        return self._known
+
+    async def down(self, wait: float = 0.05) -> str:
+        return await self.outage.down(wait)
 
     async def stats(self) -> StoreStats:
         async def read() -> tuple[int, int]:
@@ -242,10 +274,10 @@ class RedisStore:
         return StoreStats(*await self._strict(read))
 
     async def aclose(self) -> None:
-        await self._redis.aclose()
+        await self.outage.aclose()
 
     async def _strict(self, fn: Callable[[], Awaitable[Any]]) -> Any:
         try:
-            return await self._outage.call(fn, strict=True)
+            return await self.outage.call(fn, strict=True)
         except RedisUnavailable as exc:
             raise StoreError(f"the content store is unavailable: {exc}") from None

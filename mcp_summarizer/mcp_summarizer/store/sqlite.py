@@ -51,9 +51,10 @@ MAX_TOMBSTONES = 1_000_000
 _BATCH = 500  # rows dropped per statement when expiring or evicting
 _BUSY_MS = 10_000  # how long a writer waits for another process's write
 
-# A record's tenant: its key's prefix up to the "/" (Tenant.key), "" for none.
+# A record's tenant: its key's prefix up to the "/" (Tenant.key), "" for none.  (The index on
+# it was once made on a quoted string instead, by mistake: dropped, and made as meant.)
 _TENANT = "substr(source_id, 1, instr(source_id, '/'))"
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS sources (
     source_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, idx INTEGER NOT NULL,
     chunk_count INTEGER NOT NULL, title TEXT NOT NULL, url TEXT NOT NULL, text TEXT NOT NULL,
@@ -65,10 +66,11 @@ CREATE INDEX IF NOT EXISTS gone_at ON gone(at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta VALUES ('bytes', 0);
 CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS sources_tenant_used ON sources(" + _TENANT + ", used);
+DROP INDEX IF EXISTS sources_tenant_used;
+CREATE INDEX IF NOT EXISTS sources_by_tenant ON sources({_TENANT}, used);
 CREATE TABLE IF NOT EXISTS tenants (tenant TEXT PRIMARY KEY, bytes INTEGER NOT NULL);
 INSERT OR IGNORE INTO tenants
-    SELECT " + _TENANT + ", sum(bytes) FROM sources WHERE NOT EXISTS (SELECT 1 FROM tenants) GROUP BY 1;
+    SELECT {_TENANT}, sum(bytes) FROM sources WHERE NOT EXISTS (SELECT 1 FROM tenants) GROUP BY 1;
 """
 
 
@@ -92,7 +94,9 @@ class SQLiteStore:
         self.ttl = ttl_seconds
         self.max_bytes = max_bytes
         self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
-        self._secret = secret.encode() if secret else b""
+        self._configured = secret.encode() if secret else b""  # SOURCE_ID_SECRET
+        self._known = ""  # the secret the file held when last asked
+        self._failure = ""  # what the last call failed with ("" if it worked), for /health
         self.path = folder / FILE_NAME if folder is not None else None
         try:
             self._file = DBFile(self.path, _SCHEMA, busy_ms=_BUSY_MS, what="content store")
@@ -124,9 +128,20 @@ class SQLiteStore:
         return await self._run(lambda: self._get(tenant, source_id))
 
     async def id_secret(self) -> bytes:
-        if not self._secret:
-            self._secret = (await self._run(self._stored_secret)).encode()
-        return self._secret
+        """SOURCE_ID_SECRET, else the one the file keeps, read every time: a file deleted under
+        the service is made again (`dbfile`), and the secret this process knew is put back in
+        it, so a process started later agrees (see `RedisStore.id_secret`)."""
+        if self._configured:
+            return self._configured
+        try:
+            self._known = await self._run(self._stored_secret)
+        except StoreError:
+            if not self._known:
+                raise
+        return self._known.encode()
+
+    async def down(self, wait: float = 0.05) -> str:
+        return self._failure
 
     async def stats(self) -> StoreStats:
         return await self._run(self._stats)
@@ -141,17 +156,26 @@ class SQLiteStore:
             with self._lock:
                 try:
                     self._file.check()
-                    return fn()
+                    done = fn()
                 except (sqlite3.Error, OSError) as exc:
                     _roll_back(self._db)
-                    raise StoreError(f"the content store ({self.path}) failed: {exc}") from None
+                    self._failure = f"the content store ({self.path}) failed: {exc}"
+                    raise StoreError(self._failure) from None
+                self._failure = ""
+                return done
 
         return await asyncio.to_thread(locked)
 
     def _stored_secret(self) -> str:
-        """The secret this file keeps (made by whichever process asked first)."""
-        self._db.execute("INSERT OR IGNORE INTO secrets VALUES ('source_ids', ?)", (new_secret(),))
-        return str(self._db.execute("SELECT value FROM secrets WHERE name = 'source_ids'").fetchone()[0])
+        """The secret this file keeps (made by whichever process asked first; put back by the
+        first to ask after the file was made again).  A read, unless the file has none."""
+        query = "SELECT value FROM secrets WHERE name = 'source_ids'"
+        row = self._db.execute(query).fetchone()
+        if row is None:
+            offer = self._known or new_secret()
+            self._db.execute("INSERT OR IGNORE INTO secrets VALUES ('source_ids', ?)", (offer,))
+            row = self._db.execute(query).fetchone()
+        return str(row[0])
 
     def _put(self, tenant: Tenant, sources: Sequence[Source]) -> None:
         now = time.time()

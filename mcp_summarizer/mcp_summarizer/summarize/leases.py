@@ -92,7 +92,7 @@ class Leases:
         self.lease_seconds = lease_seconds
         self.shared_limit = shared_limit  # the limit is the adaptive one in STATE_KEY, once there
         self._outage = Outage("LLM concurrency leases", url)
-        self._redis = self._outage.client()
+        self._redis = self._outage.redis
         self._held: set[str] = set()
         self._renewer: asyncio.Task[None] | None = None
 
@@ -135,6 +135,10 @@ class Leases:
         written, now_version, *stands = reply
         return int(written) == 1, _state(stands), int(now_version)
 
+    async def down(self, wait: float = 0.05) -> str:
+        """Why leases cannot be had now ("" when they can), for /health (`Outage.down`)."""
+        return await self._outage.down(wait)
+
     def _renew_soon(self) -> None:
         if self._renewer is None or self._renewer.done():
             self._renewer = asyncio.create_task(self._renew())
@@ -153,7 +157,7 @@ class Leases:
             self._renewer.cancel()
             with suppress(asyncio.CancelledError):
                 await self._renewer
-        await self._redis.aclose()
+        await self._outage.aclose()
 
 
 def _state(fields: list[Any]) -> LimitState | None:

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mcp_summarizer.redis_guard import TIMEOUT_SECONDS, Outage
+from mcp_summarizer.redis_guard import CHEAP, Outage
 from mcp_summarizer.summarize.leases import Leases
 from tests.support.redis_server import RedisServer
 from tests.support.system_packages import needs
@@ -40,7 +40,7 @@ async def test_the_guards_own_deadline_swallowed_is_not_a_cancel() -> None:
     outage = Outage("test", "redis://127.0.0.1:1/0")
 
     async def caller() -> tuple[object, int]:
-        result = await outage.call(swallowing(TIMEOUT_SECONDS * 2 + 0.2, 7))  # type: ignore[arg-type]
+        result = await outage.call(swallowing(CHEAP.seconds * 2 + 0.2, 7))  # type: ignore[arg-type]
         task = asyncio.current_task()
         assert task is not None
         return result, task.cancelling()
