@@ -140,6 +140,8 @@ class Settings(BaseSettings):
     cache: Literal["on", "off"] = "on"
     cache_ttl_seconds: float = Field(604_800.0, gt=0)
     cache_max_mb: float = Field(256.0, gt=0)
+    # One tenant's share of it (AUTH_TOKENS); 0: CACHE_MAX_MB divided among the tenants.
+    cache_tenant_max_mb: float = Field(0.0, ge=0)
     redis_url: str = Field("", pattern=r"^$|^rediss?://|^unix://")
 
     # summarize_documents: a cluster less relevant to the focus than this is the first to be

@@ -50,20 +50,23 @@ def open_store(settings: Settings) -> ContentStore:
 
 def open_cache(settings: Settings, folder: Path) -> ResultCache | None:
     """The configured result cache: None with CACHE=off, Redis when REDIS_URL is set, else a
-    SQLite file in ``folder``."""
+    SQLite file in ``folder``; either within CACHE_MAX_MB, each tenant within its share."""
     if settings.cache == "off":
         return None
+    max_bytes = int(settings.cache_max_mb * 1_000_000)
+    share = tenant_max_bytes(max_bytes, settings.cache_tenant_max_mb, len(load_tokens(settings)))
+    limits: dict[str, Any] = {
+        "ttl_seconds": settings.cache_ttl_seconds,
+        "max_bytes": max_bytes,
+        "tenant_max_bytes": share,
+    }
     if settings.redis_url:
         from mcp_summarizer.cache.redis import RedisResultCache
 
-        return RedisResultCache(settings.redis_url, ttl_seconds=settings.cache_ttl_seconds)
+        return RedisResultCache(settings.redis_url, **limits)
     from mcp_summarizer.cache.sqlite import SQLiteResultCache
 
-    return SQLiteResultCache(
-        folder,
-        ttl_seconds=settings.cache_ttl_seconds,
-        max_bytes=int(settings.cache_max_mb * 1_000_000),
-    )
+    return SQLiteResultCache(folder, **limits)
 
 
 def cache_folder(settings: Settings) -> Path:

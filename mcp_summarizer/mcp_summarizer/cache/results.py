@@ -36,7 +36,9 @@ class ResultCache(Protocol):
         or the backend unreachable (a cache that fails must never fail the request)."""
 
     async def put(self, tenant: Tenant, key: str, value: dict[str, Any]) -> None:
-        """Keep it in ``tenant``'s namespace (best effort: a backend that fails logs it and goes on)."""
+        """Keep it in ``tenant``'s namespace, within the tenant's share of the cache (its least
+        recently used answers go first; an answer larger than the share is not kept).  Best
+        effort: a backend that fails logs it and goes on."""
 
     @property
     def failing(self) -> bool:

@@ -1,6 +1,8 @@
 """The embedded result cache: one SQLite file under CACHE_DIR, shared safely by the processes
 of one host (WAL, as the content store), kept for CACHE_TTL_SECONDS and within CACHE_MAX_MB by
-dropping the least recently used answers first.
+dropping the least recently used answers first, each tenant's within its share of it
+(CACHE_TENANT_MAX_MB; see `store.share`): a tenant past its share drops its own oldest, and
+only shares that add up to more than the total drop another's (the one holding the most).
 
 A cache is an optimisation: any SQLite error is logged once (until the cache works again)
 and the request goes on as a miss.
@@ -31,21 +33,28 @@ FILE_NAME = "results.sqlite3"
 _BUSY_MS = 5_000
 _T = TypeVar("_T")
 
-_SCHEMA = """
+# An answer's tenant: its key's prefix up to the "/" (Tenant.key).
+_TENANT = "substr(key, 1, instr(key, '/'))"
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS results (
     key TEXT PRIMARY KEY, value TEXT NOT NULL, bytes INTEGER NOT NULL,
     expires REAL NOT NULL, used REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS results_used ON results(used);
 CREATE INDEX IF NOT EXISTS results_expires ON results(expires);
+CREATE INDEX IF NOT EXISTS results_tenant_used ON results({_TENANT}, used);
 """
+_EVICT_BATCH = 100
 
 
 class SQLiteResultCache:
     name = "sqlite"
 
-    def __init__(self, folder: Path, *, ttl_seconds: float, max_bytes: int) -> None:
+    def __init__(
+        self, folder: Path, *, ttl_seconds: float, max_bytes: int, tenant_max_bytes: int | None = None
+    ) -> None:
         self.ttl = ttl_seconds
         self.max_bytes = max_bytes
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else min(tenant_max_bytes, max_bytes)
         self.path = folder / FILE_NAME
         try:
             self._file = DBFile(self.path, _SCHEMA, busy_ms=_BUSY_MS, what="result cache")
@@ -64,9 +73,9 @@ class SQLiteResultCache:
 
     async def put(self, tenant: Tenant, key: str, value: dict[str, Any]) -> None:
         text = await encode(value)
-        if len(text) > self.max_bytes:
-            return  # larger than the whole cache: not worth keeping
-        await self._run(lambda: self._put(tenant.key(key), text))
+        if len(text.encode("utf-8", "surrogatepass")) > self.tenant_max_bytes:
+            return  # larger than the tenant's whole share: not worth keeping
+        await self._run(lambda: self._put(tenant.key(key), text, tenant.key("")))
 
     @property
     def failing(self) -> bool:
@@ -125,27 +134,48 @@ class SQLiteResultCache:
                 self._db.execute("UPDATE results SET used = ? WHERE key = ?", (now, key))
         return str(row[0]) if row[1] > now else None
 
-    def _put(self, key: str, text: str) -> None:
+    def _put(self, key: str, text: str, tenant: str) -> None:
         now = time.time()
         size = len(text.encode("utf-8", "surrogatepass"))
-        self._db.execute("BEGIN IMMEDIATE")
-        self._db.execute(
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(
             "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)", (key, text, size, now + self.ttl, now)
         )
-        self._db.execute("DELETE FROM results WHERE expires <= ?", (now,))
-        total = int(self._db.execute("SELECT coalesce(sum(bytes), 0) FROM results").fetchone()[0])
-        while total > self.max_bytes:  # least recently used first, a batch at a time
+        db.execute("DELETE FROM results WHERE expires <= ?", (now,))
+        self._evict_from(tenant, key, lambda: self._held(tenant) - self.tenant_max_bytes)
+        while self._total() > self.max_bytes:  # only when the shares add up to more than it
+            most = db.execute(
+                f"SELECT {_TENANT} FROM results GROUP BY 1 ORDER BY sum(bytes) DESC LIMIT 1"
+            ).fetchone()
+            if most is None or not self._evict_from(most[0], key, lambda: self._total() - self.max_bytes):
+                break
+        db.execute("COMMIT")
+
+    def _held(self, tenant: str) -> int:
+        query = f"SELECT coalesce(sum(bytes), 0) FROM results WHERE {_TENANT} = ?"
+        return int(self._db.execute(query, (tenant,)).fetchone()[0])
+
+    def _total(self) -> int:
+        return int(self._db.execute("SELECT coalesce(sum(bytes), 0) FROM results").fetchone()[0])
+
+    def _evict_from(self, tenant: str, keep: str, excess: Callable[[], int]) -> bool:
+        """Drop ``tenant``'s least recently used answers (never ``keep``, the one just put)
+        until ``excess`` is not positive; True if any was dropped."""
+        dropped = False
+        while (over := excess()) > 0:
             rows = self._db.execute(
-                "SELECT key, bytes FROM results WHERE key != ? ORDER BY used LIMIT 100", (key,)
+                f"SELECT key, bytes FROM results WHERE {_TENANT} = ? AND key != ? ORDER BY used LIMIT ?",
+                (tenant, keep, _EVICT_BATCH),
             ).fetchall()
             if not rows:
                 break
             drop, freed = [], 0
-            for old, size_ in rows:
+            for old, size in rows:
                 drop.append(old)
-                freed += size_
-                if total - freed <= self.max_bytes:
+                freed += size
+                if freed >= over:
                     break
             self._db.executemany("DELETE FROM results WHERE key = ?", [(k,) for k in drop])
-            total -= freed
-        self._db.execute("COMMIT")
+            dropped = True
+        return dropped

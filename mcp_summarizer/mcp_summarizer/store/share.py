@@ -6,7 +6,8 @@ configured tenants.  A put past its share drops the tenant's own least recently 
 records; a put larger than the share is not stored.  When the shares add up to more than the
 total (SOURCE_STORE_TENANT_MAX_MB set high), the total is kept by dropping the least recently
 used records of the tenant holding the most: never of one within the total's fair part.
-Pure: the stores apply it.
+The result cache shares itself out by the same rule (CACHE_MAX_MB, CACHE_TENANT_MAX_MB), with
+`tenant_max_bytes`.  Pure: the stores and the caches apply it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ __all__ = ["check_put", "tenant_max_bytes"]
 
 
 def tenant_max_bytes(max_bytes: int, tenant_max_mb: float, tenants: int) -> int:
-    """A tenant's share: SOURCE_STORE_TENANT_MAX_MB (at most the total), else the total
-    divided among ``tenants`` (one without AUTH_TOKENS: the whole)."""
+    """A tenant's share: ``tenant_max_mb`` (SOURCE_STORE_TENANT_MAX_MB, CACHE_TENANT_MAX_MB)
+    when set, at most the total; else the total divided among ``tenants`` (one without
+    AUTH_TOKENS: the whole)."""
     if tenant_max_mb > 0:
         return min(max_bytes, int(tenant_max_mb * 1_000_000))
     return max_bytes // max(1, tenants)

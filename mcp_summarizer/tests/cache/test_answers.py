@@ -70,7 +70,8 @@ async def test_a_failing_sqlite_cache_is_counted_as_an_error_once_per_lookup(tmp
 
 
 async def test_an_unreachable_redis_is_counted_as_an_error_once_per_lookup() -> None:
-    results = RedisResultCache(f"redis://127.0.0.1:{free_port()}/0", ttl_seconds=60)  # nobody listens
+    nobody = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens
+    results = RedisResultCache(nobody, ttl_seconds=60, max_bytes=10_000)
     metrics = Metrics()
     answers = Answers(results, KEYS, metrics)
     try:
