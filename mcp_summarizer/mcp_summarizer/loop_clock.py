@@ -6,10 +6,10 @@ answered in 2 ms expires whenever the loop was busy for 0.25 s (a 2M-token reque
 threads holding the GIL, a burst of requests), and the replica then declares Redis down.
 
 `LoopClock` keeps the loop's *free time*: its clock less its lag, the lag measured by a tick
-(every `TICK_SECONDS`, only while some deadline runs) as how late the tick ran.  `Deadline`
+(every `TICK_SECONDS`, only while some deadline runs) as how late the tick ran.  `LoopDeadline`
 gives a call ``seconds`` of that free time, so the loop's own lag never counts against the
 other side, and ``wall`` seconds of real time at most, so that nothing waits for ever on a
-loop that never frees up; `Deadline.busy` tells the second case (our loop's fault) from the
+loop that never frees up; `LoopDeadline.busy` tells the second case (our loop's fault) from the
 first (the other side's).
 """
 
@@ -19,7 +19,7 @@ import asyncio
 import weakref
 from types import TracebackType
 
-__all__ = ["TICK_SECONDS", "Deadline", "LoopClock", "clock"]
+__all__ = ["TICK_SECONDS", "LoopClock", "LoopDeadline", "clock"]
 
 TICK_SECONDS = 0.02
 
@@ -78,8 +78,8 @@ def clock() -> LoopClock:
     return found
 
 
-class Deadline:
-    """``async with Deadline(seconds, wall=...)``: the body is cancelled and TimeoutError raised
+class LoopDeadline:
+    """``async with LoopDeadline(seconds, wall=...)``: the body is cancelled and TimeoutError raised
     once it has had ``seconds`` of the loop's free time, or ``wall`` seconds of real time,
     whichever comes first.  Built on `asyncio.timeout`, so `expired()` and the task's
     cancellation count behave as they do there."""
@@ -92,7 +92,7 @@ class Deadline:
         self._timeout = asyncio.timeout(None)
         self._handle: asyncio.TimerHandle | None = None
 
-    async def __aenter__(self) -> Deadline:
+    async def __aenter__(self) -> LoopDeadline:
         self._loop = asyncio.get_running_loop()
         self._clock = clock()
         self._clock.hold()

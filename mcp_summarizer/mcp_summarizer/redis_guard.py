@@ -5,7 +5,7 @@ moment after one, a note when it is back, and what /health says meanwhile.
 What a deadline measures: Redis, not this replica.  A deadline on the event loop's clock
 expires whenever the loop is busy (a 2M-token request, a burst of requests) though Redis
 answered in milliseconds; so each call gets its time in the loop's *free* time
-(`loop_clock.Deadline`), and a call abandoned only because the loop was busy is no sign of an
+(`loop_clock.LoopDeadline`), and a call abandoned only because the loop was busy is no sign of an
 outage.
 
 How long a call may take depends on what a miss costs: a result-cache lookup or a lease
@@ -37,7 +37,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeout
 
 from mcp_summarizer.errors import RedisUnavailable
-from mcp_summarizer.loop_clock import Deadline
+from mcp_summarizer.loop_clock import LoopDeadline
 
 __all__ = [
     "CHEAP",
@@ -105,7 +105,7 @@ class Outage:
         patience = NEEDED if strict else CHEAP
         task = asyncio.current_task()
         cancels = task.cancelling() if task is not None else 0
-        deadline = Deadline(patience.seconds, wall=patience.wall)
+        deadline = LoopDeadline(patience.seconds, wall=patience.wall)
         try:
             async with deadline:
                 result = await fn()
@@ -139,7 +139,7 @@ class Outage:
             self._ping.cancel()
         await self.redis.aclose()
 
-    def _failed(self, exc: BaseException, deadline: Deadline, patience: Patience) -> str:
+    def _failed(self, exc: BaseException, deadline: LoopDeadline, patience: Patience) -> str:
         """Take in a failed call; the message for a caller that needed the answer."""
         if deadline.expired() and deadline.busy:
             # Our loop's fault, not Redis's: not an outage.
@@ -165,7 +165,7 @@ class Outage:
             self._ping = asyncio.create_task(self._pinged(cause))
 
     async def _pinged(self, cause: str) -> None:
-        deadline = Deadline(PROBE.seconds, wall=PROBE.wall)
+        deadline = LoopDeadline(PROBE.seconds, wall=PROBE.wall)
         try:
             async with deadline:
                 await self.redis.ping()
@@ -197,7 +197,7 @@ class Outage:
             self.reason = ""
 
 
-def _honour_cancellation(task: asyncio.Task[Any] | None, cancels: int, deadline: Deadline) -> None:
+def _honour_cancellation(task: asyncio.Task[Any] | None, cancels: int, deadline: LoopDeadline) -> None:
     """Raise CancelledError if the task was cancelled during the call but the call returned.
 
     redis-py can swallow a cancellation that lands in the middle of a command (the command then
