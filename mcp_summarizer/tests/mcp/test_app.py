@@ -101,6 +101,7 @@ def test_health(server: RunningServer) -> None:
         "llm_concurrency_limit": LIMIT,
         "input_tokens_in_flight": 0,
         "tasks": response.json()["tasks"],
+        "dependencies": {"content store": {"up": True}},  # what this test server depends on
     }
     assert response.json()["tasks"] > 0
 
