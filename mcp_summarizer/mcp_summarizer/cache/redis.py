@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_summarizer.cache.results import decode, encode
 from mcp_summarizer.redis_guard import Outage
+from mcp_summarizer.store.share import EVICT_OVER_SHARES
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisResultCache"]
@@ -78,26 +79,8 @@ redis.call('ZADD', mine, now, id)
 redis.call('ZADD', expires, now + ttl, id)
 redis.call('INCRBY', total, size - old)
 redis.call('HINCRBY', held, tenant, size - old)
-local function over_total()
-  return tonumber(redis.call('GET', total) or '0') - cap
-end
-local evicted = evict_from(tenant, function()
-  return tonumber(redis.call('HGET', held, tenant) or '0') - share
-end)
-while over_total() > 0 do
-  local most, most_bytes = nil, 0
-  local all = redis.call('HGETALL', held)
-  for i = 1, #all, 2 do
-    local bytes = tonumber(all[i + 1])
-    if bytes > most_bytes then most, most_bytes = all[i], bytes end
-  end
-  if most == nil then break end
-  local dropped = evict_from(most, over_total)
-  if dropped == 0 then break end
-  evicted = evicted + dropped
-end
-return evicted
 """
+    + EVICT_OVER_SHARES
 )
 
 # KEYS: the answer, its tenant's used (zset); ARGV: now, id.  The answer, marked used.

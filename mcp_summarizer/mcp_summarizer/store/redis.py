@@ -24,7 +24,7 @@ from mcp_summarizer.errors import ExpiredSource, StoreError, UnknownSource
 from mcp_summarizer.redis_guard import Outage, RedisUnavailable
 from mcp_summarizer.store.content import Source, StoreStats, check_id
 from mcp_summarizer.store.ids import new_secret
-from mcp_summarizer.store.share import check_put
+from mcp_summarizer.store.share import EVICT_OVER_SHARES, check_put
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["RedisStore"]
@@ -98,26 +98,8 @@ for i = 8, #ARGV, 3 do
   redis.call('INCRBY', total, size - old)
   redis.call('HINCRBY', held, tenant, size - old)
 end
-local function over_total()
-  return tonumber(redis.call('GET', total) or '0') - cap
-end
-local evicted = evict_from(tenant, function()
-  return tonumber(redis.call('HGET', held, tenant) or '0') - share
-end)
-while over_total() > 0 do
-  local most, most_bytes = nil, 0
-  local all = redis.call('HGETALL', held)
-  for i = 1, #all, 2 do
-    local bytes = tonumber(all[i + 1])
-    if bytes > most_bytes then most, most_bytes = all[i], bytes end
-  end
-  if most == nil then break end
-  local dropped = evict_from(most, over_total)
-  if dropped == 0 then break end
-  evicted = evicted + dropped
-end
-return evicted
 """
+    + EVICT_OVER_SHARES
 )
 
 # A renewal (`RedisStore.renew`): each record still held gets the time to live a put gives it.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mcp_summarizer.errors import OverStoreCap
 
-__all__ = ["check_put", "tenant_max_bytes"]
+__all__ = ["EVICT_OVER_SHARES", "check_put", "tenant_max_bytes"]
 
 
 def tenant_max_bytes(max_bytes: int, tenant_max_mb: float, tenants: int) -> int:
@@ -39,3 +39,30 @@ def check_put(size: int, *, max_bytes: int, tenant_max_bytes: int) -> None:
             f"({tenant_max_bytes / 1e6:g} MB: SOURCE_STORE_TENANT_MAX_MB, else SOURCE_STORE_MAX_MB "
             "divided among the AUTH_TOKENS tenants), so it was not stored"
         )
+
+
+# The end of a Redis put script (store and result cache alike): the tenant's own oldest entries
+# evicted down to its ``share``, then, while the ``total`` is over ``cap``, the oldest entries of
+# the tenant holding the most.  The script defines ``evict_from(name, over)`` (drops ``name``'s
+# least recently used entries while ``over()`` is positive, returning how many) and the keys
+# ``total`` and ``held`` and the values ``cap``, ``share`` and ``tenant``.
+EVICT_OVER_SHARES = """local function over_total()
+  return tonumber(redis.call('GET', total) or '0') - cap
+end
+local evicted = evict_from(tenant, function()
+  return tonumber(redis.call('HGET', held, tenant) or '0') - share
+end)
+while over_total() > 0 do
+  local most, most_bytes = nil, 0
+  local all = redis.call('HGETALL', held)
+  for i = 1, #all, 2 do
+    local bytes = tonumber(all[i + 1])
+    if bytes > most_bytes then most, most_bytes = all[i], bytes end
+  end
+  if most == nil then break end
+  local dropped = evict_from(most, over_total)
+  if dropped == 0 then break end
+  evicted = evicted + dropped
+end
+return evicted
+"""
