@@ -9,6 +9,7 @@ from pathlib import Path
 
 import coverage
 import pytest
+
 from shared.testing import free_port, scrubbed_environ, start_service
 
 pytestmark = pytest.mark.integration
