@@ -23,11 +23,9 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-
-import snowballstemmer  # type: ignore[import-untyped]  # it ships no type information
 
 from mcp_summarizer.documents.sources import Excerpt, titles
+from mcp_summarizer.text import snowball
 from mcp_summarizer.text.lexicon import Stems, stemmed_words
 from mcp_summarizer.text.lexicon import words as lowercase_words
 
@@ -110,13 +108,9 @@ def _share(terms: Sequence[str], present: set[str]) -> float:
     return round(sum(1 for t in wanted if t in present) / len(wanted), 3)
 
 
-_STEMMER = snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=65536)
-def _family(stem: str) -> str:
+def _family(crude: str) -> str:
     """The word family of a stem ("recursive", "recursing" -> "recurs")."""
-    return str(_STEMMER.stemWord(stem))
+    return snowball.stem(crude)
 
 
 def _useful(word: str, stem: str) -> bool:

@@ -16,17 +16,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
-import snowballstemmer  # type: ignore[import-untyped]  # it ships no type information
+from mcp_summarizer.text import snowball
 
 __all__ = ["MAX_CHARS", "Passage", "passages", "terms"]
 
 MAX_CHARS = 600  # a passage at most: two or three sentences of prose, one line of a log
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TERM = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
-_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
 _MAX_TERM = 64  # a longer "word" (a run of one character, base64) is cut to this: still findable
+# A term: one CJK character, or a word's first _MAX_TERM characters (the rest matched, left out).
+_TERM = re.compile(rf"([{_CJK}]|[^\W_{_CJK}]{{1,{_MAX_TERM}}})(?:(?<![{_CJK}])[^\W_{_CJK}]*)?")
+_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +80,6 @@ def _last_sentence_end(text: str, start: int, limit: int) -> int:
     return end
 
 
-_STEMMER = snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
-
-
 def terms(text: str) -> list[str]:
     """The search terms of ``text``, in order."""
-    return [_stem(w[:_MAX_TERM]) for w in _TERM.findall(text.casefold())]
+    return list(map(snowball.stem, _TERM.findall(text.casefold())))
