@@ -126,6 +126,11 @@ class Settings(BaseSettings):
     source_store_max_mb: float = Field(512.0, gt=0)
     # One tenant's share of it (AUTH_TOKENS); 0: SOURCE_STORE_MAX_MB divided among the tenants.
     source_store_tenant_max_mb: float = Field(0.0, ge=0)
+    # search: the indexes of recently searched sources, in this process's memory (least recently
+    # used dropped first; ~10 MB for a source of 2M tokens).
+    search_index_max_mb: float = Field(128.0, gt=0)
+    # One tenant's share of it (AUTH_TOKENS); 0: SEARCH_INDEX_MAX_MB divided among the tenants.
+    search_index_tenant_max_mb: float = Field(0.0, ge=0)
 
     # The key source ids and proxy handles are digests with (ids a client cannot compute);
     # empty: one made once and kept in the content store (CACHE_DIR's file, or Redis).

@@ -1,6 +1,6 @@
-"""The service's storage, opened from the settings: the content store (`store`) and the
-result cache (`cache`).  Here, above both and above `config`, so that neither package
-imports the settings or the other's opener."""
+"""The service's storage, opened from the settings: the content store (`store`), the
+result cache (`cache`) and `search`'s kept indexes.  Here, above them and above `config`, so
+that no package imports the settings or another's opener."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.share import tenant_max_bytes
 from mcp_summarizer.store.sqlite import SQLiteStore, default_cache_dir
 
-__all__ = ["cache_folder", "open_cache", "open_storage", "open_store", "store_limits"]
+__all__ = ["cache_folder", "open_cache", "open_indexes", "open_storage", "open_store", "store_limits"]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -83,3 +84,10 @@ def store_limits(settings: Settings) -> dict[str, Any]:
         ),
         "secret": settings.source_id_secret.get_secret_value(),
     }
+
+
+def open_indexes(settings: Settings) -> Indexes:
+    """`search`'s kept indexes, within SEARCH_INDEX_MAX_MB, each tenant within its share."""
+    max_bytes = int(settings.search_index_max_mb * 1_000_000)
+    share = tenant_max_bytes(max_bytes, settings.search_index_tenant_max_mb, len(load_tokens(settings)))
+    return Indexes(max_bytes, share)

@@ -19,7 +19,7 @@ from mcp_summarizer.dependencies import Dependencies, Dependency
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.metrics import Metrics
-from mcp_summarizer.storage import open_storage
+from mcp_summarizer.storage import open_indexes, open_storage
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.summarize.leases import ClusterLimiter
 from mcp_summarizer.summarize.llm import Backend
@@ -56,6 +56,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         answers,
         metrics=metrics,
         jobs=Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens),
+        indexes=open_indexes(settings),
     )
     # What /health and /metrics report as up or down.
     watched = [Dependency("content store", store.down)]

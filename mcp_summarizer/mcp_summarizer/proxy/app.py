@@ -65,8 +65,8 @@ from mcp_summarizer.proxy.tools import (
     with_goal,
 )
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
-from mcp_summarizer.search.find import Indexes, search
-from mcp_summarizer.storage import open_storage
+from mcp_summarizer.search.find import search
+from mcp_summarizer.storage import open_indexes, open_storage
 from mcp_summarizer.store import ContentStore
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.deadline import Deadline
@@ -100,7 +100,7 @@ class Proxy:
     ) -> None:
         self.settings = settings
         self.engine = engine or build_engine(settings)
-        self._indexes = Indexes()  # search: the last few handles' passages, indexed
+        self._indexes = open_indexes(settings)  # search: recently searched handles, indexed
         self.tokens = load_tokens(settings)
         # The result cache's map level: a large output summarized again (a log read twice, a
         # page changed in one place) costs LLM calls only for the chunks not seen before.

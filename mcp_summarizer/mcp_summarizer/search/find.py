@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
@@ -47,29 +50,76 @@ class Found:
 
 @dataclass(frozen=True, slots=True)
 class _Built:
-    excerpts: tuple[Source, ...]
-    passages: tuple[passages.Passage, ...]
+    """A source's passages and their index; the text stays in the store (each search reads
+    the excerpts anyway, to check the tenant and that they are still stored)."""
+
+    at: npt.NDArray[np.int32]  # one row per passage: its excerpt, start, end
     index: rank.PassageIndex
+
+    @property
+    def nbytes(self) -> int:
+        return self.at.nbytes + self.index.nbytes
 
 
 class Indexes:
-    """The last few sources' indexes, per tenant and source (a few MB each at 2M tokens)."""
+    """Recently searched sources' indexes, least recently used dropped first, within
+    ``max_bytes`` (SEARCH_INDEX_MAX_MB) in all and ``tenant_max_bytes`` for each tenant, as
+    the content store is shared out; an index over a tenant's share answers its search and is
+    not kept.  A source being indexed is indexed once for all the searches that wait for it."""
 
-    def __init__(self, keep: int = 4) -> None:
-        self._keep = keep
-        self._built: OrderedDict[str, _Built] = OrderedDict()
+    def __init__(self, max_bytes: int = 128_000_000, tenant_max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else min(tenant_max_bytes, max_bytes)
+        self._built: OrderedDict[tuple[str, str], _Built] = OrderedDict()  # (tenant, source) -> index
+        self._building: dict[tuple[str, str], asyncio.Future[_Built]] = {}
+        self._held: Counter[str] = Counter()  # bytes per tenant
 
-    def get(self, key: str) -> _Built | None:
-        built = self._built.get(key)
+    @property
+    def held(self) -> int:
+        return sum(self._held.values())
+
+    def get(self, tenant: str, key: str) -> _Built | None:
+        built = self._built.get((tenant, key))
         if built is not None:
-            self._built.move_to_end(key)
+            self._built.move_to_end((tenant, key))
         return built
 
-    def put(self, key: str, built: _Built) -> None:
-        self._built[key] = built
-        self._built.move_to_end(key)
-        while len(self._built) > self._keep:
-            self._built.popitem(last=False)
+    def put(self, tenant: str, key: str, built: _Built) -> None:
+        size = built.nbytes
+        if size > self.tenant_max_bytes:
+            return
+        self._drop((tenant, key))
+        self._built[tenant, key] = built
+        self._held[tenant] += size
+        # The new index is the last to go, and fits both: each loop ends.
+        while self._held[tenant] > self.tenant_max_bytes:
+            self._drop(next(k for k in self._built if k[0] == tenant))
+        while self.held > self.max_bytes:
+            self._drop(next(iter(self._built)))
+
+    def _drop(self, at: tuple[str, str]) -> None:
+        gone = self._built.pop(at, None)
+        if gone is not None:
+            self._held[at[0]] -= gone.nbytes
+
+    async def get_or_build(self, tenant: str, key: str, excerpts: tuple[Source, ...]) -> _Built:
+        """The index of ``excerpts`` (one source, or a set), built in a worker thread once."""
+        built = self.get(tenant, key)
+        if built is not None:
+            return built
+        pending = self._building.get((tenant, key))
+        if pending is None:
+            pending = asyncio.ensure_future(asyncio.to_thread(build_index, excerpts))
+            self._building[tenant, key] = pending
+
+            def done(task: asyncio.Future[_Built]) -> None:
+                del self._building[tenant, key]
+                if not task.cancelled() and task.exception() is None:
+                    self.put(tenant, key, task.result())
+
+            pending.add_done_callback(done)
+        # A search cancelled while it waits leaves the build to finish for the others.
+        return await asyncio.shield(pending)
 
 
 async def search(
@@ -98,14 +148,13 @@ async def search(
         raise InputError(f"query {query!r} holds no word to look for (letters or digits)")
     docs = _documents(handle)
     excerpts = [s for doc in docs for s in await _excerpts(store, tenant, doc)]
-    key = tenant.key("\n".join(docs))
-    built = indexes.get(key) if indexes else None
-    if built is None:
-        built = await asyncio.to_thread(build_index, tuple(excerpts))
-        if indexes:
-            indexes.put(key, built)
+    read = tuple(excerpts)
+    if indexes is None:
+        built = await asyncio.to_thread(build_index, read)
+    else:
+        built = await indexes.get_or_build(tenant.name, "\n".join(docs), read)
     best = await asyncio.to_thread(built.index.best, words, 1000)
-    return await asyncio.to_thread(_render, handle.strip(), query, built, best, max_tokens, limits)
+    return await asyncio.to_thread(_render, handle.strip(), query, read, built, best, max_tokens, limits)
 
 
 def _documents(handle: str) -> list[str]:
@@ -142,12 +191,14 @@ def build_index(excerpts: tuple[Source, ...]) -> _Built:
     texts = [s.text for s in excerpts]
     cut = passages.passages(texts)
     index = rank.build([passages.terms(texts[p.excerpt][p.start : p.end]) for p in cut])
-    return _Built(excerpts, tuple(cut), index)
+    at = np.array([(p.excerpt, p.start, p.end) for p in cut], dtype=np.int32).reshape(-1, 3)
+    return _Built(at, index)
 
 
 def _render(
     handle: str,
     query: str,
+    excerpts: tuple[Source, ...],
     built: _Built,
     best: list[tuple[int, float]],
     max_tokens: int,
@@ -155,7 +206,7 @@ def _render(
 ) -> Found:
     budget = limits.budget(max_tokens)
     shown = " ".join(query.split())
-    where = f"{len(built.excerpts)} excerpt{'s' * (len(built.excerpts) != 1)}, {built.index.size} passages"
+    where = f"{len(excerpts)} excerpt{'s' * (len(excerpts) != 1)}, {built.index.size} passages"
     if not best:
         return Found(
             f'Search "{shown}" in {handle} ({where}): no passage holds any of these words. '
@@ -174,9 +225,9 @@ def _render(
     lines: list[str] = []
     used = tokens.count(head(len(best))) + 1
     for p, _ in best:
-        passage = built.passages[p]
-        excerpt = built.excerpts[passage.excerpt]
-        line = f"[{excerpt.source_id}] (offset {passage.start}) {excerpt.text[passage.start : passage.end]}"
+        n, start, end = (int(x) for x in built.at[p])
+        excerpt = excerpts[n]
+        line = f"[{excerpt.source_id}] (offset {start}) {excerpt.text[start:end]}"
         cost = tokens.count(line) + 1
         if used + cost > budget or not fit.fits("\n".join([head(len(best)), *lines, line]), limits):
             continue  # a shorter passage further down may still fit

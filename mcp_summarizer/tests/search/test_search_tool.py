@@ -7,7 +7,9 @@ one; bad input is an error naming the problem; the answer stays within max_token
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
 import re
 import sys
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mcp_summarizer.search.passages import passages, terms
 from mcp_summarizer.text import tokens
 from shared.testing import scrubbed_environ
 from tests.support.redis_server import RedisServer
@@ -26,6 +29,7 @@ from tests.support.tenants import ALICE, BOB, TOKENS, client, text_of
 FACT = "Server node-017 listens on port 20017 since 2019-08-17."
 OTHER_FACT = "The quintor cache is not 48 GB in size."
 ID = re.compile(r"^\[([A-Za-z0-9._-]+~[0-9a-f]{16}#\d+)\] \(offset (\d+)\) (.*)$")
+MATCHING = re.compile(r"the \d+ best of (\d+) matching passages")
 
 
 def filler(n: int, topic: str) -> str:
@@ -190,3 +194,46 @@ async def test_the_answer_fits_the_clients_bytes_and_lines() -> None:
         assert all(ID.match(line) for line in text.split("\n")[1:]), "whole passages, each with its id"
     finally:
         stop_server(running)
+
+
+def made_up(rng: random.Random) -> str:
+    """A word no other test uses, with an English ending for the stemmer to take off."""
+    stem = "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 4)))
+    return stem + rng.choice(["ing", "ed", "ness", "ational", "izer", "ously", "ies", "s", "ement"])
+
+
+async def test_concurrent_searches_answer_as_one_at_a_time(server: RunningServer) -> None:
+    """Eight searches at once, each over a document of its own made-up words (so each index
+    is built, and its words stemmed, while the others are): every answer counts exactly the
+    passages that hold a query word, as terms computed here one at a time say (a stemmer
+    shared by threads gave another thread's word, or IndexError: issue 33 item 5)."""
+    rng = random.Random(33)
+    texts = {
+        f"words{k}": "\n".join(" ".join(made_up(rng) for _ in range(10)) + "." for _ in range(60))
+        for k in range(8)
+    }
+    async with client(server, ALICE) as c:
+        result = await c.call_tool(
+            "summarize_documents",
+            {"documents": [{"id": d, "text": t} for d, t in texts.items()], "max_output_tokens": 300},
+        )
+        assert not result.is_error, text_of(result)
+    ids = doc_ids(result.structured_content)
+    queries = {d: " ".join(rng.sample(t.replace(".", "").split(), 20)) for d, t in texts.items()}
+    expected = {}
+    for d, text in texts.items():
+        wanted = set(terms(queries[d]))
+        expected[d] = sum(1 for p in passages([text]) if wanted & set(terms(text[p.start : p.end])))
+
+    async def search(d: str) -> str:
+        async with client(server, ALICE) as c:
+            found = await c.call_tool("search", {"handle": ids[d], "query": queries[d], "max_tokens": 300})
+        assert not found.is_error, text_of(found)
+        return text_of(found)
+
+    answers = await asyncio.gather(*(search(d) for d in texts))
+    counted = {d: MATCHING.search(a) for d, a in zip(texts, answers, strict=True)}
+    assert all(counted.values()), answers
+    assert {d: int(m.group(1)) for d, m in counted.items() if m} == expected
+    again = [await search(d) for d in texts]
+    assert again == answers, "the same passages one at a time"
