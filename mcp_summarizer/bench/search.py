@@ -1,4 +1,5 @@
-"""BM25 for `search`: SQLite FTS5 in memory (what it uses) against bm25s and rank-bm25.
+"""BM25 for `search`: its arrays (`search.rank`, since issue 33) and SQLite FTS5 in memory
+(what it used before) against bm25s and rank-bm25.
 
 Each stored source is cut into passages and terms once (`search.passages`, common to all
 three, timed apart), then each implementation builds its index and answers 20 queries.
@@ -20,6 +21,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from bench import corpus
+from bench.search_size import Fts5
 from mcp_summarizer.search import passages as P
 from mcp_summarizer.search import rank
 from mcp_summarizer.text import tokens
@@ -52,12 +54,17 @@ def rank_bm25_impl(docs: Sequence[list[str]]) -> Callable[[list[str]], list[int]
     return query
 
 
-def fts5_impl(docs: Sequence[list[str]]) -> Callable[[list[str]], list[int]]:
+def arrays_impl(docs: Sequence[list[str]]) -> Callable[[list[str]], list[int]]:
     index = rank.build(docs)  # what `search` uses
     return lambda q: [i for i, _ in index.best(q, K)]
 
 
-IMPLS = {"fts5": fts5_impl, "bm25s": bm25s_impl, "rank-bm25": rank_bm25_impl}
+def fts5_impl(docs: Sequence[list[str]]) -> Callable[[list[str]], list[int]]:
+    index = Fts5(docs)  # what `search` used before issue 33
+    return lambda q: [i for i, _ in index.best(q, K)]
+
+
+IMPLS = {"arrays": arrays_impl, "fts5": fts5_impl, "bm25s": bm25s_impl, "rank-bm25": rank_bm25_impl}
 
 
 def hostile() -> dict[str, str]:

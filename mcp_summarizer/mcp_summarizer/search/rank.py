@@ -82,7 +82,7 @@ class PassageIndex:
             held = b - a
             idf = max(math.log((self.size - held + 0.5) / (held + 0.5)), _MIN_IDF)
             where, tf = self._passages[a:b], self._tf[a:b].astype(np.float64)
-            scores[where] += idf * (tf * (K1 + 1)) / (tf + self._norm[where])  # FTS5's order of operations
+            scores[where] += idf * ((tf * (K1 + 1)) / (tf + self._norm[where]))  # as FTS5 does it
         matched: npt.NDArray[np.int32] = np.unique(
             np.concatenate([self._passages[self._first[t] : self._first[t + 1]] for t in known])
         )
