@@ -144,6 +144,7 @@ def test_brackets_that_are_not_citations_stay() -> None:
     assert cite.clean(text, set()) == (text, 0)
 
 
+@pytest.mark.no_cover  # timed (pyproject.toml, markers)
 def test_citation_scan_is_linear_on_hostile_text() -> None:
     # Many opening brackets and id-like runs with no closing bracket: a backtracking pattern
     # would be quadratic here.  Compared with the same scan of a text 10x shorter.

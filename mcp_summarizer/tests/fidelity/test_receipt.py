@@ -89,6 +89,7 @@ def test_lists_are_capped_counts_are_not() -> None:
     assert r.counts["number"]["source"] == 100 and len(r.dropped) == LIST_CAP
 
 
+@pytest.mark.no_cover  # timed (pyproject.toml, markers)
 @pytest.mark.parametrize("ch", [*".,:;/_`\"'-#*[]()~$%", "1", "a", "A", "東", " ", "\n"])
 def test_linear_on_runs_of_one_character(ch: str) -> None:
     """Runs 10x longer take about 10x longer (a quadratic scan would take ~100x): compared

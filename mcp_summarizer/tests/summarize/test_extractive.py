@@ -630,6 +630,7 @@ def _spaces_text() -> str:  # a blank line, a code line and a text line, each wi
     return "# T\n\n" + " " * 1_000_000 + "\n\n" + " " * 1_000_000 + "# x\nText " + " " * 1_000_000 + "end.\n"
 
 
+@pytest.mark.no_cover  # timed (pyproject.toml, markers)
 @pytest.mark.parametrize(
     ("make", "code", "headers"),
     [

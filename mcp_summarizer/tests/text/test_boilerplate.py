@@ -586,6 +586,7 @@ def test_code_fence_content_survives(text: str) -> None:
         assert line in kept
 
 
+@pytest.mark.no_cover  # timed (pyproject.toml, markers)
 def test_linear_time_on_a_large_page() -> None:
     """One page of chrome and content repeated: no quadratic blow-up (a few seconds if so)."""
     import time

@@ -207,6 +207,7 @@ def test_xhtml_with_xml_declaration() -> None:
     assert "## Über" in doc.markdown and "Grüße" in doc.markdown
 
 
+@pytest.mark.no_cover  # timed (pyproject.toml, markers)
 def test_large_page_converts_in_reasonable_time() -> None:
     section = (
         "<section><h2>Part {i}</h2><p>{words}</p><pre><code>x = {i}\nprint(x)</code></pre>"
