@@ -25,6 +25,7 @@ from typing import Any, TextIO
 import anyio
 import mcp_types as types
 from anyio.abc import Process
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
@@ -64,92 +65,10 @@ async def stdio_transport(
     # A few messages may wait for a server that does not read its stdin, so that the SDK's
     # cancel of a call that timed out is taken at once instead of waiting for the pipe too.
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](_WRITE_QUEUE)
-    waiting = _Waiting()
-
-    async def fail(problem: str, ids: list[types.RequestId], *, goes_on: bool) -> None:
-        on_bad_message(problem, goes_on)
-        for id_ in ids:
-            error = types.ErrorData(code=types.PARSE_ERROR, message=problem, data=BAD_MESSAGE)
-            await read_writer.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=id_, error=error)))
-
-    async def deliver(line: bytes) -> None:
-        if not line.strip():
-            return
-        if len(line) > _BIG_LISTING and waiting.expects("tools/list"):
-            # Tens of megabytes of tools would hold the event loop for seconds while parsed:
-            # read off it, a tool at a time, and only the tools kept are passed on.
-            trimmed = await anyio.to_thread.run_sync(_trimmed_listing, line)
-            if trimmed is not None:
-                waiting.answered(trimmed.id)
-                await read_writer.send(SessionMessage(trimmed))
-                return
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            lenient = line.decode("utf-8", "replace")
-            problem = (
-                f"a line that is not valid UTF-8 (byte 0x{line[exc.start]:02x} at {exc.start} "
-                f"of {len(line)}): {clip(lenient, 80)!r}"
-            )
-            await fail(problem, waiting.answered_by(lenient), goes_on=True)
-            return
-        try:
-            message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-        except ValueError as exc:
-            problem = f"a line that is not JSON-RPC ({_first_error(exc)}): {clip(text, 80)!r}"
-            await fail(problem, waiting.answered_by(text), goes_on=True)
-            return
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            waiting.answered(message.id)
-        await read_writer.send(SessionMessage(message))
-
-    async def too_long() -> None:
-        limit = f"{max_line_bytes / 1_048_576:g} MB"
-        problem = (
-            f"a message over UPSTREAM_MAX_MESSAGE_MB ({limit}); the connection is closed, "
-            "since where the next message starts is unknown"
-        )
-        await fail(problem, waiting.all(), goes_on=False)
-
-    async def read() -> None:
-        assert process.stdout is not None
-        buffer = bytearray()
-        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
-            async with read_writer:
-                async for chunk in process.stdout:
-                    *lines, rest = chunk.split(b"\n")
-                    if lines:
-                        lines[0], buffer = bytes(buffer + lines[0]), bytearray()
-                    buffer += rest
-                    for line in lines:
-                        if len(line) > max_line_bytes:
-                            return await too_long()
-                        await deliver(line)
-                    if len(buffer) > max_line_bytes:
-                        return await too_long()
-                if buffer.strip():
-                    on_bad_message(
-                        f"its output ended in the middle of a message ({len(buffer)} bytes): "
-                        f"{clip(buffer.decode('utf-8', 'replace'), 80)!r}",
-                        False,
-                    )
-
-    async def write() -> None:
-        assert process.stdin is not None
-        try:
-            async with write_reader:
-                async for session_message in write_reader:
-                    message = session_message.message
-                    waiting.sent(message)
-                    data = message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await process.stdin.send(data.encode("utf-8"))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            # The server stopped reading: end the read side too, so no call waits for ever.
-            await read_writer.aclose()
-
+    pipes = _Pipes(process, read_writer, write_reader, max_line_bytes, on_bad_message)
     async with anyio.create_task_group() as group:
-        group.start_soon(read)
-        group.start_soon(write)
+        group.start_soon(pipes.read)
+        group.start_soon(pipes.write)
         try:
             yield read_stream, write_stream
         finally:
@@ -161,6 +80,113 @@ async def stdio_transport(
                 for stream in (read_stream, write_stream, read_writer, write_reader):
                     await stream.aclose()
             group.cancel_scope.cancel()
+
+
+class _Pipes:
+    """The server's stdout framed into messages for the session, and the session's messages
+    written to its stdin; the calls waiting known to both, so a bad line fails its call."""
+
+    def __init__(
+        self,
+        process: Process,
+        read_writer: MemoryObjectSendStream[SessionMessage | Exception],
+        write_reader: MemoryObjectReceiveStream[SessionMessage],
+        max_line_bytes: int,
+        on_bad_message: OnBadMessage,
+    ) -> None:
+        self._process = process
+        self._read_writer = read_writer
+        self._write_reader = write_reader
+        self._max_line_bytes = max_line_bytes
+        self._on_bad_message = on_bad_message
+        self._waiting = _Waiting()
+
+    async def read(self) -> None:
+        """Lines from stdout, each delivered; a line over the limit ends the connection."""
+        stdout = self._process.stdout
+        assert stdout is not None
+        buffer = bytearray()
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            async with self._read_writer:
+                async for chunk in stdout:
+                    *lines, rest = chunk.split(b"\n")
+                    if lines:
+                        lines[0], buffer = bytes(buffer + lines[0]), bytearray()
+                    buffer += rest
+                    for line in lines:
+                        if len(line) > self._max_line_bytes:
+                            return await self._too_long()
+                        await self._deliver(line)
+                    if len(buffer) > self._max_line_bytes:
+                        return await self._too_long()
+                if buffer.strip():
+                    self._on_bad_message(
+                        f"its output ended in the middle of a message ({len(buffer)} bytes): "
+                        f"{clip(buffer.decode('utf-8', 'replace'), 80)!r}",
+                        False,
+                    )
+
+    async def write(self) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:
+            async with self._write_reader:
+                async for session_message in self._write_reader:
+                    message = session_message.message
+                    self._waiting.sent(message)
+                    data = message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    await stdin.send(data.encode("utf-8"))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The server stopped reading: end the read side too, so no call waits for ever.
+            await self._read_writer.aclose()
+
+    async def _deliver(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        if len(line) > _BIG_LISTING and self._waiting.expects("tools/list"):
+            # Tens of megabytes of tools would hold the event loop for seconds while parsed:
+            # read off it, a tool at a time, and only the tools kept are passed on.
+            trimmed = await anyio.to_thread.run_sync(_trimmed_listing, line)
+            if trimmed is not None:
+                self._waiting.answered(trimmed.id)
+                await self._read_writer.send(SessionMessage(trimmed))
+                return
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            lenient = line.decode("utf-8", "replace")
+            problem = (
+                f"a line that is not valid UTF-8 (byte 0x{line[exc.start]:02x} at {exc.start} "
+                f"of {len(line)}): {clip(lenient, 80)!r}"
+            )
+            await self._fail(problem, self._waiting.answered_by(lenient), goes_on=True)
+            return
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        except ValueError as exc:
+            problem = f"a line that is not JSON-RPC ({_first_error(exc)}): {clip(text, 80)!r}"
+            await self._fail(problem, self._waiting.answered_by(text), goes_on=True)
+            return
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._waiting.answered(message.id)
+        await self._read_writer.send(SessionMessage(message))
+
+    async def _too_long(self) -> None:
+        limit = f"{self._max_line_bytes / 1_048_576:g} MB"
+        problem = (
+            f"a message over UPSTREAM_MAX_MESSAGE_MB ({limit}); the connection is closed, "
+            "since where the next message starts is unknown"
+        )
+        await self._fail(problem, self._waiting.all(), goes_on=False)
+
+    async def _fail(self, problem: str, ids: list[types.RequestId], *, goes_on: bool) -> None:
+        """Told, and each of ``ids`` answered with a JSON-RPC error naming ``problem``."""
+        self._on_bad_message(problem, goes_on)
+        for id_ in ids:
+            error = types.ErrorData(code=types.PARSE_ERROR, message=problem, data=BAD_MESSAGE)
+            await self._read_writer.send(
+                SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=id_, error=error))
+            )
 
 
 class _Waiting:

@@ -3,10 +3,8 @@ and list items, lines (table rows, quotes), code blocks (fenced or indented) and
 each with the path of headers above it.
 
 One pass over the text; the line kinds are the shared grammar's
-(`text.markdown.BLOCK_KINDS`).  Paragraphs and list items are cut into sentences by a
-regex splitter that does not split after abbreviations ("e.g.", "Mr."), single initials,
-inside a link, parentheses or a code span, or before a lowercase word; decimals and
-versions ("3.11") never have a space after the dot.  Table rows, quote lines and code
+(`text.markdown.BLOCK_KINDS`).  Paragraphs and list items are cut into sentences
+(`text.sentences`).  Table rows, quote lines and code
 blocks are whole units.  Code is fenced or indented: as in CommonMark, lines indented 4+
 columns past the text they belong to (the margin, or the content column of the list item
 they are in), with any blank lines between them, after a blank line or a header, rule,
@@ -37,6 +35,7 @@ from mcp_summarizer.text.code import (
 )
 from mcp_summarizer.text.markdown import BLOCK_KINDS, TABLE_DELIMITER
 from mcp_summarizer.text.outline import table_outline
+from mcp_summarizer.text.sentences import sentences, sentences_at
 
 __all__ = [
     "BLOCK",
@@ -61,11 +60,6 @@ __all__ = [
 # Progress of a long parse or selection, called from its thread: (stage, done, total).
 Step = Callable[[str, int, int], None]
 
-LONG_SENTENCE_CHARS = 1500  # a "sentence" longer than this is cut at its line breaks
-# ...at every line break when it has this many lines of at most this many characters on average.
-RECORD_LINES = 8
-RECORD_CHARS = 200
-
 # --- markdown -------------------------------------------------------------------------------------
 
 # `_PARAGRAPH_END` is the grammar's `BLOCK_KINDS` as a lookahead after a newline, so a
@@ -78,29 +72,6 @@ _PARAGRAPH_END = re.compile(
     re.VERBOSE | re.MULTILINE,
 )
 _TABLE_SEP = re.compile(TABLE_DELIMITER + "$")
-_NEWLINE_INDENT = re.compile(r"\n[ \t]*")
-# What would read as markdown structure at the start of a printed line (anchored, bounded).
-_BLOCK_SYNTAX = re.compile(r"#{1,6}(?:[ \t]|$)|>|[-+*][ \t]|\d{1,9}[.)][ \t]|`{3}|~{3}|\||=+[ \t]*$")
-_BLANKS = re.compile(r"\s*+")
-
-# --- sentences ------------------------------------------------------------------------------------
-
-# A sentence end: terminal punctuation and closers, then whitespace and a character that is
-# not lowercase or a continuation (checked again in Python for non-ASCII lowercase).  It
-# starts with one character class so that the regex engine skips ahead to it fast.  A run
-# of marks is always matched whole, possessively, and when no sentence follows it the empty
-# group "no" says so: a run that failed instead would be tried again from each of its marks
-# (quadratic), and even a skip via lookbehind would cost a step per mark, all in one call.
-_SENTENCE_END = re.compile(
-    r"[.!?…。！？](?:(?<=[.!?…])[.!?…]*+[\"'”’)\]*_`]*+(?:(?=\s++[^\sa-z,;:)]|[ \t]*+\n)|(?P<no>))"
-    r"|(?<=[。！？])[。！？]*+[」』”’）)\]]*+)"
-)
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st mt vs cf fig figs no nos vol vols approx dept est ca al "
-    "jan feb mar apr jun jul aug sep sept oct nov dec inc ltd corp co gen col lt sgt rev ed eds".split()
-)
-_DOTTED_ABBREVIATION = re.compile(r"(?:[a-z]\.)+[a-z]")  # e.g, i.e, u.s
-
 # --- parsing ----------------------------------------------------------------------------------------
 
 SENTENCE, LINE, CODE, HEADER = 0, 1, 2, 3
@@ -189,18 +160,8 @@ def _paragraph_end(text: str, eol: int, deep: int) -> int:
 def parse(text: str, step: Step | None = None) -> Doc:
     """One pass: headers, fences, indented code, tables, quotes, list items and paragraphs,
     into units.  ``step`` hears how far the pass is ("units", characters), now and then."""
-    doc = Doc()
-    units, prefixes = doc.units, doc.prefixes
+    p = _Pass(Doc(), text, step)
     size = len(text)
-    stack: list[tuple[int, int]] = []  # (level, header index)
-    path: tuple[int, ...] = ()
-    group = 0
-    in_list = in_quote = False  # the previous line was an item / a quote: the next joins its group
-    # Open list items' content columns, innermost last: a line indented less than an
-    # item's content column closes it; code inside an item is indented 4 more than that.
-    items: list[int] = []
-    code_ok = True  # no text line just before, that an indented line would continue
-    comments_read = 0  # comment lines before this were found to lead to no code
     pos = 0
     report = STEP_CHARS if step is not None else size + 1  # (text.code's step)
     while pos < size:
@@ -213,103 +174,149 @@ def parse(text: str, step: Step | None = None) -> Doc:
             eol = size
         line = text[pos:eol]
         if not line or line.isspace():
-            in_list = in_quote = False
-            code_ok = True
+            p.in_list = p.in_quote = False
+            p.code_ok = True
             pos = eol + 1
-            continue
-        indent = _columns(line) if line[0] in " \t" else 0
-        if not indent and (SEED.match(text, pos) or (line[0] == "#" and pos >= comments_read)):
-            leads = 0 if line[0] != "#" or SEED.match(text, pos) else comment_leads_to_code(text, pos)
-            if leads >= 0:  # source code: verbatim statements (see text.code)
-                pos, group, path = _add_source(doc, text, pos, group, path, stack, step)
-                items.clear()
-                in_list = in_quote = False
-                code_ok = True
-                continue
-            comments_read = -leads
-        while items and items[-1] > indent:
-            items.pop()
-        base = items[-1] if items else 0
-        if indent >= base + 4:
-            if code_ok:  # indented code: verbatim, with its inner blank lines
-                close = _indented_code_end(base + 4).search(text, eol)
-                end = close.start() if close else size
-                group += 1
-                _add_code(doc, text[pos:end], group, path)
-                in_list = in_quote = False
-                pos = end + 1
-                continue
-            m = None  # too deep to start a block (after a quote line): text
         else:
-            m = LINE_KIND.match(line)
-        kind = m.lastgroup if m else None
-        code_ok = True
-        if kind == "fence":
-            assert m is not None
-            close = closing_fence(m.group("fence")).search(text, eol)
-            end = close.end() if close else size
-            group += 1
-            _add_code(doc, text[pos:end], group, path)
-            in_list = in_quote = False
-            pos = end + 1
-            continue
-        if kind == "header":
-            assert m is not None
-            level = len(m.group("header"))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, len(doc.headers)))
-            doc.headers.append(line.strip())
-            path = tuple(h for _, h in stack)
-            # Selectable itself if its section turns out to hold nothing else (see below).
-            group += 1
-            prefixes.append("")
-            units.append((doc.headers[-1], HEADER, len(prefixes) - 1, group, path, -1))
-        elif kind == "quote":
-            if not in_quote:
-                group += 1
-            prefixes.append("")
-            units.append((line.rstrip(), LINE, len(prefixes) - 1, group, path, -1))
-            in_list, in_quote = False, True
-            code_ok = False
-            pos = eol + 1
-            continue
-        elif kind == "pipe" or ("|" in line and _TABLE_SEP.match(text, eol + 1, _line_end(text, eol + 1))):
-            pos, group = _table(text, pos, doc, group + 1, path), group + 1
-            in_list = in_quote = False
-            continue
-        elif kind != "rule":
-            # A paragraph or a list item: it runs to a blank line or the next block start.
-            if kind == "item":
-                assert m is not None
-                items.append(_content_column(line, m.end("item"), m.end()))
-                base = items[-1]
-            end = _paragraph_end(text, eol, base + 4)
-            if kind == "item":
-                assert m is not None
-                if not in_list:
-                    group += 1
-                prefixes.append(line[: m.end()])
-                body = text[pos + m.end() : end]
-            else:
-                group += 1
-                first = len(line) - len(line.lstrip())
-                prefixes.append(line[:first])
-                body = text[pos + first : end]
-            block = len(prefixes) - 1
-            sentences, at_line = _sentences_at(body)
-            for sentence, starts_line in zip(sentences, at_line, strict=True):
-                if not starts_line:
-                    doc.mid_line.add(len(units))
-                units.append((sentence, SENTENCE, block, group, path, -1))
-            in_list, in_quote = kind == "item", False
-            code_ok = False  # until a blank line: an indented line after text continues it
-            pos = end + 1
-            continue
-        in_list = in_quote = False
-        pos = eol + 1
-    # A header is a unit only where nothing else would bring it: an outline, an empty
-    # section.  Elsewhere its content brings it, and a header alone would crowd that out.
+            pos = _block(p, pos, eol, line)
+    _drop_brought_headers(p.doc)
+    if step is not None:
+        step("units", size, size)
+    return p.doc
+
+
+@dataclass(slots=True)
+class _Pass:
+    """What `parse` carries from one line to the next."""
+
+    doc: Doc
+    text: str
+    step: Step | None
+    stack: list[tuple[int, int]] = field(default_factory=list)  # (level, header index)
+    path: tuple[int, ...] = ()
+    group: int = 0
+    # The previous line was an item / a quote: the next joins its group.
+    in_list: bool = False
+    in_quote: bool = False
+    # Open list items' content columns, innermost last: a line indented less than an
+    # item's content column closes it; code inside an item is indented 4 more than that.
+    items: list[int] = field(default_factory=list)
+    code_ok: bool = True  # no text line just before, that an indented line would continue
+    comments_read: int = 0  # comment lines before this were found to lead to no code
+
+
+def _block(p: _Pass, pos: int, eol: int, line: str) -> int:
+    """The block that starts with the (non-blank) ``line`` at ``pos``, added to ``p.doc``;
+    returns where the next one starts."""
+    text = p.text
+    indent = _columns(line) if line[0] in " \t" else 0
+    if not indent and (SEED.match(text, pos) or (line[0] == "#" and pos >= p.comments_read)):
+        leads = 0 if line[0] != "#" or SEED.match(text, pos) else comment_leads_to_code(text, pos)
+        if leads >= 0:  # source code: verbatim statements (see text.code)
+            pos, p.group, p.path = _add_source(p.doc, text, pos, p.group, p.path, p.stack, p.step)
+            p.items.clear()
+            p.in_list = p.in_quote = False
+            p.code_ok = True
+            return pos
+        p.comments_read = -leads
+    items = p.items
+    while items and items[-1] > indent:
+        items.pop()
+    base = items[-1] if items else 0
+    if indent < base + 4:
+        return _marked_block(p, pos, eol, line, LINE_KIND.match(line), base)
+    if p.code_ok:  # indented code: verbatim, with its inner blank lines
+        close = _indented_code_end(base + 4).search(text, eol)
+        end = close.start() if close else len(text)
+        p.group += 1
+        _add_code(p.doc, text[pos:end], p.group, p.path)
+        p.in_list = p.in_quote = False
+        return end + 1
+    return _marked_block(
+        p, pos, eol, line, None, base
+    )  # too deep to start a block (after a quote line): text
+
+
+def _marked_block(p: _Pass, pos: int, eol: int, line: str, m: re.Match[str] | None, base: int) -> int:
+    """`_block` once the line's kind is known (``m``, or None for a paragraph)."""
+    text, doc = p.text, p.doc
+    kind = m.lastgroup if m else None
+    p.code_ok = True
+    if kind == "fence":
+        assert m is not None
+        close = closing_fence(m.group("fence")).search(text, eol)
+        end = close.end() if close else len(text)
+        p.group += 1
+        _add_code(doc, text[pos:end], p.group, p.path)
+        p.in_list = p.in_quote = False
+        return end + 1
+    if kind == "header":
+        assert m is not None
+        _header(p, line, len(m.group("header")))
+    elif kind == "quote":
+        if not p.in_quote:
+            p.group += 1
+        doc.prefixes.append("")
+        doc.units.append((line.rstrip(), LINE, len(doc.prefixes) - 1, p.group, p.path, -1))
+        p.in_list, p.in_quote = False, True
+        p.code_ok = False
+        return eol + 1
+    elif kind == "pipe" or ("|" in line and _TABLE_SEP.match(text, eol + 1, _line_end(text, eol + 1))):
+        p.group += 1
+        p.in_list = p.in_quote = False
+        return _table(text, pos, doc, p.group, p.path)
+    elif kind != "rule":
+        return _paragraph(p, pos, eol, line, m if kind == "item" else None, base)
+    p.in_list = p.in_quote = False
+    return eol + 1
+
+
+def _header(p: _Pass, line: str, level: int) -> None:
+    stack = p.stack
+    while stack and stack[-1][0] >= level:
+        stack.pop()
+    stack.append((level, len(p.doc.headers)))
+    p.doc.headers.append(line.strip())
+    p.path = tuple(h for _, h in stack)
+    # Selectable itself if its section turns out to hold nothing else (see below).
+    p.group += 1
+    p.doc.prefixes.append("")
+    p.doc.units.append((p.doc.headers[-1], HEADER, len(p.doc.prefixes) - 1, p.group, p.path, -1))
+
+
+def _paragraph(p: _Pass, pos: int, eol: int, line: str, item: re.Match[str] | None, base: int) -> int:
+    """A paragraph, or a list item (``item``): it runs to a blank line or the next block
+    start, cut into sentences.  Returns the position after it."""
+    doc, text = p.doc, p.text
+    if item is not None:
+        p.items.append(_content_column(line, item.end("item"), item.end()))
+        base = p.items[-1]
+    end = _paragraph_end(text, eol, base + 4)
+    if item is not None:
+        if not p.in_list:
+            p.group += 1
+        doc.prefixes.append(line[: item.end()])
+        body = text[pos + item.end() : end]
+    else:
+        p.group += 1
+        first = len(line) - len(line.lstrip())
+        doc.prefixes.append(line[:first])
+        body = text[pos + first : end]
+    block = len(doc.prefixes) - 1
+    found, at_line = sentences_at(body)
+    for sentence, starts_line in zip(found, at_line, strict=True):
+        if not starts_line:
+            doc.mid_line.add(len(doc.units))
+        doc.units.append((sentence, SENTENCE, block, p.group, p.path, -1))
+    p.in_list, p.in_quote = item is not None, False
+    p.code_ok = False  # until a blank line: an indented line after text continues it
+    return end + 1
+
+
+def _drop_brought_headers(doc: Doc) -> None:
+    """A header is a unit only where nothing else would bring it: an outline, an empty
+    section.  Elsewhere its content brings it, and a header alone would crowd that out."""
+    units = doc.units
     filled = {h for u in units if u[KIND] != HEADER for h in u[PATH]}
     kept = [i for i, u in enumerate(units) if u[KIND] != HEADER or u[PATH][-1] not in filled]
     if len(kept) < len(units):
@@ -318,9 +325,6 @@ def parse(text: str, step: Step | None = None) -> Doc:
         doc.mid_line = {new for new, old in enumerate(kept) if old in mid_line}
         new_index = {old: new for new, old in enumerate(kept)}
         doc.outlines = {t: new_index[i] for t, i in doc.outlines.items()}
-    if step is not None:
-        step("units", size, size)
-    return doc
 
 
 def _add_source(
@@ -385,97 +389,3 @@ def _table(text: str, pos: int, doc: Doc, group: int, path: tuple[int, ...]) -> 
         doc.prefixes.append("")
         doc.units.append((row, LINE, len(doc.prefixes) - 1, group, path, table))
     return pos
-
-
-def sentences(body: str) -> list[str]:
-    """Split a paragraph into sentences, each on one line (inner line breaks become spaces)."""
-    return _sentences_at(body)[0]
-
-
-def _sentences_at(body: str) -> tuple[list[str], list[bool]]:
-    """`sentences`, and for each whether it starts a line of ``body`` (not the middle of one,
-    nor of a sentence cut at a line break)."""
-    out: list[str] = []
-    at_line: list[bool] = []
-    start = 0
-    line_start = True  # the sentence at ``start`` starts a line
-    size = len(body)
-    for m in _SENTENCE_END.finditer(body):
-        if m.lastindex:  # the group "no": marks, but no sentence after them
-            continue
-        end = m.end()
-        nxt = _skip_blanks(body, end)
-        if nxt >= size:
-            break
-        if _BLOCK_SYNTAX.match(body, nxt):
-            continue  # a sentence starting "# ..." would print as a header: keep it attached
-        mark = m.group()
-        if mark[0] not in "。！？":
-            # A line break after the mark ends the sentence whatever comes next: records
-            # (log lines, one per line) often start in lowercase.
-            if body[nxt].islower() and "\n" not in body[end:nxt]:
-                continue
-            if mark[0] == "." and not mark.startswith(".."):
-                before = body[max(start, m.start() - 16) : m.start()].rsplit(None, 1)
-                word = before[-1].lstrip("([{\"'*_`") if before else ""
-                lowered = word.lower()
-                if (
-                    lowered in _ABBREVIATIONS
-                    or _DOTTED_ABBREVIATION.fullmatch(lowered)
-                    or (len(word) == 1 and word.isupper())
-                ):
-                    continue
-            piece = body[start:end]
-            if len(piece) < LONG_SENTENCE_CHARS and (
-                piece.count("(") > piece.count(")")
-                or piece.count("[") > piece.count("]")
-                or piece.count("`") % 2
-            ):
-                continue  # inside a link, parentheses or a code span
-        _add_sentence(out, at_line, body[start:end], line_start)
-        line_start = "\n" in body[end:nxt]
-        start = nxt
-    _add_sentence(out, at_line, body[start:], line_start)
-    return out, at_line
-
-
-def _skip_blanks(text: str, pos: int) -> int:
-    """The first non-whitespace position from ``pos`` (or the end), at regex speed."""
-    blanks = _BLANKS.match(text, pos)
-    return blanks.end() if blanks else pos  # never None: the pattern matches the empty string
-
-
-def _add_sentence(out: list[str], at_line: list[bool], raw: str, starts_line: bool) -> None:
-    raw = raw.strip()
-    if not raw:
-        return
-    if len(raw) <= LONG_SENTENCE_CHARS or "\n" not in raw:
-        out.append(_NEWLINE_INDENT.sub(" ", raw) if "\n" in raw else raw)
-        at_line.append(starts_line)
-        return
-    # A run-on "sentence" (hard-wrapped text without punctuation): cut it at line breaks.
-    lines = [line.strip() for line in raw.split("\n") if line.strip()]
-    if len(lines) >= RECORD_LINES and sum(map(len, lines)) / len(lines) <= RECORD_CHARS:
-        # Short lines with no sentence marks between them are records (a log, a listing):
-        # each one is a unit to select, as a line of a log is.
-        out.extend(lines)
-        at_line.extend([starts_line] + [True] * (len(lines) - 1))
-        return
-    piece: list[str] = []
-    length = 0
-    before = len(at_line)
-    for line in raw.split("\n"):
-        text = line.strip()
-        if not text:
-            continue
-        # Cut before a line once the piece is long, unless that line would then start with
-        # block syntax ("# ...", "> ...", "- ..."): printed first, it would read as structure.
-        if length >= LONG_SENTENCE_CHARS // 3 and not _BLOCK_SYNTAX.match(text):
-            out.append(" ".join(piece))
-            at_line.append(starts_line if len(at_line) == before else False)  # later pieces: mid-sentence
-            piece, length = [], 0
-        piece.append(text)
-        length += len(line)
-    if piece:
-        out.append(" ".join(piece))
-        at_line.append(starts_line if len(at_line) == before else False)
