@@ -42,7 +42,7 @@ from mcp_summarizer.drill.answer import ask, prepare
 from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.gil import hand_over_sooner
 from mcp_summarizer.storage import open_storage
-from mcp_summarizer.summarize.engine import Engine, Request, mapreduce, streamed
+from mcp_summarizer.summarize.engine import Engine, Request, map_while_chunking, mapreduce, streamed
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.tenant import LOCAL
 
@@ -75,9 +75,10 @@ def instrument(scan: bool, head: bool = True) -> None:
         return out
 
     mapreduce.estimated = marked_estimated  # type: ignore[assignment]
-    mapreduce.strip_boilerplate = wrapped(mapreduce.strip_boilerplate, "boilerplate")  # type: ignore[assignment]
-    mapreduce.head_chunks = wrapped(  # type: ignore[assignment]
-        mapreduce.head_chunks if head else lambda *args, **kwargs: [], "head"
+    # (the content is long: the map calls start while it is chunked, `map_while_chunking`)
+    map_while_chunking.strip_boilerplate = wrapped(map_while_chunking.strip_boilerplate, "boilerplate")  # type: ignore[assignment]
+    map_while_chunking.head_chunks = wrapped(  # type: ignore[assignment]
+        map_while_chunking.head_chunks if head else lambda *args, **kwargs: [], "head"
     )
     Prompts.systems = wrapped(Prompts.systems, "prompts")  # type: ignore[method-assign]
     chunk = streamed.chunk

@@ -1,7 +1,7 @@
 """Map-reduce summarization: chunk, summarize chunks concurrently, merge as a tree.
 
 * Map: every chunk is summarized under one process-wide fair limit on in-flight calls.  Long
-  content is chunked in a worker thread while its first map calls run (`streamed`).
+  content is chunked in a worker thread while its first map calls run (`map_while_chunking`).
 * Reduce: while the summaries do not fit the caller's budget, they are merged as a tree
   whose every call fits the model's context (`reduce`).
 * Content within its budget, or over it only by its site chrome, needs no call (`bypass`).
@@ -23,24 +23,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.citations.ask import NO_CITATIONS, Ask
 from mcp_summarizer.citations.attribute import uncited
-from mcp_summarizer.errors import ContextOverflow, InputError, LLMError
+from mcp_summarizer.errors import ContextOverflow, InputError
 from mcp_summarizer.summarize.admission import Admission, estimated
 from mcp_summarizer.summarize.budget import (
     Budget,
     map_output_tokens,
-    map_share_settled,
 )
 from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.summarize.engine.answers import end_cleanly, fit_answer
@@ -51,22 +48,21 @@ from mcp_summarizer.summarize.engine.events import map_started
 from mcp_summarizer.summarize.engine.failure import fail
 from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
 from mcp_summarizer.summarize.engine.gather import gather
-from mcp_summarizer.summarize.engine.head import HeadStart, head_chunks, let_calls_out
 from mcp_summarizer.summarize.engine.map_cache import MapCache
+from mcp_summarizer.summarize.engine.map_while_chunking import MapWhileChunking
 from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
 from mcp_summarizer.summarize.engine.offline import summarize_offline
 from mcp_summarizer.summarize.engine.overflow import Fitting
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.summarize.engine.reduce import reduce_tree
-from mcp_summarizer.summarize.engine.steps import ChunksRead, Reported
-from mcp_summarizer.summarize.engine.streamed import stream_chunks
+from mcp_summarizer.summarize.engine.steps import Reported
 from mcp_summarizer.summarize.engine.vetting import all_replaced, vetted
 from mcp_summarizer.summarize.limiter import FairLimiter
 from mcp_summarizer.summarize.llm import Backend, Completion
 from mcp_summarizer.summarize.options import EngineOptions
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
-from mcp_summarizer.text.boilerplate import Cleaned, strip_boilerplate
+from mcp_summarizer.text.boilerplate import strip_boilerplate
 from mcp_summarizer.text.offsets import TokenOffsets
 
 __all__ = ["INLINE_CHARS", "STREAM_CHARS", "Engine"]
@@ -232,20 +228,9 @@ class Engine:
         self, request: Request, systems: tuple[Prompt, Prompt], progress: Progress | None, facts: SourceScan
     ) -> Outcome:
         """`_summarize` for long content: the map calls start while the text is still being
-        cleaned, encoded and chunked (in worker threads: `head`, `streamed`), so the LLM is not
-        idle for the second or two that a million tokens take.
-
-        The answer is the one the whole-text path gives: the chunks are the same (a head
-        start's are checked against them), and a chunk's map budget is settled once
-        `map_share_settled` chunks are known (until then the calls wait; a short text waits
-        for its count).  No call starts before the content is known to be over the budget
-        (the tokens encoded so far are); MAX_INPUT_TOKENS is checked as the count grows and on
-        the exact count, and an input found over it cancels the calls already out (a head
-        start's, or a few of one chunk each)."""
-        content, target = request.content, request.max_output_tokens
+        chunked (`map_while_chunking`); the answer is the one the whole-text path gives."""
+        target = request.max_output_tokens
         map_system, reduce_system = systems
-        chunk_size = self._chunk_size(map_system, target)
-        overlap = self.budget.overlap(chunk_size)
         run = Run(
             owner=object(),
             progress=progress,
@@ -253,109 +238,27 @@ class Engine:
             tenant=request.tenant,
             request=request,
         )
-        settled = map_share_settled(target)
-        reading = ChunksRead(run, len(content))
-        await reading(0, 0)  # at once: the calls' own reports come as they end
-        chunks: list[Chunk] = []
-        calls: list[asyncio.Task[str]] = []
-        cleaned: Cleaned | None = None
-        stop = threading.Event()  # the head's encoding ends with the request
-
-        def map_one(piece: Chunk, num_chunks: int) -> Coroutine[Any, Any, str]:
-            return self._map(run, map_system, target, piece, num_chunks)
-
-        began = time.perf_counter()
+        chunk_size = self._chunk_size(map_system, target)
+        mapping = MapWhileChunking(
+            request, run, self.context, chunk_size, partial(self._map, run, map_system, target), self.model
+        )
+        await mapping.reading(0, 0)  # at once: the calls' own reports come as they end
         cite = request.cite or Ask("", (), ())  # (one with no cut holds nothing)
         cite.hold()  # the source's cut waits while the head is read and its calls go out
         try:
-            try:
-                async with asyncio.TaskGroup() as group:
-                    head = HeadStart(
-                        await asyncio.to_thread(
-                            head_chunks,
-                            content,
-                            strategy=request.strategy,
-                            chunk_size=chunk_size,
-                            overlap=overlap,
-                            stop=stop,
-                        )
-                    )
-                    if head.worth_it(len(content), target, chunk_size, settled, self.budget.max_input):
-                        run.planned = count = max(settled, len(head.chunks))  # the budget is settled
-                        calls += [group.create_task(map_one(c, count)) for c in head.chunks]
-                        await let_calls_out()
-                    else:
-                        head.chunks.clear()
-                    cite.release()
-                    cleaned = await asyncio.to_thread(strip_boilerplate, content)
-                    ready = False  # calls for new chunks may start: their budget is final
-                    async with stream_chunks(
-                        cleaned.text, strategy=request.strategy, chunk_size=chunk_size, overlap=overlap
-                    ) as stream:
-                        reading.size = len(cleaned.text)
-                        async for piece, so_far in stream:
-                            head.check(len(chunks), piece, calls)
-                            chunks.append(piece)
-                            await reading(len(chunks), piece.end)
-                            self.budget.check_input(so_far, so_far=True)
-                            ready = ready or (so_far > target and len(chunks) >= settled)
-                            if ready and len(calls) < len(chunks):
-                                run.planned = len(chunks)
-                                calls += [
-                                    group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]
-                                ]
-                        offsets = await stream.offsets()
-                        await reading(len(chunks), reading.size, last=True)
-                    head.end(len(chunks), settled, calls)
-                    logger.info(
-                        "chunked_while_mapping",
-                        extra={
-                            "chunks": len(chunks),
-                            "seconds": round(time.perf_counter() - began, 3),
-                            "map_calls_started": len(calls),
-                            "head_start_calls": len(head.chunks),
-                        },
-                    )
-                    removed = await removed_tokens(content, cleaned, offsets.n, target)
-                    # Calls are out only for content known over the budget: then this is
-                    # None or an InputError, which cancels them.
-                    if (
-                        answer := without_llm(content, cleaned, offsets.n, removed, target, self.budget)
-                    ) is not None:
-                        for call in calls:  # none, as said; a head start's must not outlive it
-                            call.cancel()
-                        return answer
-                    run.outcome.input_tokens = offsets.n + removed
-                    run.outcome.boilerplate_tokens = removed
-                    run.outcome.num_chunks = run.planned = len(chunks)
-                    run.chunked(request, cleaned.text, chunks)
-                    map_started(request, run.outcome.input_tokens, chunks, target, len(calls), self.model)
-                    calls += [group.create_task(map_one(c, len(chunks))) for c in chunks[len(calls) :]]
-                    facts.start()
-            except BaseExceptionGroup as eg:
-                errors = eg.exceptions
-                raise next(
-                    (e for e in errors if isinstance(e, InputError)),
-                    next((e for e in errors if isinstance(e, LLMError)), errors[0]),
-                ) from None
+            summaries = await mapping.summaries(cite, facts)
+            if isinstance(summaries, Outcome):
+                return summaries
             out = run.outcome
-            out.text = await self._reduce(run, [c.result() for c in calls], reduce_system, target)
+            out.text = await self._reduce(run, summaries, reduce_system, target)
             out.output_tokens = tokens.count(out.text)
             return out
         except InputError:
             raise
         except Exception as exc:  # a summary that failed must not lose the caller's content
-            stop.set()
-            if cleaned is None:
-                cleaned = await asyncio.to_thread(strip_boilerplate, content)
-            if not run.outcome.input_tokens:
-                n = await asyncio.to_thread(tokens.count, cleaned.text)
-                removed = await removed_tokens(content, cleaned, n, target)
-                run.outcome.input_tokens, run.outcome.boilerplate_tokens = n + removed, removed
-            stripped = replace(request, content=cleaned.text)
-            return await self._fail(request, stripped, run.outcome, exc, progress)
+            return await self._fail(request, await mapping.spent(), run.outcome, exc, progress)
         finally:
-            stop.set()
+            mapping.stop.set()
             cite.release()
 
     async def _fail(

@@ -22,7 +22,7 @@ from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.budget import map_output_tokens
 from mcp_summarizer.summarize.chunker import chunk
-from mcp_summarizer.summarize.engine import Engine, Request, mapreduce
+from mcp_summarizer.summarize.engine import Engine, Request, map_while_chunking
 from mcp_summarizer.summarize.engine.head import HEAD_CHUNKS, head_chunks
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text.boilerplate import strip_boilerplate
@@ -116,7 +116,7 @@ def events(caplog: pytest.LogCaptureFixture, name: str) -> list[Any]:
 
 
 def no_head(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mapreduce, "head_chunks", lambda *args, **kwargs: [])
+    monkeypatch.setattr(map_while_chunking, "head_chunks", lambda *args, **kwargs: [])
 
 
 # -- the head's chunks -----------------------------------------------------------------------
@@ -183,7 +183,7 @@ async def test_the_heads_calls_reach_the_llm_before_the_whole_page_is_cleaned(
     summarized once, and the answer is the one without a head start."""
     caplog.set_level(logging.INFO, logger=ENGINE_LOGGER)
     content = prose(700)
-    clean = mapreduce.strip_boilerplate
+    clean = map_while_chunking.strip_boilerplate
 
     def after_the_heads_calls(text: str) -> Any:
         deadline = time.monotonic() + 60
@@ -192,7 +192,7 @@ async def test_the_heads_calls_reach_the_llm_before_the_whole_page_is_cleaned(
             time.sleep(0.01)
         return clean(text)
 
-    monkeypatch.setattr(mapreduce, "strip_boilerplate", after_the_heads_calls)
+    monkeypatch.setattr(map_while_chunking, "strip_boilerplate", after_the_heads_calls)
     engine = make_engine()
     out = await engine.summarize(Request(content=content, max_output_tokens=TARGET))
     [event] = events(caplog, "chunked_while_mapping")
@@ -203,7 +203,7 @@ async def test_the_heads_calls_reach_the_llm_before_the_whole_page_is_cleaned(
     assert sorted(head) == sorted(c.text for c in whole[:HEAD_CHUNKS])
     assert sorted(map_bodies(fresh_llm.requests)) == sorted(c.text for c in whole), "each chunk once"
 
-    monkeypatch.setattr(mapreduce, "strip_boilerplate", clean)
+    monkeypatch.setattr(map_while_chunking, "strip_boilerplate", clean)
     no_head(monkeypatch)
     fresh_llm.reset()
     assert (await engine.summarize(Request(content=content, max_output_tokens=TARGET))).text == out.text
