@@ -15,7 +15,7 @@ How, and why this way:
    than a third of the budget is never selected, nor a statement that only imports, and
    nothing is cut inside a unit (but see 6), so the summary is made of the author's own
    sentences, in the author's order.
-2. **Salience**, SumBasic/centroid style.  Terms are `text.lexicon`'s: stemmed words and
+2. **Salience** (`salience`), SumBasic/centroid style.  Terms are `text.lexicon`'s: stemmed words and
    named things (identifiers, numbers, dates, names).  With ``df`` the number of units
    containing a word among ``N`` units, its weight is ``df/N * log(1 + N/df)`` scaled so the
    heaviest word weighs 1: frequent words are central, and the log discounts words found
@@ -88,14 +88,13 @@ from __future__ import annotations
 import heapq
 import math
 import threading
-from collections import Counter
-from itertools import chain
 
 from mcp_summarizer.summarize import traits
+from mcp_summarizer.summarize.salience import ENTITY_WEIGHT, boosts, weights
 from mcp_summarizer.summarize.traits import LEAD_IN_END, NOTHING_TO_READ, code_head, estimate, lead
 from mcp_summarizer.text import tokens
-from mcp_summarizer.text.code import is_docstring, is_imports
-from mcp_summarizer.text.lexicon import Lexicon, read_focus, word_stems
+from mcp_summarizer.text.code import is_imports
+from mcp_summarizer.text.lexicon import Lexicon
 from mcp_summarizer.text.units import (
     BLOCK,
     CODE,
@@ -115,19 +114,6 @@ __all__ = ["ENTITY_WEIGHT", "Selector"]
 # --- tuning (see the module docstring; bench/extractive.py judges a change) --------------------------
 
 LENGTH_EXPONENT = 0.7  # score = gain / size**LENGTH_EXPONENT
-REDUNDANCY_DECAY = 0.3  # a taken unit's word weights are multiplied by this
-FOCUS_UNIT_BOOST = 3.0  # the score of a unit that mentions a focus term is multiplied by this
-SECTION_FOCUS_BOOST = 1.5  # ... of a unit under a header that mentions one (and not itself)
-FOCUS_GAIN = 1.0  # a focus term also weighs as much as the heaviest document word
-FOCUS_DECAY = 0.7
-ENTITY_WEIGHT = {"general": 0.3, "extraction": 0.5}  # a named thing, relative to the heaviest word
-ENTITY_SINGLETON = 0.6  # a named thing seen once weighs this much of a repeated one
-CATEGORY_GAIN = 3.0  # a named thing of a category the focus names
-ENTITY_DECAY = 0.1
-CODE_FACTOR = 0.6  # code blocks' scores are multiplied by this
-LEAD_IN_FACTOR = 0.3  # a sentence ending with ":" introduces something: little use alone
-ASIDE_FACTOR = 0.5  # a sentence in parentheses is an aside
-OUTLINE_FACTOR = 2.0  # a table's first column names what its rows are about, in a fraction of their tokens
 CODE_BUDGET_SHARE = 3  # a code block over budget / 3 tokens is not selectable
 SIZE_FLOOR = 10.0  # scores divide by at least this size: a fragment scores as a short sentence
 MIN_TERMS = 2  # units with fewer distinct terms ("Note", "---") are not selectable
@@ -135,7 +121,6 @@ LAZY_CANDIDATES = 128  # at most this many re-scorings per pick
 MAX_REJECTIONS = 400  # stop the greedy after this many units in a row did not fit
 FILL_ROUNDS = 2
 LEAD_SHARE = 2 / 3  # the text's lead is taken first if it fits in this share of the budget
-_BATCH = 4096  # units per C-level loop (which holds the GIL: /health must not wait for it)
 
 
 class Selector:
@@ -162,33 +147,15 @@ class Selector:
         # nobody waits for any more (``halt`` set) stops between them: this is most of its time.
         limit, code_limit = 2 * budget + 8, 2 * (budget // CODE_BUDGET_SHARE) + 8
         self.terms = unit_terms = traits.read_terms(doc, size, (limit, code_limit), lexicon, halt, step)
-        df: Counter[str] = Counter()
-        for k in range(0, len(unit_terms), _BATCH):  # C loops of bounded length: each holds the GIL
-            df.update(chain.from_iterable(unit_terms[k : k + _BATCH]))
-        n = max(len(units), 1)
-        weight = {t: c / n * math.log(1.0 + n / c) for t, c in df.items() if t[0] != "\x00"}
-        top = max(weight.values(), default=1.0) or 1.0
-        weight = {t: w / top for t, w in weight.items()}
-        decay = dict.fromkeys(weight, REDUNDANCY_DECAY)
-        focus_terms, topical, categories = read_focus(focus, kind)
-        named_weight = ENTITY_WEIGHT[kind]
-        for t, c in df.items():
-            if t[0] == "\x00":
-                w = named_weight if c > 1 else named_weight * ENTITY_SINGLETON
-                weight[t] = w * CATEGORY_GAIN if t[1] in categories else w
-                decay[t] = ENTITY_DECAY
-        for t in focus_terms:
-            weight[t] = FOCUS_GAIN
-            decay[t] = FOCUS_DECAY
-        self.weight, self.decay = weight, decay
+        self.weight, self.decay, topical = weights(unit_terms, len(units), focus, kind)
         # Scores use a size estimate, so that a unit is tokenized only when it is about to
         # be taken; the budget is charged exact counts.
         # score = gain * norm: the boosts and the length normalization, computed once.
         self.norm: list[float] = [
             b / max(s, SIZE_FLOOR) ** LENGTH_EXPONENT
-            for b, s in zip(self._boosts(topical), self.size, strict=True)
+            for b, s in zip(boosts(doc, unit_terms, topical), self.size, strict=True)
         ]
-        get, norm = weight.__getitem__, self.norm
+        get, norm = self.weight.__getitem__, self.norm
         # A unit repeated word for word (boilerplate: "Return value: New reference.") is
         # only selectable where it first occurs.
         first = {units[i][TEXT]: i for i in range(len(units) - 1, -1, -1)}
@@ -236,38 +203,6 @@ class Selector:
     def _may_take(self, i: int) -> bool:
         """A unit before every one taken so far would open the summary: only if it can."""
         return i > self.first or self.opens[i]
-
-    def _boosts(self, focus_terms: tuple[str, ...]) -> list[float]:
-        """Score factors: FOCUS_UNIT_BOOST for a unit that mentions a focus term, else
-        SECTION_FOCUS_BOOST under a header that mentions one; CODE_FACTOR for code blocks;
-        LEAD_IN_FACTOR for a sentence that announces what follows ("Compact encoding:"),
-        which says little alone; ASIDE_FACTOR for a sentence in parentheses."""
-        units = self.doc.units
-        boosts = [
-            (1.0 if is_docstring(u[TEXT]) else CODE_FACTOR)
-            if u[KIND] == CODE
-            else LEAD_IN_FACTOR
-            if u[TEXT][-1] == ":"
-            else ASIDE_FACTOR
-            if u[TEXT][0] == "(" and u[TEXT].rstrip(".")[-1:] == ")"
-            else 1.0
-            for u in units
-        ]
-        for i in self.doc.outlines.values():
-            boosts[i] = OUTLINE_FACTOR
-        if focus_terms:
-            wanted = frozenset(focus_terms)
-            hot = [not wanted.isdisjoint(word_stems(h)) for h in self.doc.headers]
-            by_path: dict[tuple[int, ...], bool] = {}
-            for i, u in enumerate(units):
-                if not wanted.isdisjoint(self.terms[i]):
-                    boosts[i] *= FOCUS_UNIT_BOOST
-                    continue
-                if u[PATH] not in by_path:
-                    by_path[u[PATH]] = any(hot[h] for h in u[PATH])
-                if by_path[u[PATH]]:
-                    boosts[i] *= SECTION_FOCUS_BOOST
-        return boosts
 
     def _score(self, i: int) -> float:
         return sum(map(self.weight.__getitem__, self.terms[i])) * self.norm[i]
