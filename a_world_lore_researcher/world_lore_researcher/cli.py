@@ -22,13 +22,14 @@ from typing import IO, TYPE_CHECKING, Any
 from world_lore_researcher import __version__, tools
 from world_lore_researcher.checkpoint import CheckpointStore, ResearchCheckpoint, zone_key
 from world_lore_researcher.logs import setup_logging
-from world_lore_researcher.mcp_config import load_mcp_config, with_bearer
+from world_lore_researcher.mcp_config import MCPServerSpec, load_mcp_config, with_bearer
 from world_lore_researcher.settings import ConfigError, Settings, load_settings
 from world_lore_researcher.topics import Topic, load_topics, select_topics
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
+    from world_lore_researcher.agent import LoreResearcher
     from world_lore_researcher.pipeline import Progress
 
 __all__ = ["main", "run_cli", "write_research"]
@@ -159,42 +160,14 @@ def run_cli(
     game = " ".join((args.game or settings.researcher_game).split())
     # pydantic-ai takes seconds to import: only now that the command is known to run.
     from world_lore_researcher.agent import LoreResearcher
-    from world_lore_researcher.digest import digest
-    from world_lore_researcher.pipeline import run_pipeline
-    from world_lore_researcher.tools import SUMMARIZER_SERVER
 
     setup_logging(settings.researcher_log_level, err)
     model = model_factory(settings) if model_factory is not None else None
     researcher = LoreResearcher(settings, model=model, mcp_servers=servers)
     store = CheckpointStore(settings.checkpoint_db)
-
-    def show(event: Progress) -> None:
-        print(_format_progress(event), file=err, flush=True)
-
-    async def research() -> tuple[ResearchCheckpoint, dict[str, Any]]:
-        checkpoint = await run_pipeline(
-            zone,
-            game=game,
-            topics=selected,
-            researcher=researcher,
-            store=store,
-            restart=args.restart,
-            progress=show,
-        )
-        chosen = [checkpoint.research[t.key] for t in selected if t.key in checkpoint.research]
-        print("digest: summarizing the sources...", file=err, flush=True)
-        summary = await digest(
-            next((s for s in servers if s.name == SUMMARIZER_SERVER), None),
-            zone,
-            chosen,
-            max_tokens=settings.researcher_summary_max_tokens,
-            seconds=settings.researcher_summary_timeout_seconds,
-        )
-        print(_format_digest(summary), file=err, flush=True)
-        return checkpoint, summary
-
+    run = _research(zone, game, selected, researcher, store, args.restart, servers, settings, err)
     try:
-        checkpoint, summary = asyncio.run(research())
+        checkpoint, summary = asyncio.run(run)
     except KeyboardInterrupt:
         return fail(130, f"interrupted; completed steps are saved in {store.path}: rerun to resume")
     except Exception as exc:
@@ -207,6 +180,46 @@ def run_cli(
     print(f"research written to {path}", file=err)
     print(path, file=out)
     return 0
+
+
+async def _research(
+    zone: str,
+    game: str,
+    selected: list[Topic],
+    researcher: LoreResearcher,
+    store: CheckpointStore,
+    restart: bool,
+    servers: list[MCPServerSpec],
+    settings: Settings,
+    err: IO[str],
+) -> tuple[ResearchCheckpoint, dict[str, Any]]:
+    """The zone researched topic by topic (progress on ``err``), then its sources' digest."""
+    from world_lore_researcher.digest import digest
+    from world_lore_researcher.pipeline import run_pipeline
+
+    def show(event: Progress) -> None:
+        print(_format_progress(event), file=err, flush=True)
+
+    checkpoint = await run_pipeline(
+        zone,
+        game=game,
+        topics=selected,
+        researcher=researcher,
+        store=store,
+        restart=restart,
+        progress=show,
+    )
+    chosen = [checkpoint.research[t.key] for t in selected if t.key in checkpoint.research]
+    print("digest: summarizing the sources...", file=err, flush=True)
+    summary = await digest(
+        next((s for s in servers if s.name == tools.SUMMARIZER_SERVER), None),
+        zone,
+        chosen,
+        max_tokens=settings.researcher_summary_max_tokens,
+        seconds=settings.researcher_summary_timeout_seconds,
+    )
+    print(_format_digest(summary), file=err, flush=True)
+    return checkpoint, summary
 
 
 def main(argv: Sequence[str] | None = None) -> None:

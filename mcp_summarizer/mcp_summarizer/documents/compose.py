@@ -136,9 +136,30 @@ def answer(
         text = compose()
     text = tokens.truncate(text, limit)
 
+    structured = _structure(cuts, groups, kept, summaries, rests_on, master, counts)
+    return DocumentsOutcome(
+        text=text,
+        structured=structured,
+        input_tokens=cuts.tokens,
+        output_tokens=tokens.count(text),
+        backend="none",
+    )
+
+
+def _structure(
+    cuts: Cut,
+    groups: list[Group],
+    kept: list[Group],
+    summaries: list[str],
+    rests_on: list[list[str]],
+    master: str,
+    counts: Counts,
+) -> DocumentsSummary:
+    """The answer as a structure: the clusters (summarized or why not), the coverage, each
+    kept cluster's summary and the master's, with the ids they rest on, and the documents."""
     covered = {sid for ids in rests_on for sid in ids}
     covered_docs = {doc_of(sid) for sid in covered}
-    structured = DocumentsSummary(
+    return DocumentsSummary(
         index=Index(
             clusters=[
                 Cluster(
@@ -192,13 +213,6 @@ def answer(
             )
             for d in cuts.documents
         ],
-    )
-    return DocumentsOutcome(
-        text=text,
-        structured=structured,
-        input_tokens=cuts.tokens,
-        output_tokens=tokens.count(text),
-        backend="none",
     )
 
 

@@ -114,128 +114,187 @@ async def _fetch_url(
     citations: bool = True,
 ) -> CallToolResult:
     started = time.perf_counter()
-    limits = client_limits(service.settings, ctx)
-    deadline = deadline_of(service.settings, limits)
-    tenant = tenant_of()
-    # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
-    header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
-    wanted = max_length or service.engine.budget.fetch_output
-    if limits.tokens is not None:  # the client's cap is on the whole answer
-        wanted = min(wanted, max(limits.tokens - tokens.count(header), 1))
-
-    async def make(room: int) -> Answer:
-        return await read(
-            service.pages,
-            service.engine,
-            url.strip(),
-            context=context,
-            raw=raw,
-            start_index=start_index,
-            max_length=max_length,
-            max_tokens=room,
-            progress=progress_of(ctx),
-            tenant=tenant,
-            reserve=drill_reserve(room, citations) if not raw else 0,
-            cite=cite_page,
-            summarizer=summarizer,
-        )
-
-    drill: Drill | None = None
-    asked: list[Drill] = []  # the page kept before its summary is made, to ask for its ids
-    # It stays open while this request or a job of its summary (which may go on past the
-    # deadline, asking for its excerpts' ids) needs it.
-    shared: list[Shared] = []
-    releases: list[Callable[[], None]] = []
-
-    async def cite_page(page: Page) -> Ask | None:
-        if not asked:
-            asked.append(
-                await prepare(
-                    service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
-                )
-            )
-            shared.append(Shared(asked[0].close))
-            releases.append(shared[0].hold())
-        return drill_ask(asked[0], page.markdown)
-
-    async def summarizer(
-        request: Request, progress: Progress | None, *, page: Page, key: str | None, budget: int
-    ) -> tuple[Outcome, Partial | None]:
-        """The page's summary by the client's deadline; the full one, when it comes later,
-        kept where the same call finds it."""
-        then = None
-        if key is not None and service.answers is not None:
-            then = _keeper(service, page, key, budget, wanted, limits, tenant, asked[0] if asked else None)
-        return await summarize_by(
-            service.jobs,
-            service.engine,
-            request,
-            progress,
-            deadline=deadline,
-            key=tenant.key(key)
-            if key is not None
-            else await flight(service.engine.keys, "fetch_url", request, url=page.url, title=page.title),
-            then=then,
-            offsets=page.offsets,
-            closer=shared[0].hold() if shared else None,
-            what="page",
-        )
-
-    facts_more: dict[str, object] = {}
+    call = _FetchCall(service, ctx, url, context, raw, start_index, max_length, citations)
+    limits = call.limits
     try:
         answer, fits = await made_within(
-            make,
+            call.make,
             _header_body,
-            fit.room(wanted, limits, header),
+            fit.room(call.wanted, limits, call.header),
             limits,
             final=lambda made: made.partial is not None,
         )
         if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
             answer.text = cut_with_notice(answer.text, limits, limits.tokens)
-        elif (
+        elif call.citable(answer):
+            await call.cite(answer)
+    except SummarizerError as exc:
+        raise _failure(service, url, exc) from None
+    finally:
+        call.release()
+    result, cost = _fetch_result(service, answer, call.drill, call.facts_more)
+    _report(service, url, raw, answer, call.drill, cost, started)
+    kept_sources = call.facts_more.get("sources_stored", True)
+    if answer.cache_key is not None and service.answers is not None and kept_sources:
+        kept = PageSummary(status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY])
+        await service.answers.keep_page_summary(call.tenant, answer.cache_key, kept)
+    return result
+
+
+class _FetchCall:
+    """One fetch_url call: the page read and summarized within the client's limits, kept
+    behind a handle (``asked``: before its summary is made, to ask for its excerpts' ids;
+    ``drill``: the one the answer cites) and cited."""
+
+    def __init__(
+        self,
+        service: Service,
+        ctx: Context,
+        url: str,
+        context: str,
+        raw: bool,
+        start_index: int,
+        max_length: int,
+        citations: bool,
+    ) -> None:
+        self.service, self.url, self.context, self.raw = service, url, context, raw
+        self.start_index, self.max_length, self.citations = start_index, max_length, citations
+        self.progress = progress_of(ctx)
+        self.limits = limits = client_limits(service.settings, ctx)
+        self.deadline = deadline_of(service.settings, limits)
+        self.tenant = tenant_of()
+        # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
+        self.header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
+        wanted = max_length or service.engine.budget.fetch_output
+        if limits.tokens is not None:  # the client's cap is on the whole answer
+            wanted = min(wanted, max(limits.tokens - tokens.count(self.header), 1))
+        self.wanted = wanted
+        self.asked: Drill | None = None
+        # It stays open while this request or a job of its summary (which may go on past the
+        # deadline, asking for its excerpts' ids) needs it.
+        self.shared: Shared | None = None
+        self.releases: list[Callable[[], None]] = []
+        self.drill: Drill | None = None
+        self.facts_more: dict[str, object] = {}
+
+    async def make(self, room: int) -> Answer:
+        """The answer in ``room`` tokens (`made_within` asks again with less if it does not fit)."""
+        return await read(
+            self.service.pages,
+            self.service.engine,
+            self.url.strip(),
+            context=self.context,
+            raw=self.raw,
+            start_index=self.start_index,
+            max_length=self.max_length,
+            max_tokens=room,
+            progress=self.progress,
+            tenant=self.tenant,
+            reserve=drill_reserve(room, self.citations) if not self.raw else 0,
+            cite=self.cite_page,
+            summarizer=self.summarizer,
+        )
+
+    async def _prepare(self, page: Page) -> Drill:
+        return await prepare(
+            self.service.store,
+            self.tenant,
+            page.markdown,
+            self.wanted,
+            self.citations,
+            title=page.title,
+            url=page.url,
+        )
+
+    async def cite_page(self, page: Page) -> Ask | None:
+        if self.asked is None:
+            self.asked = await self._prepare(page)
+            self.shared = Shared(self.asked.close)
+            self.releases.append(self.shared.hold())
+        return drill_ask(self.asked, page.markdown)
+
+    async def summarizer(
+        self, request: Request, progress: Progress | None, *, page: Page, key: str | None, budget: int
+    ) -> tuple[Outcome, Partial | None]:
+        """The page's summary by the client's deadline; the full one, when it comes later,
+        kept where the same call finds it."""
+        service, tenant = self.service, self.tenant
+        then = None
+        if key is not None and service.answers is not None:
+            then = _keeper(service, page, key, budget, self.wanted, self.limits, tenant, self.asked)
+        return await summarize_by(
+            service.jobs,
+            service.engine,
+            request,
+            progress,
+            deadline=self.deadline,
+            key=tenant.key(key)
+            if key is not None
+            else await flight(service.engine.keys, "fetch_url", request, url=page.url, title=page.title),
+            then=then,
+            offsets=page.offsets,
+            closer=self.shared.hold() if self.shared else None,
+            what="page",
+        )
+
+    def citable(self, answer: Answer) -> bool:
+        """A summary under its header lines, whose page's excerpts can be cited now."""
+        return bool(
             answer.summarized
             and answer.body
             and answer.body in answer.text
             # a partial answer does not wait past the deadline for a page still being cut
-            and (answer.partial is None or not asked or asked[0].ready)
-        ):
-            # A summary keeps the page behind a handle, and cites it, in the room left for them.
-            page = answer.page
-            drill = (
-                asked[0]
-                if asked
-                else await prepare(
-                    service.store, tenant, page.markdown, wanted, citations, title=page.title, url=page.url
-                )
+            and (answer.partial is None or self.asked is None or self.asked.ready)
+        )
+
+    async def cite(self, answer: Answer) -> None:
+        """A summary keeps the page behind a handle, and cites it, in the room left for them."""
+        page = answer.page
+        self.drill = drill = self.asked if self.asked is not None else await self._prepare(page)
+        head, _ = _header_body(answer)
+        if answer.facts is not None:  # from the result cache: cited already
+            if not await drill.settle_cached(self.service.store, self.tenant, answer.facts):
+                self.facts_more = drill.facts  # its page kept again
+        else:
+            answer.body, self.facts_more = await finish(
+                drill,
+                answer.body,
+                page.markdown,
+                self.wanted,
+                self.limits,
+                verbatim=answer.outcome is None or answer.outcome.backend != "llm",
+                head=head,
             )
-            head, _ = _header_body(answer)
-            if answer.facts is not None:  # from the result cache: cited already
-                if not await drill.settle_cached(service.store, tenant, answer.facts):
-                    facts_more = drill.facts  # its page kept again
-            else:
-                answer.body, facts_more = await finish(
-                    drill,
-                    answer.body,
-                    page.markdown,
-                    wanted,
-                    limits,
-                    verbatim=answer.outcome is None or answer.outcome.backend != "llm",
-                    head=head,
-                )
-            answer.text = head + answer.body
-    except SummarizerError as exc:
-        service.counters["fetch_failed"] += 1
-        service.metrics.answered("fetch_url", "error")
-        service.metrics.fetched(fetch_outcome(exc))
-        logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
-        raise ToolError(str(exc)) from None
-    finally:  # a page kept for an answer that did not use it, or a request that ended early
-        for release in releases:
+        answer.text = head + answer.body
+
+    def release(self) -> None:
+        """A page kept for an answer that did not use it, or a request that ended early."""
+        for release in self.releases:
             release()  # (its jobs may hold it longer)
-        if drill is not None and drill not in asked:
-            drill.close()
-    cached = answer.facts
-    result, (tokens_in, tokens_out, llm_calls, model) = _fetch_result(service, answer, drill, facts_more)
+        if self.drill is not None and self.drill is not self.asked:
+            self.drill.close()
+
+
+def _failure(service: Service, url: str, exc: SummarizerError) -> ToolError:
+    """The tool error for a fetch that failed, counted and logged."""
+    service.counters["fetch_failed"] += 1
+    service.metrics.answered("fetch_url", "error")
+    service.metrics.fetched(fetch_outcome(exc))
+    logger.info("fetch_failed", extra={"url": url, "reason": str(exc), "error": type(exc).__name__})
+    return ToolError(str(exc))
+
+
+def _report(
+    service: Service,
+    url: str,
+    raw: bool,
+    answer: Answer,
+    drill: Drill | None,
+    cost: tuple[int, int | None, int, str | None],
+    started: float,
+) -> None:
+    """A fetch answered: counted, measured and logged (``fetch_complete``)."""
+    tokens_in, tokens_out, llm_calls, model = cost
     service.counters["fetches"] += 1
     service.metrics.fetched(fetch_outcome(None, summarized=answer.summarized))
     service.metrics.answered(
@@ -254,7 +313,7 @@ async def _fetch_url(
             "degraded": answer.degraded,
             "raw": raw,
             "cached": answer.cached,
-            "summary_cached": cached is not None,
+            "summary_cached": answer.facts is not None,
             "partial": answer.partial is not None,
             "sources_renewed": drill is not None and drill.renewed is not None,
             "llm_calls": llm_calls,
@@ -262,11 +321,6 @@ async def _fetch_url(
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         },
     )
-    kept_sources = facts_more.get("sources_stored", True)
-    if answer.cache_key is not None and service.answers is not None and kept_sources:
-        kept = PageSummary(status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY])
-        await service.answers.keep_page_summary(tenant, answer.cache_key, kept)
-    return result
 
 
 def _fetch_result(

@@ -62,6 +62,11 @@ def budget_description(service: Service) -> str:
 
 def register(tools: Tools, service: Service) -> None:
     """summarize and summarize_for_extraction."""
+    _register_summarize(tools, service)
+    _register_extraction(tools, service)
+
+
+def _register_summarize(tools: Tools, service: Service) -> None:
     ceiling = service.engine.budget.max_output
     budget = budget_description(service)
     tool = tools.tool
@@ -111,6 +116,12 @@ def register(tools: Tools, service: Service) -> None:
                 citations,
             ),
         )
+
+
+def _register_extraction(tools: Tools, service: Service) -> None:
+    ceiling = service.engine.budget.max_output
+    budget = budget_description(service)
+    tool = tools.tool
 
     @tool(SUMMARIZE_ANNOTATIONS)
     async def summarize_for_extraction(
@@ -169,13 +180,7 @@ async def _summarize(
             tenant = tenant_of()
             budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
             room = budget if fit.fits(content, limits) else fit.room(budget, limits)
-            # A summary keeps its source behind a handle; an answer that is the content unchanged
-            # needs none.
-            drill = (
-                None
-                if room == budget and await _surely_within(content, budget)
-                else await prepare(service.store, tenant, content, room, citations)
-            )
+            drill = await _kept_source(service, tenant, content, budget, room, citations)
             # The source stays open while this request or its job (which may go on past the
             # deadline, asking for its excerpts' ids) needs it.
             shared = Shared(drill.close) if drill is not None else None
@@ -193,12 +198,8 @@ async def _summarize(
                 tenant=tenant,
                 cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
             )
-            if drill is not None:  # the content's hash (the cache key) goes first
-                drill.hold()
             name = tool if citations else f"{tool}/uncited"
-            key = await _cache_key(service, name, request)
-            if drill is not None:
-                drill.release()
+            key = await _cache_key_first(service, name, request, drill)
             if (
                 key is not None
                 and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
@@ -232,6 +233,26 @@ async def _summarize(
                 tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
             )
         return result
+
+
+async def _kept_source(
+    service: Service, tenant: Tenant, content: str, budget: int, room: int, citations: bool
+) -> Drill | None:
+    """A summary keeps its source behind a handle; an answer that is the content unchanged
+    needs none."""
+    if room == budget and await _surely_within(content, budget):
+        return None
+    return await prepare(service.store, tenant, content, room, citations)
+
+
+async def _cache_key_first(service: Service, name: str, request: Request, drill: Drill | None) -> str | None:
+    """The request's cache key, its content's hash made before the source's cut goes on."""
+    if drill is not None:
+        drill.hold()
+    key = await _cache_key(service, name, request)
+    if drill is not None:
+        drill.release()
+    return key
 
 
 class _Answer:
