@@ -233,7 +233,7 @@ class _FetchCall:
             else await flight(service.engine.keys, "fetch_url", request, url=page.url, title=page.title),
             then=then,
             offsets=page.offsets,
-            closer=self.shared.hold() if self.shared else None,
+            closer=self.shared.hold() if self.shared is not None else None,
             what="page",
         )
 
