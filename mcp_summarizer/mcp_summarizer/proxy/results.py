@@ -22,8 +22,10 @@ line says that too.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Literal
@@ -36,12 +38,11 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.proxy.originals import Kept, keep_original
 from mcp_summarizer.proxy.parts import BLOCK_BYTES, AnswerParts, cut_structured, dumps, less, split
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
-from mcp_summarizer.store.content import ContentStore, Source, source_id
-from mcp_summarizer.store.ids import IdKey, new_secret
-from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, said
 from mcp_summarizer.summarize.engine import Engine, Progress, Request, describe_failure
 from mcp_summarizer.summarize.jobs import Jobs
@@ -77,6 +78,22 @@ class Shaped:
     handle: str = ""  # the first part's id, when the original was stored
 
 
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """The upstream call whose result is shaped, and what shaping it uses."""
+
+    engine: Engine
+    store: ContentStore
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    goal: str
+    tenant: Tenant
+    progress: Progress | None
+    jobs: Jobs | None
+    deadline: Deadline | None
+
+
 async def shape(
     result: types.CallToolResult,
     *,
@@ -96,31 +113,22 @@ async def shape(
     """``result`` within ``budget`` tokens, and within ``limits`` (the client's bytes and lines,
     `clients.profiles`): a summary is made in the tokens they leave, and made again smaller if
     it still does not fit; a text kept from its start (an error, a cut) ends at a line end."""
+    call = _Call(engine, store, server, tool, arguments, goal, tenant, progress, jobs, deadline)
     limits = limits or Limits()
-    # Every part counts (`proxy.parts`); JSON that may be megabytes is measured off the loop.
-    whole = split(result) if _plain(result) else await asyncio.to_thread(split, result)
-    texts, others = whole.texts, whole.others
-    other_bytes = sum(_size(b) for b in others)
-    chars = sum(len(t) for t in texts)
-    # Short text is counted here, long text off the event loop.
-    size = (
-        _count_all(texts) if chars * _SURELY_WITHIN <= budget else await asyncio.to_thread(_count_all, texts)
-    )
-    original = "\n\n".join(texts)
+    whole, size, original = await _measured(result, budget)
+    other_bytes = sum(_size(b) for b in whole.others)
     used = whole.fixed_bytes + whole.structured_bytes
     if (
         not whole.dropped
         and size + whole.structured_tokens <= budget
         and fit.fits(original, less(limits, used))
     ):
-        return Shaped(result, "passed", size, size, len(others), other_bytes)
+        return Shaped(result, "passed", size, size, len(whole.others), other_bytes)
 
     # The other parts first (structuredContent in its share, cut if over): the text gets the
     # tokens and bytes they leave.
     asked, described = budget, limits
-    structured, taken, facts = await _structured(
-        result, whole, size, original, budget, limits, store, tenant, server, tool
-    )
+    structured, taken, facts = await _structured(result, whole, size, original, budget, limits, call)
     budget -= taken
     limits = less(limits, whole.fixed_bytes + (len(dumps(structured).encode()) if structured else 0))
     more: dict[str, object] = {"structured_content": facts or None, **whole.dropped}
@@ -131,81 +139,122 @@ async def shape(
         meta = {**(whole.meta or {}), META_PROXY: {"summarized": False, "how": "passed", **more}}
         blocks = [*whole.kept, *([types.TextContent(type="text", text=notice)] if notice else [])]
         kept = result.model_copy(update={"content": blocks, "structured_content": structured, "meta": meta})
-        return Shaped(kept, "passed", size, size, len(others), other_bytes)
+        return Shaped(kept, "passed", size, size, len(whole.others), other_bytes)
 
     # The parts do not depend on the client: expand pages a part that is over the client's
     # limits.  They do depend on the budget, so the handle is a digest of the parts themselves.
-    parts = await asyncio.to_thread(_parts, original, min(asked, _PART_TOKENS))
-    doc_id = await _handle(store, tenant, server, tool, parts)
-    sources = [
-        Source(
-            source_id=source_id(doc_id, i),
-            doc_id=doc_id,
-            index=i,
-            chunk_count=len(parts),
-            text=part,
-            title=f"{server}/{tool} result",
-        )
-        for i, part in enumerate(parts)
-    ]
-    not_kept = await _keep(store, tenant, sources)
-    handle = "" if not_kept else source_id(doc_id, 0)
+    stored = await keep_original(
+        store, tenant, server, tool, original, min(asked, _PART_TOKENS), f"{server}/{tool} result"
+    )
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
-    over = _over(size, asked, described, fit.fits(original, described))
-    note = _structured_note(facts) + left
-    header = _header(how, size, over, server, tool, handle, len(parts), note, not_kept=not_kept)
-    room = fit.room(budget - tokens.count(header + "\n\n"), limits, header + "\n\n")
+    header = functools.partial(
+        _header,
+        size=size,
+        over=_over(size, asked, described, fit.fits(original, described)),
+        server=server,
+        tool=tool,
+        handle=stored.handle,
+        parts=len(stored.parts),
+        structured_note=_structured_note(facts) + left,
+        not_kept=stored.not_kept,
+    )
+    text, how, cited = await _cut_down(call, how, original, value, budget, limits, header, stored)
+    return await _shaped(
+        call,
+        result,
+        whole,
+        text,
+        how,
+        cited,
+        stored,
+        budget=budget,
+        size=size,
+        structured=structured,
+        dropped=bool(facts.get("dropped")),
+        more=more,
+    )
+
+
+async def _measured(result: types.CallToolResult, budget: int) -> tuple[AnswerParts, int, str]:
+    """``result``'s parts (`proxy.parts`: every part counts), its text's tokens and its text.
+    JSON that may be megabytes is measured off the event loop, and long text counted there."""
+    whole = split(result) if _plain(result) else await asyncio.to_thread(split, result)
+    texts = whole.texts
+    chars = sum(len(t) for t in texts)
+    size = (
+        _count_all(texts) if chars * _SURELY_WITHIN <= budget else await asyncio.to_thread(_count_all, texts)
+    )
+    return whole, size, "\n\n".join(texts)
+
+
+async def _cut_down(
+    call: _Call,
+    how: How,
+    original: str,
+    value: Any,
+    budget: int,
+    limits: Limits,
+    header: Callable[..., str],
+    stored: Kept,
+) -> tuple[str, How, dict[str, object]]:
+    """The answer's text (its line, then the summary or cut) within ``budget`` and ``limits``,
+    how it was made, and its citations' facts.  ``header`` makes the line, given how."""
+    head = header(how)
+    room = fit.room(budget - tokens.count(head + "\n\n"), limits, head + "\n\n")
     # A summary cites the parts its lines come from (the kept ones: ids that open).
-    starts = [0, *accumulate(map(len, parts))][:-1]
-    into = Ask(original, [s.source_id for s in sources], starts) if handle and how == "summarized" else None
+    starts = [0, *accumulate(map(len, stored.parts))][:-1]
+    into = None
+    if stored.handle and how == "summarized":
+        into = Ask(original, [s.source_id for s in stored.sources], starts)
 
     async def made(kind: How, text: str, size: int) -> tuple[str, How, str, dict[str, object]]:
         """The body of ``text`` within ``size`` tokens (the first pass, then each smaller one)."""
-        return await _body(
-            kind,
-            text,
-            value,
-            size,
-            engine,
-            server,
-            tool,
-            arguments,
-            goal,
-            tenant,
-            progress,
-            limits,
-            header,
-            into,
-            jobs,
-            deadline,
-        )
+        return await _body(kind, text, value, size, call, limits, head, into)
 
     body, how, cause, cited = await made(how, original, room)
     for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
-        if how in ("truncated", "error") or fit.fits(f"{header}\n\n{body}", limits) or room <= fit.MIN_ROOM:
+        if how in ("truncated", "error") or fit.fits(f"{head}\n\n{body}", limits) or room <= fit.MIN_ROOM:
             break
         if "partial" in cited:  # made by the deadline: never made again, there is no time
             break
-        room = fit.shrink(room, body, limits, header + "\n\n")
+        room = fit.shrink(room, body, limits, head + "\n\n")
         # A summary is summarized again (one small call), JSON cut again from the original.
         again = uncited(body) if how == "summarized" else original
         body, how, cause, cited = await made(how, again, room)
-    if isinstance(partial := cited.pop(_PARTIAL, None), Partial):  # the line says what the deadline left
-        header = _header(
-            how, size, over, server, tool, handle, len(parts), note, not_kept=not_kept, partial=partial
-        )
-        body = await asyncio.to_thread(tokens.truncate, body, max(budget - tokens.count(header + "\n\n"), 1))
-    if how == "truncated" or not fit.fits(f"{header}\n\n{body}", limits):
+    if isinstance(cut := cited.pop(_PARTIAL, None), Partial):  # the line says what the deadline left
+        head = header(how, partial=cut)
+        body = await asyncio.to_thread(tokens.truncate, body, max(budget - tokens.count(head + "\n\n"), 1))
+    if how == "truncated" or not fit.fits(f"{head}\n\n{body}", limits):
         how = "truncated"
-        header = _header(how, size, over, server, tool, handle, len(parts), note, cause, not_kept=not_kept)
-        room = budget - tokens.count(header + "\n\n")
-        body = await asyncio.to_thread(_start, original, max(room, 1), limits, header)
-    text = f"{header}\n\n{body}"
+        head = header(how, cause=cause)
+        room = budget - tokens.count(head + "\n\n")
+        body = await asyncio.to_thread(_start, original, max(room, 1), limits, head)
+    return f"{head}\n\n{body}", how, cited
+
+
+async def _shaped(
+    call: _Call,
+    result: types.CallToolResult,
+    whole: AnswerParts,
+    text: str,
+    how: How,
+    cited: dict[str, object],
+    stored: Kept,
+    *,
+    budget: int,
+    size: int,
+    structured: dict[str, Any] | None,
+    dropped: bool,
+    more: dict[str, object],
+) -> Shaped:
+    """The result sent for ``text``: within ``budget``, its facts in `_meta`, the other blocks
+    and links to the parts after it."""
     out_tokens = await asyncio.to_thread(tokens.count, text)
     if out_tokens > budget:  # never: each path keeps to its room; but the promise is the budget
         text = await asyncio.to_thread(tokens.truncate, text, budget)
         out_tokens = tokens.count(text)
+    handle, parts = stored.handle, len(stored.parts)
     meta = dict(whole.meta or {})
     meta[META_PROXY] = {
         "summarized": True,
@@ -213,29 +262,30 @@ async def shape(
         "input_tokens": size,
         "output_tokens": out_tokens,
         "original": handle or None,
-        "parts": len(parts),
-        "structured_content_dropped": bool(facts.get("dropped")),
+        "parts": parts,
+        "structured_content_dropped": dropped,
         **more,
     }
     # The handle where every summary carries it: <handle>#<n> are the parts expand opens.
     meta[META_SUMMARY] = {
         **dict(meta.get(META_SUMMARY) or {}),
-        "handle": doc_id if handle else None,
-        "sources_stored": not not_kept,
-        "excerpts": len(parts),
+        "handle": stored.doc_id if handle else None,
+        "sources_stored": not stored.not_kept,
+        "excerpts": parts,
         **(cited if how == "summarized" else {}),
     }
     # A resource link to each part the summary cites and to the first others (up to the
     # service's cap): a client that follows links reads them without calling expand.  They come
     # last, so the upstream's own blocks keep their places after the text.
-    links = links_to_parts(sources, text, f"the {server}/{tool} result") if handle else []
+    links = links_to_parts(stored.sources, text, f"the {call.server}/{call.tool} result") if handle else []
+    others = whole.others
     shaped = types.CallToolResult(
         content=[types.TextContent(type="text", text=text), *others, *links],
         structured_content=structured,
         is_error=result.is_error,
         _meta=meta,
     )
-    return Shaped(shaped, how, size, out_tokens, len(others), other_bytes, handle)
+    return Shaped(shaped, how, size, out_tokens, len(others), sum(_size(b) for b in others), handle)
 
 
 async def _body(
@@ -243,18 +293,10 @@ async def _body(
     original: str,
     value: Any,
     room: int,
-    engine: Engine,
-    server: str,
-    tool: str,
-    arguments: dict[str, Any],
-    goal: str,
-    tenant: Tenant,
-    progress: Progress | None,
+    call: _Call,
     limits: Limits,
     header: str,
-    into: Ask | None = None,
-    jobs: Jobs | None = None,
-    deadline: Deadline | None = None,
+    into: Ask | None,
 ) -> tuple[str, How, str, dict[str, object]]:
     """The answer's text within ``room`` tokens, how it was made, why it was only cut, and
     the facts of its citations into ``into`` (the original's parts), when it cites them."""
@@ -269,19 +311,23 @@ async def _body(
     # made again smaller); the citations' room is left out of the summary's.
     asked = into if into is not None and original is into.source else None
     size = room - citation_room(room) if into is not None else room
+    engine, server, tool, goal = call.engine, call.server, call.tool, call.goal
     try:
         request = Request(
             content=original,
             max_output_tokens=max(min(size, engine.budget.max_output), 1),
             focus=goal,
-            source=f"the result of the MCP tool {tool} (server {server}), called with {_quote(arguments)}",
+            source=f"the result of the MCP tool {tool} (server {server}), "
+            f"called with {_quote(call.arguments)}",
             query=goal,
             # The proxy's promise is the budget: never the unsummarized original on failure.
             on_failure="extractive" if engine.options.on_failure == "original" else None,
-            tenant=tenant,
+            tenant=call.tenant,
             cite=asked,
         )
-        outcome, partial, cached = await summarized(engine, request, progress, jobs=jobs, deadline=deadline)
+        outcome, partial, cached = await summarized(
+            engine, request, call.progress, jobs=call.jobs, deadline=call.deadline
+        )
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
         return "", "truncated", describe_failure(exc), {}
     facts: dict[str, object] = {"cached": True} if cached else {}
@@ -372,10 +418,7 @@ async def _structured(
     text: str,
     budget: int,
     limits: Limits,
-    store: ContentStore,
-    tenant: Tenant,
-    server: str,
-    tool: str,
+    call: _Call,
 ) -> tuple[dict[str, Any] | None, int, dict[str, object]]:
     """The structuredContent to send, the tokens it takes, and the facts for `_meta`.  Its
     share is what the text leaves of the budget and bytes, at least a third (the text, with
@@ -392,21 +435,16 @@ async def _structured(
         share_bytes = max(limits.bytes - whole.fixed_bytes - min(text_bytes, most), 0)
     if whole.structured_tokens <= share and (share_bytes is None or whole.structured_bytes <= share_bytes):
         return value, whole.structured_tokens, {"cut": False}
-    pieces = await asyncio.to_thread(_parts, whole.structured_json, _PART_TOKENS)
-    doc_id = await _handle(store, tenant, server, tool, pieces)
-    sources = [
-        Source(
-            source_id=source_id(doc_id, i),
-            doc_id=doc_id,
-            index=i,
-            chunk_count=len(pieces),
-            text=piece,
-            title=f"{server}/{tool} structuredContent",
-        )
-        for i, piece in enumerate(pieces)
-    ]
-    not_kept = await _keep(store, tenant, sources)
-    handle = "" if not_kept else source_id(doc_id, 0)
+    stored = await keep_original(
+        call.store,
+        call.tenant,
+        call.server,
+        call.tool,
+        whole.structured_json,
+        _PART_TOKENS,
+        f"{call.server}/{call.tool} structuredContent",
+    )
+    handle, pieces = stored.handle, stored.parts
     where = f'the exact original: expand("{handle}") ({len(pieces)} parts)' if handle else "not kept"
     notice = f"cut from {whole.structured_tokens} tokens to fit the client's limits; {where}"
     cut = await asyncio.to_thread(cut_structured, value, share, share_bytes, notice)
@@ -419,26 +457,6 @@ async def _structured(
         "bytes": whole.structured_bytes,
     }
     return cut, (tokens.count(dumps(cut)) if cut is not None else 0), facts
-
-
-async def _keep(store: ContentStore, tenant: Tenant, sources: list[Source]) -> str:
-    """Store the original's parts: "" when kept, else why not (over the store's cap, the store
-    unreachable).  The answer goes out either way: the agent must not lose the result."""
-    try:
-        await store.put(tenant, sources)
-    except SummarizerError as exc:
-        logger.warning("proxy_original_not_kept", extra={"reason": str(exc)})
-        return str(exc)
-    return ""
-
-
-def _parts(text: str, size: int) -> list[str]:
-    """The text cut at markdown boundaries into parts of about ``size`` tokens that join back
-    into exactly the text (each part runs to the next one's start)."""
-    starts = [c.start for c in chunk(text, strategy="semantic", chunk_size=size, overlap=0)] or [0]
-    starts[0] = 0
-    ends = [*starts[1:], len(text)]
-    return [text[a:b] for a, b in zip(starts, ends, strict=True) if b > a] or [text]
 
 
 def _start(text: str, room: int, limits: Limits, header: str) -> str:
@@ -458,24 +476,6 @@ def _plain(result: types.CallToolResult) -> bool:
 
 def _count_all(texts: list[str]) -> int:
     return sum(tokens.count(t) for t in texts) + 2 * max(len(texts) - 1, 0)  # the joins
-
-
-async def _handle(store: ContentStore, tenant: Tenant, server: str, tool: str, parts: list[str]) -> str:
-    """A keyed digest of the result as cut into ``parts``, for this tenant, server and tool.
-
-    An id must open the same text for its whole life (`store.put` of a handle replaces what it
-    named): so the digest covers each part, not only the text they join into.  Whatever
-    decides the cut (the budget, the chunker's rules in a later version sharing the store),
-    a result cut another way gets another handle, and each opens the parts it was made from;
-    the same result cut the same way keeps its handle.  No client can compute it, and it has
-    no "~", which every document's source id has, so a document can never be stored under a
-    handle."""
-    try:
-        key = IdKey(await store.id_secret())
-    except SummarizerError:  # the store is down: nothing will be kept, any unguessable name does
-        key = IdKey(new_secret().encode())
-    digest = await asyncio.to_thread(key.digest, "proxy", tenant, server, tool, *parts)
-    return "r" + digest
 
 
 def _quote(arguments: dict[str, Any]) -> str:
