@@ -26,21 +26,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.documents import batches, compose, embedded, render
-from mcp_summarizer.documents.batches import ExcerptCost, MapAnswer
+from mcp_summarizer.documents.batches import ExcerptCost
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome
-from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, group
+from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, Plan, group
+from mcp_summarizer.documents.map_calls import JSON_OVERHEAD, MapCalls, Mapped
 from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.partial import Watch
-from mcp_summarizer.documents.sources import Cut, Excerpt, cut_all, document_ids, stored, titles
-from mcp_summarizer.documents.topics import Label, focus_terms, relevance
-from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, RejectedAnswer, StoreError
+from mcp_summarizer.documents.sources import Cut, cut_all, document_ids, stored
+from mcp_summarizer.documents.topics import focus_terms
+from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
-from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MAP_OUTPUT_FLOOR, MESSAGE_OVERHEAD, map_output_tokens
 from mcp_summarizer.summarize.engine import (
     SEPARATOR,
@@ -62,14 +61,6 @@ __all__ = ["DocumentsPipeline"]
 logger = logging.getLogger(__name__)
 
 MIN_BUDGET = 64  # the smallest answer worth its frame: a heading, a line, its sources
-JSON_OVERHEAD = 80  # the JSON keys and a label around a map summary
-
-
-@dataclass(slots=True)
-class _Mapped:
-    summary: str
-    label: Label
-    score: float
 
 
 class DocumentsPipeline:
@@ -258,77 +249,24 @@ class DocumentsPipeline:
         watch: Watch | None = None,
     ) -> DocumentsOutcome:
         engine, counts, terms = self.engine, Counts(), focus_terms(focus)
-        told = watch.mapped if watch is not None else {}  # each LLM map summary, for a deadline
         excerpts = cuts.excerpts
         target = map_output_tokens(budget, len(excerpts), engine.budget.chunk_tokens)
         target = min(target, excerpt_target)
         map_calls = await asyncio.to_thread(self._map_calls, cuts, focus_text, target)
         run.planned = len(map_calls)
-
-        async def mapped(e: Excerpt, parsed: MapAnswer | None, limit: int, error: str) -> _Mapped:
-            if parsed is None:
-                counts.fallbacks += 1
-                logger.info("documents_map_fallback", extra={"source_id": e.source_id, "reason": error})
-                summary = await asyncio.to_thread(extractive.summarize, e.text, limit, focus=focus)
-                label, score = _fallback_label(e), relevance(e.text, terms, titles=titles(e))
-            else:
-                summary = tokens.truncate(parsed.summary.strip(), limit)
-                label = Label(parsed.topic, parsed.subtopic)
-                score = min(max(parsed.relevance_score, 0.0), 1.0) if terms else 1.0
-            # The pipeline writes each excerpt's id beside its summary: an id the document
-            # quoted (or a model copied from it) would read as a citation of another excerpt.
-            summary, removed = cite.clean(summary, ())
-            counts.removed += removed
-            if parsed is not None:
-                told[e.source_id] = summary
-            return _Mapped(summary, label, score)
-
-        async def map_one(e: Excerpt) -> _Mapped:
-            content = (f"Title: {e.title}\n\n" if e.title else "") + e.for_model
-            system = map_prompt(target)
-            write = target + JSON_OVERHEAD
-            try:  # an answer rejected twice (a loop, a refusal...) gets the fallback at once
-                answer = await engine.call(run, system, content, write, "map", fallback=False)
-                parsed, error = batches.parse_one(answer)
-                if parsed is None:
-                    counts.retries += 1
-                    run.planned += 1
-                    retry = system + "\n\n" + fill(self._t["documents_json_retry"], error=error)
-                    answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
-                    parsed, error = batches.parse_one(answer)
-            except RejectedAnswer as exc:
-                parsed, error = None, str(exc)
-            return await mapped(e, parsed, target, error)
-
-        async def map_batch(batch: list[ExcerptCost]) -> list[_Mapped]:
-            if len(batch) == 1:
-                return [await map_one(batch[0].excerpt)]
-            system = fill(self._t["documents_map_batch"], focus_instructions=focus_text)
-            ids = [s.excerpt.source_id for s in batch]
-            write = sum(s.write for s in batch)
-            found: dict[str, MapAnswer] = {}
-            try:  # an answer rejected twice (a loop, a refusal...): the fallback for what is missing
-                answer = await engine.call(
-                    run, system, batches.batch_content(batch), write, "map", fallback=False
-                )
-                found, error = batches.parse_batch(answer, ids)
-                missing = [s for s in batch if s.excerpt.source_id not in found]
-                if missing:  # asked once more, those alone; then each gets the fallback
-                    counts.retries += 1
-                    run.planned += 1
-                    retry = system + "\n\n" + fill(self._t["documents_map_batch_retry"], error=error)
-                    content, write = batches.batch_content(missing), sum(s.write for s in missing)
-                    answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
-                    more, error = batches.parse_batch(answer, [s.excerpt.source_id for s in missing])
-                    found.update(more)
-            except RejectedAnswer as exc:
-                error = str(exc)
-            return [
-                await mapped(s.excerpt, found.get(s.excerpt.source_id), s.summary_tokens, error)
-                for s in batch
-            ]
-
-        answers = await engine.gather(map_batch(c) for c in map_calls)
+        calls = MapCalls(
+            engine,
+            run,
+            self._t,
+            focus=focus,
+            terms=terms,
+            focus_text=focus_text,
+            map_prompt=map_prompt,
+            target=target,
+            counts=counts,
+            told=watch.mapped if watch is not None else {},  # each LLM map summary, for a deadline
+        )
+        answers = await engine.gather(calls.batch(c) for c in map_calls)
         by_id = {
             s.excerpt.source_id: m
             for c, ms in zip(map_calls, answers, strict=True)
@@ -340,38 +278,12 @@ class DocumentsPipeline:
             groups, cuts, budget, focused=bool(terms), min_relevance=self.min_relevance
         )
         run.planned += len(shape.kept) + 1
-        cluster_prompt = self._t["documents_cluster"]
-
-        async def cluster_one(g: Group, share: int) -> str:
-            pieces = [f"[{e.source_id}] {by_id[e.source_id].summary}" for e in g.members]
-            label = render.title(g.topic, g.subtopic)
-            prompt = Prompt(cluster_prompt, {"label": label, "focus_instructions": focus_text})
-            text = await engine.reduce(run, pieces, prompt, share)
-            text, removed = cite.clean(text.replace(SEPARATOR, "\n\n"), set(g.source_ids))
-            counts.removed += removed
-            return text
-
         summaries = await engine.gather(
-            cluster_one(g, s) for g, s in zip(shape.kept, shape.shares, strict=True)
+            self._cluster(run, g, s, by_id, focus_text, counts)
+            for g, s in zip(shape.kept, shape.shares, strict=True)
         )
         rests_on = [g.source_ids for g in shape.kept]
-        master = ""
-        if shape.kept and shape.master_tokens >= MIN_CLUSTER_TOKENS // 2:
-            pieces = [
-                f"## {render.title(g.topic, g.subtopic)}\n\n{s}"
-                for g, s in zip(shape.kept, summaries, strict=True)
-                if s.strip()
-            ]
-            prompt = Prompt(self._t["documents_master"], {"focus_instructions": focus_text})
-            calls = run.outcome.llm_calls
-            master = await engine.reduce(run, pieces, prompt, shape.master_tokens)
-            if run.outcome.llm_calls == calls and len(pieces) > 1:  # it fitted: still write an overview
-                master = await engine.call(
-                    run, prompt(shape.master_tokens), master, shape.master_tokens, "master"
-                )
-            allowed = {sid for ids in rests_on for sid in ids}
-            master, removed = cite.clean(master.replace(SEPARATOR, "\n\n"), allowed)
-            counts.removed += removed
+        master = await self._master(run, shape, summaries, rests_on, focus_text, counts)
         outcome = compose.answer(cuts, groups, shape, summaries, rests_on, master, budget, counts, terms, "")
         outcome.backend = "llm"
         outcome.llm_calls = run.outcome.llm_calls
@@ -379,6 +291,48 @@ class DocumentsPipeline:
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
         outcome.rejected = run.outcome.rejected_meta()
         return outcome
+
+    async def _cluster(
+        self, run: Run, g: Group, share: int, by_id: dict[str, Mapped], focus_text: str, counts: Counts
+    ) -> str:
+        """One kept cluster's summary: its excerpts' map summaries merged within ``share``."""
+        pieces = [f"[{e.source_id}] {by_id[e.source_id].summary}" for e in g.members]
+        label = render.title(g.topic, g.subtopic)
+        prompt = Prompt(self._t["documents_cluster"], {"label": label, "focus_instructions": focus_text})
+        text = await self.engine.reduce(run, pieces, prompt, share)
+        text, removed = cite.clean(text.replace(SEPARATOR, "\n\n"), set(g.source_ids))
+        counts.removed += removed
+        return text
+
+    async def _master(
+        self,
+        run: Run,
+        shape: Plan,
+        summaries: list[str],
+        rests_on: list[list[str]],
+        focus_text: str,
+        counts: Counts,
+    ) -> str:
+        """The master summary over the clusters' ("" when there is no room for one)."""
+        engine = self.engine
+        if not shape.kept or shape.master_tokens < MIN_CLUSTER_TOKENS // 2:
+            return ""
+        pieces = [
+            f"## {render.title(g.topic, g.subtopic)}\n\n{s}"
+            for g, s in zip(shape.kept, summaries, strict=True)
+            if s.strip()
+        ]
+        prompt = Prompt(self._t["documents_master"], {"focus_instructions": focus_text})
+        calls = run.outcome.llm_calls
+        master = await engine.reduce(run, pieces, prompt, shape.master_tokens)
+        if run.outcome.llm_calls == calls and len(pieces) > 1:  # it fitted: still write an overview
+            master = await engine.call(
+                run, prompt(shape.master_tokens), master, shape.master_tokens, "master"
+            )
+        allowed = {sid for ids in rests_on for sid in ids}
+        master, removed = cite.clean(master.replace(SEPARATOR, "\n\n"), allowed)
+        counts.removed += removed
+        return master
 
     def _map_calls(self, cuts: Cut, focus_text: str, target: int) -> list[list[ExcerptCost]]:
         """The map calls: excerpts packed so that a call reads at most a chunk's worth and
@@ -402,7 +356,3 @@ def _with_notice(outcome: DocumentsOutcome, notice: str) -> DocumentsOutcome:
         outcome.text = notice + SECTION_GAP + outcome.text
         outcome.output_tokens = tokens.count(outcome.text)
     return outcome
-
-
-def _fallback_label(e: Excerpt) -> Label:
-    return Label(e.title or e.doc_id, e.heading or "text")
