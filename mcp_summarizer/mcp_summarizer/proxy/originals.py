@@ -14,13 +14,13 @@ from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["Kept", "keep_original"]
+__all__ = ["KeptOriginal", "keep_original"]
 
 logger = logging.getLogger("mcp_summarizer")
 
 
 @dataclass(frozen=True, slots=True)
-class Kept:
+class KeptOriginal:
     parts: list[str]
     doc_id: str
     sources: list[Source]
@@ -34,7 +34,7 @@ class Kept:
 
 async def keep_original(
     store: ContentStore, tenant: Tenant, server: str, tool: str, text: str, part_tokens: int, title: str
-) -> Kept:
+) -> KeptOriginal:
     """``text`` cut into parts of about ``part_tokens`` tokens and stored, each part a source
     titled ``title``.  The answer goes out whether or not they are kept."""
     parts = await asyncio.to_thread(_parts, text, part_tokens)
@@ -50,7 +50,7 @@ async def keep_original(
         )
         for i, part in enumerate(parts)
     ]
-    return Kept(parts, doc_id, sources, await _keep(store, tenant, sources))
+    return KeptOriginal(parts, doc_id, sources, await _keep(store, tenant, sources))
 
 
 async def _keep(store: ContentStore, tenant: Tenant, sources: list[Source]) -> str:

@@ -38,7 +38,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.proxy.originals import Kept, keep_original
+from mcp_summarizer.proxy.originals import KeptOriginal, keep_original
 from mcp_summarizer.proxy.parts import BLOCK_BYTES, AnswerParts, cut_structured, dumps, less, split
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
@@ -196,7 +196,7 @@ async def _cut_down(
     budget: int,
     limits: Limits,
     header: Callable[..., str],
-    stored: Kept,
+    stored: KeptOriginal,
 ) -> tuple[str, How, dict[str, object]]:
     """The answer's text (its line, then the summary or cut) within ``budget`` and ``limits``,
     how it was made, and its citations' facts.  ``header`` makes the line, given how."""
@@ -240,7 +240,7 @@ async def _shaped(
     text: str,
     how: How,
     cited: dict[str, object],
-    stored: Kept,
+    stored: KeptOriginal,
     *,
     budget: int,
     size: int,
