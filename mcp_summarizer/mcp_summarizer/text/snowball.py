@@ -5,28 +5,29 @@ PyStemmer's alike): one object shared by threads returned another thread's word,
 IndexError, and a cache then kept the wrong stem for the process's life (issue 33 item 5).
 Each thread has its own stemmer, so the cached function is pure: a stem cached is the stem.
 
-PyStemmer (the Snowball project's C build) rather than snowballstemmer (pure Python, the same
-algorithm): 1-2 µs a word against 110-160 µs, which decided a 2M-token `search`
-(bench/README.md, "search at size").
+snowballstemmer hands out PyStemmer's stemmer (the Snowball project's C build, a dependency
+too) where it is installed, its own pure-Python one (the same stems) where not: 1-2 µs a word
+against 110-160 µs, which decided a 2M-token `search` (bench/README.md, "search at 2M tokens").
 """
 
 from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from typing import Any
 
-import Stemmer  # type: ignore[import-not-found]  # PyStemmer: a C module, no type information
+import snowballstemmer  # type: ignore[import-untyped]  # it ships no type information
 
 __all__ = ["stem"]
 
 _LOCAL = threading.local()
 
 
-def _stemmer() -> Stemmer.Stemmer:
+def _stemmer() -> Any:
     """This thread's stemmer (made on first use: a few microseconds)."""
     stemmer = getattr(_LOCAL, "stemmer", None)
     if stemmer is None:
-        stemmer = _LOCAL.stemmer = Stemmer.Stemmer("english")
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
     return stemmer
 
 
