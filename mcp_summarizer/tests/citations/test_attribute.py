@@ -148,6 +148,11 @@ def test_citing_hostile_wrapped_text_is_linear() -> None:
             best = min(best, time.perf_counter() - start)
         return best, done.text
 
-    (small, cited_small), (big, cited_big) = run(2_000), run(20_000)
+    # linear: ~10x; quadratic: ~100x.  Over the limit it is measured again (a loaded machine
+    # can stall one measurement; a quadratic scan is over it every time).
+    for _ in range(3):
+        (small, cited_small), (big, cited_big) = run(2_000), run(20_000)
+        if big < small * 30:
+            break
     assert cited_small.endswith(f"{line} [{IDS[1]}]") and cited_big.endswith(f"{line} [{IDS[1]}]")
-    assert big < small * 30, (small, big)  # linear: ~10x; quadratic: ~100x
+    assert big < small * 30, (small, big)

@@ -154,8 +154,13 @@ def test_citation_scan_is_linear_on_hostile_text() -> None:
         cite.clean(text, {"a#1"})
         return time.perf_counter() - start
 
-    small, big = min(scan(2_000) for _ in range(3)), min(scan(20_000) for _ in range(3))
-    assert big < small * 30, (small, big)  # linear: ~10x; quadratic: ~100x
+    # linear: ~10x; quadratic: ~100x.  Over the limit it is measured again (a loaded machine
+    # can stall one measurement; a quadratic scan is over it every time).
+    for _ in range(3):
+        small, big = min(scan(2_000) for _ in range(3)), min(scan(20_000) for _ in range(3))
+        if big < small * 30:
+            break
+    assert big < small * 30, (small, big)
 
 
 # -- topics and relevance -------------------------------------------------------------------
