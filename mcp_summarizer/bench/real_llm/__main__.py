@@ -15,7 +15,9 @@ ended, from /metrics), how many stopped at max_tokens, the answer's tokens again
 budget, whether it was marked degraded, the deadline's effect (`_meta` `partial`, with
 TOOL_DEADLINE_SECONDS: `--deadline`), the parts the output checks rejected (`_meta`
 `rejected`), the fidelity receipt (facts kept of the source's, possible inventions) and the
-answer's first words.  A markdown table of the same closes the run (bench/README.md).
+answer's first words; after a partial answer whose work went on (`--wait-job`), when the
+background job ended, what became of its answer, and the same call again (cached or not, its
+rejections and receipt).  A markdown table of the same closes the run (bench/README.md).
 Facts a version of the service does not report show as n/a.
 """
 
@@ -59,6 +61,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="TOOL_DEADLINE_SECONDS for the service (default: as the environment has it, else "
         "the service's own default; 0: none, the full LLM answer)",
     )
+    parser.add_argument(
+        "--wait-job",
+        type=float,
+        default=1800.0,
+        help="after a partial answer: seconds to wait for its background job, then the same call "
+        "again (0: neither)",
+    )
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE, more service settings")
     parser.add_argument("--call-timeout", type=float, default=3600.0, help="the MCP client's, seconds")
     parser.add_argument("--show", type=int, default=160, help="characters of each answer shown")
@@ -98,6 +107,7 @@ def service_env(args: argparse.Namespace, backend: str, url: str, model: Model) 
         "LLM_CONCURRENCY": "fixed",
         "DEFAULT_CHUNK_SIZE_TOKENS": str(args.chunk_tokens),
         "DEFAULT_CHUNK_OVERLAP_TOKENS": str(min(100, args.chunk_tokens // 8)),
+        "CACHE": "on",  # where the full answer of a job that outlives its deadline goes
     }
     deadline = args.deadline if args.deadline is not None else os.environ.get("TOOL_DEADLINE_SECONDS")
     if deadline is not None:
@@ -124,24 +134,27 @@ def describe(row: Row, show: int) -> str:
         f"  answer {row.answer_tokens} tokens (budget {row.budget}); degraded {row.meta.get('degraded')} "
         f"cause {row.meta.get('cause')!r} backend {row.meta.get('backend')}",
         f"  deadline: {row.partial}; rejected: {row.rejected}; "
-        f"receipt: kept {row.kept}, invented {row.invented}",
+        f"receipt: kept {row.kept}, invented {row.invented}; against the embedded: {row.low}",
+        f"  afterwards: {row.later}",
         "  text: " + repr(" ".join(row.text.split())[:show]),
     ]
+    if row.again_text:
+        lines.append("  again: " + repr(" ".join(row.again_text.split())[:show]))
     return "\n".join(lines)
 
 
 def table(rows: list[Row]) -> str:
     out = [
         "| input | backend | s | LLM calls | length stops | answer tokens | degraded | deadline | rejected "
-        "| kept | invented |",
-        "|---|---|---:|---:|---:|---:|---|---|---|---:|---:|",
+        "| kept | invented | afterwards |",
+        "|---|---|---:|---:|---:|---:|---|---|---|---:|---:|---|",
     ]
     for r in rows:
         out.append(
             f"| {r.input} ({r.source_tokens:,}) | {r.backend} | {r.seconds:.1f} | "
             f"{sum(r.calls_by_status.values())} | {r.event.get('length_stops', 'n/a')} | "
             f"{r.answer_tokens} / {r.budget} | {'ERROR' if r.error else r.meta.get('degraded')} | "
-            f"{r.partial} | {r.rejected} | {r.kept} | {r.invented} |"
+            f"{r.partial} | {r.rejected} | {r.kept} | {r.invented} | {r.later} |"
         )
     return "\n".join(out)
 
@@ -155,7 +168,9 @@ async def bench(args: argparse.Namespace, url: str, model: Model) -> list[Row]:
         server: RunningServer = start_server(service_env(args, backend, url, model))
         try:
             for name, text in texts.items():
-                row = await summarize(server, name, backend, text, args.budget, args.call_timeout)
+                row = await summarize(
+                    server, name, backend, text, args.budget, args.call_timeout, args.wait_job
+                )
                 print(describe(row, args.show), flush=True)
                 rows.append(row)
         finally:
