@@ -9,7 +9,8 @@ caller's concurrency slot is held by each attempt, never across the waits betwee
 429 storm whose Retry-After kept every slot asleep would queue every other request too.
 
 Each attempt has a deadline on its whole time (`pace`: LLM_TIMEOUT_SECONDS plus what the
-server's measured pace says the attempt and those ahead of it need).  The SDK's timeout is
+server's measured pace says the attempt and those ahead of it need; it grows while the
+attempt waits if an answer shows the server slower than it assumed).  The SDK's timeout is
 per socket read, so a server trickling its answer byte by byte would keep a call alive
 indefinitely; an attempt past its deadline is closed and counts as a transient timeout,
 retried like one.
@@ -46,7 +47,7 @@ from tenacity.wait import wait_random_exponential
 from mcp_summarizer.errors import AttemptTimeout, ContextOverflow, LLMError
 from mcp_summarizer.summarize.context_error import ContextRejection, read_context_error
 from mcp_summarizer.summarize.options import LLMOptions
-from mcp_summarizer.summarize.pace import Pace, prompt_work
+from mcp_summarizer.summarize.pace import CAP, Pace, prompt_work
 
 __all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot", "context_rejection"]
 
@@ -255,21 +256,29 @@ class OpenAIBackend:
     async def _attempt(self, system: str, user: str, max_tokens: int) -> ChatCompletion:
         o = self._options
         attempt = self.pace.start(prompt_work(system, user), max_tokens)
+        began = asyncio.get_running_loop().time()
         try:
-            async with asyncio.timeout(attempt.deadline):
+            async with asyncio.timeout_at(began + attempt.deadline) as scope:
+                # The deadline grows while the call waits, if an answer shows the server slower
+                # (not once it has expired: the task is being cancelled, and `reschedule` raises).
+                def extend(seconds: float) -> None:
+                    if not scope.expired():
+                        scope.reschedule(began + seconds)
+
+                self.pace.watch(attempt, extend)
                 response = await self._client().chat.completions.create(
                     model=self.model,
                     messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                     max_tokens=max_tokens,
                     temperature=o.temperature,
-                    # The SDK's own (per read) no shorter than the attempt's deadline.
+                    # The SDK's own (per read) no shorter than the longest the deadline may grow to.
                     timeout=openai.Timeout(
-                        attempt.deadline, connect=min(o.timeout_seconds, attempt.deadline)
+                        CAP * o.timeout_seconds, connect=min(o.timeout_seconds, attempt.deadline)
                     ),
                 )
         except TimeoutError:
             self.pace.timed_out(attempt)
-            raise AttemptTimeout(f"no answer within {attempt.deadline:.1f} s") from None
+            raise AttemptTimeout(f"no answer within {(scope.when() or began) - began:.1f} s") from None
         except BaseException:
             self.pace.dropped(attempt)
             raise

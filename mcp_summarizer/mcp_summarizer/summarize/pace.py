@@ -22,6 +22,12 @@ then a few tokens a second), so the deadline is
   slowly when faster.  Until the first answer there is no pace: the deadline is then
   LLM_TIMEOUT_SECONDS per ``REFERENCE_WORK`` units (an 8k-token prompt with a short answer),
   at least LLM_TIMEOUT_SECONDS.
+* The deadline of an attempt already sent grows when the pace does: calls queued at a
+  one-slot server before its first answer were given the first guess (LLM_TIMEOUT_SECONDS
+  per ``REFERENCE_WORK``), and a CPU server slower than that cut them off, one after the
+  other, though its first answer had shown how long they would need.  Only an answer
+  grows it (a timeout may be a hung server: the calls waiting keep their deadlines), and it
+  never shrinks: what an attempt was promised holds.
 * An attempt that times out is still being worked on by servers that do not stop on a
   disconnect: its work stays ahead of the others for as long as the pace says it needs.  On
   a server that never answered yet, the time it took is where the pace starts, so its retry
@@ -82,6 +88,9 @@ class Pace:
         self._keys = itertools.count()
         # Work in flight: key -> (work, until when it counts; None while awaited).
         self._flight: dict[int, tuple[float, float | None]] = {}
+        # Attempts awaited whose deadline may grow: key -> (the attempt, its deadline now,
+        # what to tell when it grows: `watch`).
+        self._watched: dict[int, tuple[Paced, float, Callable[[float], None]]] = {}
 
     def start(self, prompt: float, max_tokens: int) -> Paced:
         """An attempt about to be sent, with its deadline."""
@@ -92,6 +101,11 @@ class Pace:
         attempt = Paced(next(self._keys), prompt, max_tokens, ahead, now, self.deadline(ahead + work))
         self._flight[attempt.key] = (attempt.work, None)
         return attempt
+
+    def watch(self, attempt: Paced, extend: Callable[[float], None]) -> None:
+        """Call ``extend`` with the attempt's new deadline (seconds from its start) whenever
+        an answer shows a slower pace than its deadline assumed while it is awaited."""
+        self._watched[attempt.key] = (attempt, attempt.deadline, extend)
 
     def deadline(self, work: float) -> float:
         """Seconds an attempt with ``work`` to do (its own and what is ahead of it) may take."""
@@ -104,10 +118,12 @@ class Pace:
     def answered(self, attempt: Paced, answer_tokens: int) -> None:
         """The attempt's answer came: its time measures the pace."""
         self._flight.pop(attempt.key, None)
+        self._watched.pop(attempt.key, None)
         done = attempt.ahead + attempt.prompt + ANSWER_WEIGHT * max(answer_tokens, 0)
         seen = (self._clock() - attempt.started) / max(done, 1.0)
         pace = self.seconds_per_unit
         self.seconds_per_unit = seen if pace is None or seen > pace else pace + _FOLLOW * (seen - pace)
+        self._extend()
 
     def timed_out(self, attempt: Paced) -> None:
         """The attempt outran its deadline, and the server may still be at it: its work stays
@@ -116,6 +132,7 @@ class Pace:
         that did is not taken to be slower: three times its pace and LLM_TIMEOUT_SECONDS on
         top were not enough, so it is more likely hung, and its next deadlines stay short."""
         now = self._clock()
+        self._watched.pop(attempt.key, None)
         if self.seconds_per_unit is None:
             self.seconds_per_unit = (now - attempt.started) / max(attempt.ahead + attempt.work, 1.0)
         self._flight[attempt.key] = (attempt.work, now + self.seconds_per_unit * attempt.work)
@@ -123,3 +140,12 @@ class Pace:
     def dropped(self, attempt: Paced) -> None:
         """The attempt ended otherwise (an error, a cancellation): it measures nothing."""
         self._flight.pop(attempt.key, None)
+        self._watched.pop(attempt.key, None)
+
+    def _extend(self) -> None:
+        """The attempts still awaited, given what the pace now says they need (if more)."""
+        for key, (attempt, current, extend) in list(self._watched.items()):
+            grown = self.deadline(attempt.ahead + attempt.work)
+            if grown > current:
+                self._watched[key] = (attempt, grown, extend)
+                extend(grown)

@@ -414,6 +414,23 @@ async def test_calls_queued_at_a_one_slot_server_are_not_cut_off(llm: FakeLLM) -
     assert b.pace.seconds_per_unit is not None, "the answers measured the server's pace"
 
 
+async def test_calls_queued_before_a_slow_servers_first_answer_are_not_cut_off(llm: FakeLLM) -> None:
+    """Three small calls at once to a one-slot server slower than the first guess allows
+    (LLM_TIMEOUT_SECONDS per 8k-token prompt: 2 s for each, each takes 1.2 s): the second and
+    third would be cut off at 2 s, queued behind the first; its answer shows the server's pace,
+    and their deadlines grow with it."""
+    llm.slots, llm.latency = 1, 1.2
+    b = OpenAIBackend(make_settings(llm, LLM_TIMEOUT_SECONDS="2", LLM_MAX_ATTEMPTS="1").llm())
+    try:
+        answers = await asyncio.gather(*(b.complete(SYSTEM, f"{USER} {i}", 100) for i in range(3)))
+        await llm.wait_idle_async()
+    finally:
+        await b.aclose()
+        llm.slots = None
+    assert [a.attempts for a in answers] == [1, 1, 1]
+    assert [r.outcome for r in llm.requests] == ["ok"] * 3
+
+
 async def test_the_retry_of_a_timed_out_call_waits_for_the_work_the_server_goes_on_with(llm: FakeLLM) -> None:
     """A call that outran its deadline is still being worked on by a one-slot server (llama.cpp
     went on for 64 s): its retry queues behind that work, and its deadline counts it."""

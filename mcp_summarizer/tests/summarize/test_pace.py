@@ -63,6 +63,45 @@ def test_an_answer_measures_the_pace_and_later_deadlines_follow_it(clock: Clock)
     assert second.deadline == pytest.approx(60 + SAFETY * per_unit * (8000 + ANSWER_WEIGHT * 500))
 
 
+def test_calls_sent_before_the_first_answer_get_the_time_it_shows_they_need(clock: Clock) -> None:
+    """llama.cpp on a CPU with one slot: calls sent at once before any answer get the first
+    guess (the timeout per REFERENCE_WORK), and at a slower server the queued ones would be cut
+    off though the first answer shows how long they need: their deadlines grow with it."""
+    pace = Pace(2, clock)
+    grown: dict[int, list[float]] = {}
+    attempts = [pace.start(200, 100) for _ in range(3)]  # small: each guessed at the timeout
+    for a in attempts:
+        assert a.deadline == 2
+        pace.watch(a, grown.setdefault(a.key, []).append)
+    clock.now += 1.5  # the first answer: 1.5 s for 200 + 16 x 100 units
+    pace.answered(attempts[0], 100)
+    per_unit = 1.5 / (200 + ANSWER_WEIGHT * 100)
+    second, third = attempts[1:]
+    want = {a.key: [pytest.approx(2 + SAFETY * per_unit * (a.ahead + a.work))] for a in (second, third)}
+    assert grown[attempts[0].key] == [] and {a.key: grown[a.key] for a in (second, third)} == want
+    assert grown[second.key][0] > 2 * 1.5, "enough for the one ahead of it and its own"
+    assert grown[third.key][0] > 3 * 1.5
+    clock.now += 1.5
+    pace.answered(second, 100)  # a faster answer: no deadline shrinks
+    assert len(grown[third.key]) == 1
+    pace.dropped(third)
+    clock.now += 100
+    pace.answered(pace.start(10**5, 0), 0)  # far slower, but nothing is awaited any more
+    assert [len(v) for v in grown.values()] == [0, 1, 1]
+
+
+def test_a_timeout_does_not_grow_the_deadlines_of_the_calls_waiting(clock: Clock) -> None:
+    """A server that never answered and lets a call time out may be hung: the calls sent with
+    it keep their deadlines (a hung server is found as soon as before)."""
+    pace = Pace(2, clock)
+    grown: list[float] = []
+    first, second = pace.start(200, 100), pace.start(200, 100)
+    pace.watch(second, grown.append)
+    clock.now += first.deadline
+    pace.timed_out(first)
+    assert pace.seconds_per_unit is not None and grown == []
+
+
 def test_a_fast_server_gets_short_deadlines_and_a_slower_answer_counts_at_once(clock: Clock) -> None:
     pace = Pace(5, clock)
     a = pace.start(4000, 100)
