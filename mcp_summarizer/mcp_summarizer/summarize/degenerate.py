@@ -43,7 +43,12 @@ The checks, in this order (the first that holds is the reason):
    word breaks (CJK without punctuation, a run of one character) has no n-grams to count: an
    answer of `ZLIB_MIN_CHARS` characters or more, with fewer than one word in
    `ZLIB_CHARS_PER_WORD` characters, that zlib shrinks below `ZLIB_RATIO` of its size, well
-   below what it does to ``given``, is a loop too.
+   below what it does to ``given``, is a loop too.  So is an answer that says one sentence of
+   `LOOP_N` words or more `LOOP_SENTENCE_TIMES` times or more, that many more than ``given``
+   holds it (beyond once), whatever its share: SmolLM2 wrote a few distinct sentences and then
+   "It is a service that uses a library that is designed to be used by other services." over
+   and over, and it reached the client (`tests/real_llm`); said three times after 70 words of
+   other text, that is 23% of the n-grams, under `LOOP_SHARE`.
 
 Every threshold errs towards passing an answer: a rejected answer costs a retry, and a
 summary of a table rejected by mistake would lose the model's work for nothing.
@@ -77,6 +82,7 @@ ECHO_SHARE = 0.3
 LOOP_N = 8
 LOOP_MIN_WORDS = 16
 LOOP_SHARE = 0.3
+LOOP_SENTENCE_TIMES = 3
 ZLIB_MIN_CHARS = 256
 ZLIB_CHARS_PER_WORD = 20
 ZLIB_RATIO = 0.1
@@ -102,6 +108,7 @@ _PREAMBLE = re.compile(
 )
 _SENTENCE_OR_LINE_END = re.compile(r"[.!?\u3002\uff01\uff1f\u2026][\"'\u201d\u2019)\]*_]*(?:\s|\Z)|\n\s*\S")
 _SENTENCE_END = re.compile(r"[.!?\n]")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
 _FIRST_SENTENCES = re.compile(r"\A(?:[^.!?\n]*(?:[.!?\n]+|\Z)){1,2}")
 _REFUSAL = re.compile(
     r"(?:^|[.!?\n]\s*)\W*(?:"
@@ -235,10 +242,29 @@ def _loop(text: str, words: list[str], given: str) -> str | None:
             if surplus >= LOOP_SHARE * len(grams):
                 most = max(repeated.values())
                 return f"{surplus / len(grams):.0%} of its {LOOP_N}-word runs repeat (one {most} times)"
+    if len(words) >= LOOP_SENTENCE_TIMES * LOOP_N and (said := _said_over(text, given)) is not None:
+        return said
     if len(text) >= ZLIB_MIN_CHARS and len(text) > ZLIB_CHARS_PER_WORD * len(words):  # few word breaks
         ratio = _zlib_ratio(text)
         if ratio < ZLIB_RATIO and (not given or _zlib_ratio(given[: 4 * len(text)]) > 2 * ratio):
             return f"zlib keeps {ratio:.1%} of it"
+    return None
+
+
+def _said_over(text: str, given: str) -> str | None:
+    """Why ``text`` is a loop by one sentence said over and over, or None."""
+    said = Counter(_phrase(_WORD.findall(s.casefold())) for s in _SENTENCE_BREAK.split(text))
+    # Said twice as a sentence of its own; counted as words in a row, so that the first time,
+    # run on from the words before it with no sentence end between, counts too.
+    twice = [p for p, n in said.items() if n >= 2 and p.count(" ") >= LOOP_N - 1]
+    if not twice:
+        return None
+    mine, held = _phrase_text(text), _phrase_text(given)
+    for phrase in twice:
+        said_as = re.compile(f"(?<= ){re.escape(phrase)}(?= )")  # the space between two is shared
+        n = len(said_as.findall(mine))
+        if n >= LOOP_SENTENCE_TIMES and n - max(1, len(said_as.findall(held))) >= LOOP_SENTENCE_TIMES - 1:
+            return f"a sentence of {phrase.count(' ') + 1} words said {n} times"
     return None
 
 

@@ -150,6 +150,29 @@ async def test_a_degenerate_map_answer_is_asked_for_again_and_the_retry_used(
     assert rejected_metric(after, kind, "retry") - rejected_metric(before, kind, "retry") == len(firsts)
 
 
+async def test_a_map_answer_that_ends_saying_one_sentence_over_and_over_is_a_loop(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    """SmolLM2 through the service: a summary's first sentences, then one sentence over and
+    over to max_tokens, too little of the answer for the share of repeated runs; it reached the
+    client as a healthy summary.  Now the part is asked for again."""
+    tail = "It is a service that uses a library that is designed to be used by other services. "
+
+    def answer(r: Recorded) -> Reply:
+        if MAP_MARK in r.system and RETRY_MARK not in r.system:
+            room = (r.max_tokens or 200) - tokens.count(tail * 3) - 2
+            return ok(default_summary(r.user, room) + " " + tail * 3)
+        return ok()
+
+    fresh_llm.responder = answer
+    text, facts = await summarize(server)
+    firsts = first_map_calls(fresh_llm)
+    assert len(firsts) >= 3
+    n = len(firsts)
+    assert facts["rejected"] == {"answers": n, "parts_replaced": 0, "reasons": {"loop": n}}
+    assert "designed to be used by other services" not in text, text
+
+
 @pytest.mark.parametrize("kind", list(DEGENERATE))
 async def test_a_part_rejected_twice_is_its_chunks_embedded_summary(
     server: RunningServer, fresh_llm: FakeLLM, kind: str

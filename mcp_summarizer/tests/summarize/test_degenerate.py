@@ -106,6 +106,27 @@ def test_degenerate_answers_are_rejected_with_their_reason(
     assert verdict.detail
 
 
+# SmolLM2 through the service (tests/real_llm): a few sentences, then one over and over; said
+# three times it is under LOOP_SHARE of the answer's n-grams.
+SMOLLM_TAIL_LOOP = (
+    "The MCP service is a service that compiles and compresses text for LLM agents. It is a "
+    "research agent that prints a summary that fits its context. It is a stand-in that always "
+    "prints sensible text. The README explains how to install it with one script and how to run "
+    "the tests on two cores. Budgets are counted in tokens of the cl100k encoding. "
+    + "It is a service that uses a library that is designed to be used by other services. "
+    * 3
+)
+
+
+def test_one_sentence_said_three_times_is_a_loop_whatever_its_share() -> None:
+    verdict = check(SMOLLM_TAIL_LOOP, prompt=MAP, given=SOURCE, finish_reason="length")
+    assert verdict.reason == "loop" and "said 3 times" in verdict.detail, verdict
+    sentence = "It is a service that uses a library that is designed to be used by other services. "
+    assert reason(SMOLLM_TAIL_LOOP.replace(sentence, "", 1)) is None, "twice is no loop by itself"
+    source = sentence.strip() + "\n" + sentence * 3
+    assert reason(SMOLLM_TAIL_LOOP, given_text=source) is None, "the source says it as often"
+
+
 def test_the_reason_holds_no_words_of_the_answer() -> None:
     """The detail goes to the logs: the answer may hold the caller's content."""
     for answer, system in (
