@@ -17,8 +17,8 @@ import time
 from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD
 from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens

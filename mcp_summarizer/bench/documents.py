@@ -38,11 +38,11 @@ from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
 from tests.support.servers import start_server, stop_server
 
 from bench import corpus
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.store_setup import open_store
 from mcp_summarizer.config import Settings
-from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.storage import open_store
+from mcp_summarizer.documents.schema import DocumentIn, DocumentsSummary
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text import tokens
 

@@ -33,7 +33,7 @@ from tests.support.fake_llm import FakeLLM
 from tests.support.servers import start_server, stop_server
 
 from bench.documents import mixed, stand_in
-from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
+from mcp_summarizer.documents.schema import DocumentIn, DocumentsSummary
 from mcp_summarizer.text import tokens
 
 SUBJECTS = ["wolves", "mines", "harbour", "bridges", "bakery"]

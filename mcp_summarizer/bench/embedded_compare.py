@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parents[2]  # the checkout this file is in
 _CHILD = r"""
 import asyncio, gc, json, sys, time
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens

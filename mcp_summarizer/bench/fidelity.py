@@ -44,8 +44,8 @@ from types import ModuleType
 from typing import Any
 
 from bench import corpus
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.fidelity.facts import facts
 from mcp_summarizer.fidelity.receipt import SourceFacts, receipt, source_facts
 from mcp_summarizer.summarize import extractive

@@ -27,8 +27,8 @@ from mcp_types import jsonrpc_message_adapter
 from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import Stopped
 from mcp_summarizer.summarize.budget import map_share_settled
 from mcp_summarizer.summarize.chunker import chunk

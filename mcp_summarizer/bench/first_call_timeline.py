@@ -35,13 +35,13 @@ from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
 
 from bench import corpus
 from bench.first_call import TARGET, parse_size
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.store_setup import open_storage
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.drill.answer import ask, prepare
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.gil import hand_over_sooner
-from mcp_summarizer.storage import open_storage
+from mcp_summarizer.process.gil import hand_over_sooner
 from mcp_summarizer.summarize.engine import Engine, Request, map_while_chunking, mapreduce, streamed
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.tenant import LOCAL
@@ -237,7 +237,7 @@ def main() -> None:
     parser.add_argument("--tool", action="store_true", help="with the tool's result cache and prepare")
     args = parser.parse_args()
     instrument(scan=not args.no_scan, head=not args.no_head)
-    hand_over_sooner()  # as the service does (cli.py)
+    hand_over_sooner()  # as the service does (cli/commands.py)
     text = corpus.load(parse_size(args.size))
     print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, {len(text):,} characters\n")
     spawn = multiprocessing.get_context("spawn")

@@ -22,8 +22,8 @@ from tests.support.fake_llm import FakeLLM
 from tests.support.small_context import SmallContext
 
 from bench import corpus
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize.engine import Request
 
 

@@ -37,9 +37,9 @@ from tests.support.fake_llm import FakeLLM
 
 from bench import corpus
 from bench.corpus import human, table_row
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize import degenerate
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Request, vetting

@@ -35,13 +35,13 @@ from mcp_summarizer.errors import (
 from mcp_summarizer.version import __version__
 
 if _typing.TYPE_CHECKING:
-    from mcp_summarizer.inprocess import (
+    from mcp_summarizer.inprocess.if_needed import (
         Summarized,
         serialize_output,
         summarize_if_needed,
         summarize_with_receipt,
     )
-    from mcp_summarizer.summarization import (
+    from mcp_summarizer.inprocess.ticket_api import (
         SummarizationService,
         estimate_tokens,
         get_summarization_service,
@@ -50,13 +50,13 @@ if _typing.TYPE_CHECKING:
 
 # Where each name that is imported when first used lives.
 _LAZY = {
-    "Summarized": "mcp_summarizer.inprocess",
-    "serialize_output": "mcp_summarizer.inprocess",
-    "summarize_if_needed": "mcp_summarizer.inprocess",
-    "summarize_with_receipt": "mcp_summarizer.inprocess",
-    "SummarizationService": "mcp_summarizer.summarization",
-    "estimate_tokens": "mcp_summarizer.summarization",
-    "get_summarization_service": "mcp_summarizer.summarization",
+    "Summarized": "mcp_summarizer.inprocess.if_needed",
+    "serialize_output": "mcp_summarizer.inprocess.if_needed",
+    "summarize_if_needed": "mcp_summarizer.inprocess.if_needed",
+    "summarize_with_receipt": "mcp_summarizer.inprocess.if_needed",
+    "SummarizationService": "mcp_summarizer.inprocess.ticket_api",
+    "estimate_tokens": "mcp_summarizer.inprocess.ticket_api",
+    "get_summarization_service": "mcp_summarizer.inprocess.ticket_api",
     "Kind": "mcp_summarizer.summarize.engine",
     "Outcome": "mcp_summarizer.summarize.engine",
     "Progress": "mcp_summarizer.summarize.engine",

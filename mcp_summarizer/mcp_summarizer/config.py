@@ -4,7 +4,7 @@ Every variable is documented in the repository's `.env.example`.  A bad value st
 start-up with a message naming the variable, rather than failing on the first request.
 Token budgets derived from these values live in `summarize.budget`.  Each part takes only its
 own: `budget()`, `llm()`, `concurrency()` and `engine()` build the small objects of
-`summarize.options`, and `engine_setup.build_engine` the engine from them.
+`summarize.options`, and `assembly.engine_setup.build_engine` the engine from them.
 """
 
 from __future__ import annotations
@@ -315,7 +315,7 @@ class Settings(BaseSettings):
         )
 
     def concurrency(self) -> ConcurrencyOptions:
-        """The LLM concurrency limit's options (summarize.limiters)."""
+        """The LLM concurrency limit's options (summarize.limiter.build_limiter)."""
         return ConcurrencyOptions(
             limit=self.max_concurrent_llm_calls,
             mode=self.llm_concurrency,

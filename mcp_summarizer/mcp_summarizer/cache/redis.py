@@ -9,7 +9,7 @@ recently used answers until it is within its share, then (only if the shares add
 than the cap) those of the tenant holding the most: one Lua script, so replicas never race.
 A hit marks the answer used, in the same round trip.
 
-Redis down or slow never fails a request: a lookup is a miss after `redis_guard.CHEAP` time
+Redis down or slow never fails a request: a lookup is a miss after `health.redis_guard.CHEAP` time
 (Redis's, not this replica's lag), and the guard says when Redis is down.
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mcp_summarizer.cache.results import decode, encode
-from mcp_summarizer.redis_guard import Outage
+from mcp_summarizer.cache.backend import decode, encode
+from mcp_summarizer.health.redis_guard import Outage
 from mcp_summarizer.store.share import EVICT_OVER_SHARES
 from mcp_summarizer.tenant import Tenant
 

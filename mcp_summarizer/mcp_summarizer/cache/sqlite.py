@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcp_summarizer.cache.results import decode, encode
+from mcp_summarizer.cache.backend import decode, encode
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.store.dbfile import DBFile
 from mcp_summarizer.tenant import Tenant

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mcp_summarizer.documents import render
 from mcp_summarizer.documents.index import Group, Plan, plan
-from mcp_summarizer.documents.model import (
+from mcp_summarizer.documents.schema import (
     Cluster,
     ClusterSummary,
     Coverage,

@@ -1,7 +1,7 @@
 """The compact JSON size of a `DocumentsSummary` being shrunk, kept current step by step.
 Pure, no I/O.
 
-`documents.fit` shrinks a structure one small step at a time and needs its size after each.
+`documents.trim_structure` shrinks a structure one small step at a time and needs its size after each.
 Serializing the whole structure again each time is quadratic: 10,000 one-line documents took
 16 minutes, almost all of it there.  Here the size is added up from parts, each measured only
 when a step changes it:
@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from mcp_summarizer.documents.model import Cluster, ClusterSummary, DocumentInfo, DocumentsSummary
+from mcp_summarizer.documents.schema import Cluster, ClusterSummary, DocumentInfo, DocumentsSummary
 
 __all__ = ["Sizes", "json_bytes", "value_bytes"]
 

@@ -33,10 +33,10 @@ from mcp_summarizer.documents.batches import ExcerptCost
 from mcp_summarizer.documents.compose import SECTION_GAP, Counts, DocumentsOutcome
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, Group, Plan, group
 from mcp_summarizer.documents.map_calls import JSON_OVERHEAD, MapCalls, Mapped
-from mcp_summarizer.documents.model import DocumentIn
-from mcp_summarizer.documents.partial import Watch
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import Cut, cut_all, document_ids, stored
 from mcp_summarizer.documents.topics import focus_terms
+from mcp_summarizer.documents.watch import Watch
 from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
@@ -50,7 +50,7 @@ from mcp_summarizer.summarize.engine import (
     describe_failure,
     store_notice,
 )
-from mcp_summarizer.summarize.engine.fidelity import SourceScan
+from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 from shared.prompt_loader import load_prompt

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import Source, source_id
 from mcp_summarizer.store.ids import IdKey

@@ -1,5 +1,5 @@
 """A `summarize_documents` structure kept whole in the content store, for the lists a client's
-byte limit shortened (`documents.fit`): ``expand`` opens it, a page at a time, and so does the
+byte limit shortened (`documents.trim_structure`): ``expand`` opens it, a page at a time, and so does the
 excerpt resource.
 
 It is stored as one record, its JSON with one list item a line (so `expand` pages it at line
@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 
-from mcp_summarizer.documents.model import DocumentsSummary
+from mcp_summarizer.documents.schema import DocumentsSummary
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.store.content import ContentStore, Source, source_id
 from mcp_summarizer.store.ids import IdKey

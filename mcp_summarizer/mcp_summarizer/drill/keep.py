@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import Document, Excerpt, document_ids, excerpts_of, stored
 from mcp_summarizer.errors import Stopped, StoreError, SummarizerError
 from mcp_summarizer.store.content import ContentStore

@@ -12,14 +12,14 @@ import logging
 
 from mcp.server.mcpserver import MCPServer
 
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
 from mcp_summarizer.auth import auth_settings, load_tokens
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.config import Settings
-from mcp_summarizer.dependencies import Dependencies, Dependency
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.metrics import Metrics
-from mcp_summarizer.storage import open_indexes, open_storage
+from mcp_summarizer.health.dependencies import Dependencies, Dependency
+from mcp_summarizer.mcp.metrics import Metrics
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.summarize.leases import ClusterLimiter
 from mcp_summarizer.summarize.llm import Backend
@@ -30,7 +30,7 @@ from . import documents_tool, fetch_tool, source_tools, summarize_tools
 from .arguments import UnknownArguments
 from .http_runner import add_routes
 from .instructions import INSTRUCTIONS
-from .prompts import prompts_only_if_any
+from .prompt_capability import prompts_only_if_any
 from .registry import Tools
 from .service import Service
 

@@ -2,7 +2,7 @@
 
 The work is `documents.pipeline`'s; here the answer is made to fit the client's limits, and
 returned with its structure (the topic index) beside the text.  It is made by the client's
-deadline (`documents.partial` then: the embedded answer with the LLM's map summaries so far),
+deadline (`documents.watch` then: the embedded answer with the LLM's map summaries so far),
 identical calls share one job (`summarize.jobs`), and a whole answer (made in time, or later
 by the job that went on) is kept in the result cache: the same call then gets it, its
 excerpts kept again so that every id it cites opens.
@@ -24,17 +24,17 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
 from mcp_summarizer.documents.jsonsize import json_bytes
-from mcp_summarizer.documents.model import DocumentIn, DocumentsSummary
-from mcp_summarizer.documents.partial import Watch, covered
 from mcp_summarizer.documents.pipeline import MIN_BUDGET as DOCUMENTS_MIN_BUDGET
+from mcp_summarizer.documents.schema import DocumentIn, DocumentsSummary
+from mcp_summarizer.documents.watch import Watch, covered
 from mcp_summarizer.documents.whole import keep_whole
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.mcp.answers import cut_with_notice, made_within
+from mcp_summarizer.mcp.refit import cut_with_notice, made_within
 from mcp_summarizer.summarize.admission import estimated
 from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, not_kept, notice
 from mcp_summarizer.summarize.heartbeat import Heartbeat

@@ -20,7 +20,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from mcp_summarizer.auth import tenant_of
-from mcp_summarizer.cache.answers import PageSummary
+from mcp_summarizer.cache.lookup import PageSummary
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
@@ -28,8 +28,8 @@ from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.mcp.answers import cut_with_notice, made_within
-from mcp_summarizer.metrics import fetch_outcome
+from mcp_summarizer.mcp.metrics import fetch_outcome
+from mcp_summarizer.mcp.refit import cut_with_notice, made_within
 from mcp_summarizer.summarize.deadline import (
     PARTIAL_FIDELITY,
     UNCITED,

@@ -31,10 +31,10 @@ from starlette.middleware import Middleware
 from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse, Response
 
-from mcp_summarizer.bodylimit import BodyLimit
 from mcp_summarizer.config import Settings
-from mcp_summarizer.ending import end_process
-from mcp_summarizer.metrics import CONTENT_TYPE
+from mcp_summarizer.mcp.body_limit import BodyLimit
+from mcp_summarizer.mcp.metrics import CONTENT_TYPE
+from mcp_summarizer.process.ending import end_process
 
 from .service import Service
 from .sessions import recognize_clients

@@ -15,7 +15,7 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
-from mcp_summarizer.documents.fit import fit_structure
+from mcp_summarizer.documents.trim_structure import fit_structure
 from mcp_summarizer.summarize.engine import Outcome
 
 __all__ = ["META_SUMMARY", "cached_result", "documents_result", "inline", "summary_result", "text_result"]

@@ -19,14 +19,14 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
-from mcp_summarizer.dependencies import Dependencies
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
-from mcp_summarizer.ending import close_quietly
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.metrics import Metrics
+from mcp_summarizer.health.dependencies import Dependencies
+from mcp_summarizer.mcp.metrics import Metrics
+from mcp_summarizer.process.ending import close_quietly
 from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.store import ContentStore
 from mcp_summarizer.summarize.deadline import Deadline

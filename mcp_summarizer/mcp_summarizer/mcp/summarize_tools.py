@@ -27,7 +27,7 @@ from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.mcp.answers import cut_with_notice, summary_within
+from mcp_summarizer.mcp.refit import cut_with_notice, summary_within
 from mcp_summarizer.summarize.deadline import (
     PARTIAL_FIDELITY,
     UNCITED,

@@ -33,12 +33,13 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.mcp.arguments import check_arguments
 from mcp_summarizer.mcp.http_runner import serve_until_stopped, transport_security
@@ -46,12 +47,12 @@ from mcp_summarizer.mcp.results import inline
 from mcp_summarizer.mcp.sessions import client_name, recognize_clients
 from mcp_summarizer.mcp.source_tools import EXCERPT_TEMPLATE, excerpt_id, read_excerpt
 from mcp_summarizer.mcp.stdio import serve_stdio
-from mcp_summarizer.proxy.config import ProxyConfig
 from mcp_summarizer.proxy.listing import name_problem
 from mcp_summarizer.proxy.names import Published
 from mcp_summarizer.proxy.progress import Relay
-from mcp_summarizer.proxy.results import shape
 from mcp_summarizer.proxy.routes import route
+from mcp_summarizer.proxy.server_list import ProxyConfig
+from mcp_summarizer.proxy.shaping import shape
 from mcp_summarizer.proxy.tools import (
     CALL_SCHEMA,
     EXPAND_SCHEMA,
@@ -66,7 +67,6 @@ from mcp_summarizer.proxy.tools import (
 )
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
 from mcp_summarizer.search.find import search
-from mcp_summarizer.storage import open_indexes, open_storage
 from mcp_summarizer.store import ContentStore
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.deadline import Deadline

@@ -4,7 +4,7 @@ client's limits.  Pure, no I/O.
 A client is shown more than a result's text blocks: the text of its embedded resources,
 its ``structuredContent`` (which Codex and OpenCode read instead of the text), a link's
 description; and every part travels with the result's ``_meta``.  So each counts against
-the budget and TOOL_OUTPUT_MAX_BYTES / the client's limits (`proxy.results.shape` fits them):
+the budget and TOOL_OUTPUT_MAX_BYTES / the client's limits (`proxy.shaping.shape` fits them):
 
 - an embedded text resource is text: summarized with the text blocks when they are over;
 - ``structuredContent`` is cut as JSON is cut (`proxy.shrink`), in its share of the budget;

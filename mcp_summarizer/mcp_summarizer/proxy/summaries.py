@@ -9,7 +9,7 @@ a cached summary cites the same ids).
 
 from __future__ import annotations
 
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, not_kept, summarize_by
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
 from mcp_summarizer.summarize.jobs import Jobs

@@ -14,7 +14,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_summarizer.proxy.results import META_PROXY
+from mcp_summarizer.proxy.shaping import META_PROXY
 
 __all__ = [
     "CALL_SCHEMA",

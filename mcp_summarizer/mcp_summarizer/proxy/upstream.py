@@ -10,7 +10,7 @@ the call they answer, and nothing more.  A lost connection (a stdio server that 
 HTTP server that went away) is opened again on the next call; when starting keeps failing,
 attempts back off (0, 1, 2, 4 ... 30 s), and a call in between is told when the next try will be.
 A reply that is not UTF-8 or not JSON-RPC fails the call it answers (for stdio see
-`proxy.stdio`; the SDK's HTTP transport does the same), is logged and kept as the server's
+`proxy.upstream_stdio`; the SDK's HTTP transport does the same), is logged and kept as the server's
 last error; the connection goes on.
 """
 
@@ -34,9 +34,9 @@ from mcp_types import PARSE_ERROR
 
 from mcp_summarizer.compat.mcp_sdk import connection_closed, create_mcp_http_client, skip_output_schema_check
 from mcp_summarizer.errors import UpstreamError
-from mcp_summarizer.proxy.config import ServerSpec
 from mcp_summarizer.proxy.listing import LEFT_OUT_KEY, MAX_DESCRIPTION, MAX_LISTING_BYTES, MAX_TOOLS, screen
-from mcp_summarizer.proxy.stdio import BAD_MESSAGE, stdio_transport
+from mcp_summarizer.proxy.server_list import ServerSpec
+from mcp_summarizer.proxy.upstream_stdio import BAD_MESSAGE, stdio_transport
 from mcp_summarizer.version import __version__
 from shared.logs import clip
 

@@ -1,5 +1,5 @@
 """Where originals are kept for `expand`: the interface (`content`) and its backends; the
-configured one is opened by `storage.open_store`."""
+configured one is opened by `assembly.store_setup.open_store`."""
 
 from __future__ import annotations
 

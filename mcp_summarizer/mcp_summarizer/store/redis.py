@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mcp_summarizer.errors import ExpiredSource, StoreError, UnknownSource
-from mcp_summarizer.redis_guard import Outage, RedisUnavailable
+from mcp_summarizer.health.redis_guard import Outage, RedisUnavailable
 from mcp_summarizer.store.content import Source, StoreStats, check_id
 from mcp_summarizer.store.ids import new_secret
 from mcp_summarizer.store.share import EVICT_OVER_SHARES, check_put

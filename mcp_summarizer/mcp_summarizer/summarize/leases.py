@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
-from mcp_summarizer.redis_guard import Outage
+from mcp_summarizer.health.redis_guard import Outage
 from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitState, next_state
 from mcp_summarizer.summarize.limiter import Attempt, FairLimiter, measured
 

@@ -47,7 +47,7 @@ class LLMOptions:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConcurrencyOptions:
-    """The limit on LLM calls in flight (see `limiters`): ``limit`` at once, or from there up
+    """The limit on LLM calls in flight (see `limiter.build_limiter`): ``limit`` at once, or from there up
     to ``maximum`` when ``mode`` is adaptive; for this process, or for every replica together
     (``scope`` cluster: leases in Redis at ``redis_url``, each good for ``lease_seconds``)."""
 

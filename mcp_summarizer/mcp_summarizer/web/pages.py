@@ -41,7 +41,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.deadline import Partial, said

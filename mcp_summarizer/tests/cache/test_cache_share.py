@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from mcp_summarizer.cache.backend import ResultCache
 from mcp_summarizer.cache.redis import RedisResultCache
-from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.tenant import Tenant
 from tests.support.redis_server import REDIS, RedisServer

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from mcp_summarizer.citations.attribute import cite, uncited
-from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import cut
 from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.summarize.extractive import summarize

@@ -17,9 +17,9 @@ import pytest
 import mcp_summarizer
 import shared
 from mcp_summarizer import cli
-from mcp_summarizer.cli import fidelity_line
+from mcp_summarizer.cli.commands import fidelity_line
 from mcp_summarizer.fidelity.receipt import receipt
-from mcp_summarizer.gil import SWITCH_INTERVAL
+from mcp_summarizer.process.gil import SWITCH_INTERVAL
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
 from tests.support.repository import repository_files
@@ -287,7 +287,7 @@ def test_stderr_carries_the_fidelity_receipt_before_the_status(tmp_path: Path) -
 
 
 def test_the_service_hands_the_gil_to_its_event_loop_every_millisecond() -> None:
-    """Set before anything else runs (see gil.py), whatever the command: here `--help`, which
+    """Set before anything else runs (see process/gil.py), whatever the command: here `--help`, which
     exits at once."""
     before = sys.getswitchinterval()
     try:

@@ -47,8 +47,8 @@ def test_help_and_bad_options_load_none_of_the_service(argv: list[str]) -> None:
 def test_the_library_surface_loads_when_first_used() -> None:
     probe = (
         "import sys, mcp_summarizer as m\n"
-        "assert 'mcp_summarizer.inprocess' not in sys.modules\n"
-        "assert m.summarize_if_needed.__module__ == 'mcp_summarizer.inprocess'\n"
+        "assert 'mcp_summarizer.inprocess.if_needed' not in sys.modules\n"
+        "assert m.summarize_if_needed.__module__ == 'mcp_summarizer.inprocess.if_needed'\n"
         "from mcp_summarizer import Request, SummarizationService\n"
         "assert sorted(m.__all__) == sorted(n for n in m.__all__ if hasattr(m, n))\n"
         "print('ok')"

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mcp_summarizer.citations.syntax import cited
-from mcp_summarizer.documents.model import DocumentsSummary
+from mcp_summarizer.documents.schema import DocumentsSummary
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
 from tests.support.servers import RunningServer, start_server, stop_server

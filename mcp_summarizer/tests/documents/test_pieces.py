@@ -9,7 +9,7 @@ import pytest
 
 from mcp_summarizer.citations import syntax as cite
 from mcp_summarizer.documents.index import MIN_CLUSTER_TOKENS, group, plan
-from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import Excerpt, cut, document_ids, plain, titles
 from mcp_summarizer.documents.topics import (
     Label,

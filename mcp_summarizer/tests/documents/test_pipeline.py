@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.store_setup import open_store
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.documents.model import DocumentIn
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
-from mcp_summarizer.engine_setup import build_engine
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.fidelity import receipt
-from mcp_summarizer.storage import open_store
 from mcp_summarizer.summarize.engine import fidelity
 from mcp_summarizer.tenant import LOCAL
 from tests.support.fake_llm import FakeLLM

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_summarizer.citations.ask import Ask
-from mcp_summarizer.documents.model import DocumentIn
+from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import cut, document_ids
 from mcp_summarizer.drill import keep as keep_module
 from mcp_summarizer.drill.keep import EXCERPT_TOKENS, Kept, begin, keep

@@ -58,11 +58,12 @@ def test_every_public_name_of_the_root_is_exported() -> None:
 
 
 def test_the_exports_are_the_modules_own_objects() -> None:
-    from mcp_summarizer import errors, inprocess, summarization
+    from mcp_summarizer import errors
+    from mcp_summarizer.inprocess import if_needed, ticket_api
     from mcp_summarizer.summarize import engine
 
-    assert mcp_summarizer.summarize_if_needed is inprocess.summarize_if_needed
-    assert mcp_summarizer.SummarizationService is summarization.SummarizationService
+    assert mcp_summarizer.summarize_if_needed is if_needed.summarize_if_needed
+    assert mcp_summarizer.SummarizationService is ticket_api.SummarizationService
     assert mcp_summarizer.Request is engine.Request
     assert mcp_summarizer.Outcome is engine.Outcome
     assert mcp_summarizer.SummarizerError is errors.SummarizerError

@@ -7,10 +7,15 @@ import re
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.fidelity.receipt import receipt
-from mcp_summarizer.inprocess import Summarized, serialize_output, summarize_if_needed, summarize_with_receipt
+from mcp_summarizer.inprocess.if_needed import (
+    Summarized,
+    serialize_output,
+    summarize_if_needed,
+    summarize_with_receipt,
+)
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
 

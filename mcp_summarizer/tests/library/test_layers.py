@@ -13,15 +13,13 @@ PACKAGE = Path(mcp_summarizer.__file__).parent
 
 # What stands above summarize/: the settings and what builds or serves the engine.
 ABOVE_SUMMARIZE = {
+    "assembly",
     "cli",
     "config",
     "documents",
-    "engine_setup",
     "inprocess",
     "mcp",
     "proxy",
-    "storage",
-    "summarization",
     "web",
 }
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.summarization import (
+from mcp_summarizer.inprocess.ticket_api import (
     SummarizationService,
     estimate_tokens,
     get_summarization_service,

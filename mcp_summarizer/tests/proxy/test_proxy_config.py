@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp_summarizer.errors import ConfigError
-from mcp_summarizer.proxy.config import load_proxy_config, parse_proxy_config
+from mcp_summarizer.proxy.server_list import load_proxy_config, parse_proxy_config
 
 
 def test_a_claude_code_mcp_json_reads_as_it_is() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_summarizer.logs import SERVICE_ID, setup_logging
+from mcp_summarizer.process.logs import SERVICE_ID, setup_logging
 
 TOUCHED = ("uvicorn", "uvicorn.error", "uvicorn.access", "mcp", "mcp.server", "httpx", "openai", "x")
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from mcp_summarizer.metrics import fetch_outcome, llm_status
+from mcp_summarizer.mcp.metrics import fetch_outcome, llm_status
 from tests.support.fake_llm import FakeLLM, error
 from tests.support.servers import RunningServer, start_server, stop_server
 

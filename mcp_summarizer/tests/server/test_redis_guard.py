@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mcp_summarizer.redis_guard import CHEAP, Outage
+from mcp_summarizer.health.redis_guard import CHEAP, Outage
 from mcp_summarizer.summarize.leases import Leases
 from tests.support.redis_server import RedisServer
 from tests.support.system_packages import needs

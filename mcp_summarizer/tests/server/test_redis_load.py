@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from mcp_summarizer.redis_guard import LOOK_SECONDS, RETRY_SECONDS, Outage, RedisUnavailable
+from mcp_summarizer.health.redis_guard import LOOK_SECONDS, RETRY_SECONDS, Outage, RedisUnavailable
 from tests.support.redis_server import RedisServer
 from tests.support.system_packages import needs
 

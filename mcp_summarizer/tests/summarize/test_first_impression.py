@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.topics import focus_terms, relevance
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Request
 from mcp_summarizer.text import tokens

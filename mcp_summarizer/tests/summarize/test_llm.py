@@ -19,7 +19,7 @@ import pytest
 
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import LLMError
-from mcp_summarizer.logs import setup_logging
+from mcp_summarizer.process.logs import setup_logging
 from mcp_summarizer.summarize.llm import (
     AttemptTimeout,
     Completion,

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 
 from mcp_summarizer.summarize import extractive
-from mcp_summarizer.summarize.engine.fidelity import SourceScan
+from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan
 from mcp_summarizer.summarize.engine.model import Observer, Outcome, Request
 from mcp_summarizer.summarize.options import EngineOptions
 from mcp_summarizer.text import tokens

@@ -4,7 +4,7 @@ calls are kept (a merge reads answers that are themselves cached), and only whol
 
 from __future__ import annotations
 
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.summarize.engine.model import Run
 from mcp_summarizer.tenant import Tenant
 

@@ -27,7 +27,7 @@ from mcp_summarizer.summarize.chunker import Chunk
 from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.context import ServerContext
 from mcp_summarizer.summarize.engine.events import map_started
-from mcp_summarizer.summarize.engine.fidelity import SourceScan
+from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan
 from mcp_summarizer.summarize.engine.head import HeadStart, head_chunks, let_calls_out
 from mcp_summarizer.summarize.engine.model import Outcome, Request, Run
 from mcp_summarizer.summarize.engine.steps import ChunksRead

@@ -29,8 +29,8 @@ from contextlib import asynccontextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
 
-from mcp_summarizer.cache.answers import Answers
 from mcp_summarizer.cache.key import CacheKeys
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.citations.ask import NO_CITATIONS, Ask
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.errors import ContextOverflow, InputError
@@ -40,13 +40,13 @@ from mcp_summarizer.summarize.budget import (
     map_output_tokens,
 )
 from mcp_summarizer.summarize.chunker import Chunk, chunk
-from mcp_summarizer.summarize.engine.answers import end_cleanly, fit_answer
+from mcp_summarizer.summarize.engine.answer_end import end_cleanly, fit_answer
 from mcp_summarizer.summarize.engine.baseline import embedded_summary, judge
 from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.context import ServerContext
 from mcp_summarizer.summarize.engine.events import map_started
 from mcp_summarizer.summarize.engine.failure import fail
-from mcp_summarizer.summarize.engine.fidelity import SourceScan, repair
+from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan, repair
 from mcp_summarizer.summarize.engine.gather import gather
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.summarize.engine.map_while_chunking import MapWhileChunking
@@ -77,7 +77,7 @@ STREAM_CHARS = 200_000
 
 class Engine:
     """``keys``: the service's side of the map cache's keys (made for this engine's model:
-    ``engine_setup.build_engine`` builds an engine from the settings)."""
+    ``assembly.engine_setup.build_engine`` builds an engine from the settings)."""
 
     def __init__(
         self, options: EngineOptions, backend: Backend | None, limiter: FairLimiter, keys: CacheKeys

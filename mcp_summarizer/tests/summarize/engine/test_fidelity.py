@@ -10,7 +10,7 @@ import pytest
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.fidelity.receipt import receipt
-from mcp_summarizer.summarize.engine.fidelity import SCAN_AHEAD_CHARS, SourceScan, line_around, repair
+from mcp_summarizer.summarize.engine.fidelity_pass import SCAN_AHEAD_CHARS, SourceScan, line_around, repair
 from mcp_summarizer.summarize.engine.model import Outcome
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.text import tokens

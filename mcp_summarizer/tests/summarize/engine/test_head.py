@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.drill.keep import begin
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.budget import map_output_tokens

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.metrics import Metrics
+from mcp_summarizer.mcp.metrics import Metrics
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.tenant import LOCAL, Tenant
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import Settings, load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request
 from mcp_summarizer.summarize.engine.context import MAX_RATIO
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from mcp_summarizer.cache.answers import Answers
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import Stopped
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Engine, Request
 from mcp_summarizer.summarize.engine import fidelity as engine_fidelity
 from mcp_summarizer.summarize.engine.baseline import embedded_summary
-from mcp_summarizer.summarize.engine.fidelity import SourceScan
+from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.boilerplate import strip_boilerplate
 from tests.summarize.engine.test_mapreduce import MERGE, MakeEngine, document, settings

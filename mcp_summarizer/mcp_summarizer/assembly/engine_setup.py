@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp_summarizer.config import Settings
 from mcp_summarizer.summarize.engine import Engine
-from mcp_summarizer.summarize.limiters import build_limiter
+from mcp_summarizer.summarize.limiter import build_limiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 
 __all__ = ["build_engine"]

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.store_setup import open_store
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit as client_fit
 from mcp_summarizer.clients.profiles import PROFILES, Limits
 from mcp_summarizer.config import Settings
-from mcp_summarizer.documents.fit import fit_structure
-from mcp_summarizer.documents.model import (
+from mcp_summarizer.documents.pipeline import DocumentsPipeline
+from mcp_summarizer.documents.schema import (
     ClusterSummary,
     Coverage,
     DocumentIn,
@@ -24,9 +26,7 @@ from mcp_summarizer.documents.model import (
     Index,
     MasterSummary,
 )
-from mcp_summarizer.documents.pipeline import DocumentsPipeline
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.storage import open_store
+from mcp_summarizer.documents.trim_structure import fit_structure
 from mcp_summarizer.store.content import doc_of
 from mcp_summarizer.tenant import LOCAL
 from tests.support.documents import forty_documents

@@ -31,7 +31,7 @@ def _left_out(
     "size limit; absent when none were.",
 ) -> int | None:
     """An optional count of what was left out of a list to fit the client's size limit
-    (`documents.fit`); absent from the JSON when nothing was, so answers that fit are as they
+    (`documents.trim_structure`); absent from the JSON when nothing was, so answers that fit are as they
     were."""
     return Field(None, ge=1, exclude_if=lambda v: v is None, description=description)
 

@@ -10,7 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types.jsonrpc import INVALID_PARAMS
 
-from mcp_summarizer.mcp.prompts import prompts_only_if_any
+from mcp_summarizer.mcp.prompt_capability import prompts_only_if_any
 
 
 def server_with_prompts(*names: str) -> MCPServer:

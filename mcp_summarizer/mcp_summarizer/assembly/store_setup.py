@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_summarizer.auth import load_tokens
-from mcp_summarizer.cache.results import ResultCache
+from mcp_summarizer.cache.backend import ResultCache
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.search.find import Indexes

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_summarizer.cache.answers import Answers, PageSummary
 from mcp_summarizer.cache.key import CacheKeys
+from mcp_summarizer.cache.lookup import Answers, PageSummary
 from mcp_summarizer.cache.redis import RedisResultCache
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.metrics import Metrics
+from mcp_summarizer.mcp.metrics import Metrics
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.testing import free_port
 

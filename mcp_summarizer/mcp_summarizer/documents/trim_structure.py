@@ -41,7 +41,7 @@ from typing import Protocol
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.jsonsize import Sizes, json_bytes, value_bytes
-from mcp_summarizer.documents.model import (
+from mcp_summarizer.documents.schema import (
     Cluster,
     ClusterSummary,
     DocumentInfo,

@@ -5,7 +5,7 @@ moment after one, a note when it is back, and what /health says meanwhile.
 What a deadline measures: Redis, not this replica.  A deadline on the event loop's clock
 expires whenever the loop is busy (a 2M-token request, a burst of requests) though Redis
 answered in milliseconds; so each call gets its time in the loop's *free* time
-(`loop_clock.LoopDeadline`), and a call abandoned only because the loop was busy is no sign of an
+(`health.loop_clock.LoopDeadline`), and a call abandoned only because the loop was busy is no sign of an
 outage.
 
 How long a call may take depends on what a miss costs: a result-cache lookup or a lease
@@ -37,7 +37,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeout
 
 from mcp_summarizer.errors import RedisUnavailable
-from mcp_summarizer.loop_clock import LoopDeadline
+from mcp_summarizer.health.loop_clock import LoopDeadline
 
 __all__ = [
     "CHEAP",

@@ -15,19 +15,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
-from mcp_summarizer.allocator import limit_arenas
-from mcp_summarizer.gil import hand_over_sooner
 from mcp_summarizer.mcp.instructions import INSTRUCTIONS
+from mcp_summarizer.process.allocator import limit_arenas
+from mcp_summarizer.process.gil import hand_over_sooner
 from mcp_summarizer.summarize.options import Strategy
 from mcp_summarizer.version import __version__
 
 # The rest is imported by the command that needs it: `--help` and a bad option answer without
 # loading the engine, the SDKs and the tokenizer (tests/cli: under a second of CPU).
 if TYPE_CHECKING:
+    from mcp_summarizer.cli.terminal import PhaseBars
     from mcp_summarizer.config import Settings
     from mcp_summarizer.fidelity.receipt import Receipt
     from mcp_summarizer.summarize.engine import Engine, Outcome, Request
-    from mcp_summarizer.terminal import PhaseBars
 
 __all__ = ["build_parser", "main"]
 
@@ -35,8 +35,8 @@ ENV_FILE = Path(".env")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    limit_arenas()  # before any thread starts (see allocator.py)
-    hand_over_sooner()  # replies and /health wait less for worker threads (see gil.py)
+    limit_arenas()  # before any thread starts (see process/allocator.py)
+    hand_over_sooner()  # replies and /health wait less for worker threads (see process/gil.py)
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     args.run(args)
 
@@ -108,10 +108,10 @@ def _serving_settings(args: argparse.Namespace) -> Settings:
 
 def serve_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer [serve]`: the tools over streamable HTTP or stdio."""
-    from mcp_summarizer.ending import end_process
-    from mcp_summarizer.logs import setup_logging
     from mcp_summarizer.mcp.app import build_server, logger
     from mcp_summarizer.mcp.http_runner import build_http_app, serve
+    from mcp_summarizer.process.ending import end_process
+    from mcp_summarizer.process.logs import setup_logging
 
     settings = _serving_settings(args)
     # On stdio, stdout carries the protocol: logs go to stderr.
@@ -147,11 +147,11 @@ def proxy_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
     import asyncio
 
-    from mcp_summarizer.ending import end_process
     from mcp_summarizer.errors import ConfigError
-    from mcp_summarizer.logs import setup_logging
+    from mcp_summarizer.process.ending import end_process
+    from mcp_summarizer.process.logs import setup_logging
     from mcp_summarizer.proxy.app import run_proxy
-    from mcp_summarizer.proxy.config import load_proxy_config
+    from mcp_summarizer.proxy.server_list import load_proxy_config
 
     settings = _serving_settings(args)
     setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
@@ -170,7 +170,7 @@ def summarize_command(args: argparse.Namespace) -> None:
     parser: argparse.ArgumentParser = args.parser
     bars = None
     if sys.stderr.isatty():  # drawn before the imports below, which take seconds on a busy machine
-        from mcp_summarizer.terminal import PhaseBars
+        from mcp_summarizer.cli.terminal import PhaseBars
 
         bars = PhaseBars(sys.stderr)
     with bars if bars is not None else contextlib.nullcontext():
@@ -194,9 +194,9 @@ def _summarize_file(
     """The file's summary and the model that wrote it (``bars``: the terminal's progress)."""
     import asyncio
 
-    from mcp_summarizer.engine_setup import build_engine
+    from mcp_summarizer.assembly.engine_setup import build_engine
     from mcp_summarizer.errors import SummarizerError
-    from mcp_summarizer.logs import setup_logging
+    from mcp_summarizer.process.logs import setup_logging
     from mcp_summarizer.summarize.engine import Request, log_completion
     from mcp_summarizer.web.charset import decode_text
 

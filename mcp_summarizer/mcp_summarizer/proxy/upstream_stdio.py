@@ -32,8 +32,8 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from mcp_summarizer.compat.mcp_sdk import TransportStreams
-from mcp_summarizer.proxy.config import ServerSpec
 from mcp_summarizer.proxy.listing import trim_listing
+from mcp_summarizer.proxy.server_list import ServerSpec
 from shared.logs import clip
 
 __all__ = ["BAD_MESSAGE", "OnBadMessage", "stdio_transport"]

@@ -15,8 +15,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from mcp_summarizer.cache.backend import ResultCache
 from mcp_summarizer.cache.key import CacheKeys
-from mcp_summarizer.cache.results import ResultCache
 from mcp_summarizer.tenant import Tenant
 
 __all__ = ["Answers", "Level", "LookupCounter", "PageSummary"]

@@ -1,4 +1,4 @@
-"""`proxy.results.shape` on constructed upstream results: what passes through untouched, and
+"""`proxy.shaping.shape` on constructed upstream results: what passes through untouched, and
 what is cut down to the budget with a handle whose parts join back into the exact original."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.proxy.results import META_PROXY, shape
+from mcp_summarizer.proxy.shaping import META_PROXY, shape
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL

@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 from functools import cache
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
-from mcp_summarizer.engine_setup import build_engine
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.engine import (
     Engine,

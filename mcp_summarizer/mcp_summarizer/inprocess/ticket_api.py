@@ -9,7 +9,7 @@
 
 ``summarize`` raises on failure (RuntimeError when the LLM fails for good, ValueError for an
 argument out of bounds); ``summarize_if_needed`` never raises for what happens to the output:
-it is `mcp_summarizer.inprocess.summarize_if_needed` (the failure policy, ON_LLM_FAILURE,
+it is `mcp_summarizer.inprocess.if_needed.summarize_if_needed` (the failure policy, ON_LLM_FAILURE,
 answers an LLM failure; anything else gives the output cut to the budget, saying so).
 
 What the ticket's sketch does by hand, the engine does: any OpenAI-compatible endpoint (a
@@ -27,9 +27,9 @@ from functools import cache
 
 from pydantic import ValidationError
 
+from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import Settings, load_settings
-from mcp_summarizer.engine_setup import build_engine
-from mcp_summarizer.inprocess import serialize_output, summarize_if_needed
+from mcp_summarizer.inprocess.if_needed import serialize_output, summarize_if_needed
 from mcp_summarizer.summarize.engine import Request, log_completion
 from mcp_summarizer.text import tokens
 
@@ -122,7 +122,7 @@ class SummarizationService:
     ) -> tuple[str, bool]:
         """``(text, was_summarized)``: ``content`` (serialized) as is when within
         ``max_tokens``, else its summary within them; never raises but for a ``max_tokens``
-        that is not positive (see `mcp_summarizer.inprocess.summarize_if_needed`)."""
+        that is not positive (see `mcp_summarizer.inprocess.if_needed.summarize_if_needed`)."""
         return await summarize_if_needed(
             content, max_tokens, tool_name=tool_name, user_query=user_query, engine=self.engine
         )
