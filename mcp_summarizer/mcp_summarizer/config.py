@@ -315,7 +315,7 @@ class Settings(BaseSettings):
         )
 
     def concurrency(self) -> ConcurrencyOptions:
-        """The LLM concurrency limit's options (summarize.limiter.build_limiter)."""
+        """The LLM concurrency limit's options (assembly.engine_setup.build_limiter)."""
         return ConcurrencyOptions(
             limit=self.max_concurrent_llm_calls,
             mode=self.llm_concurrency,

@@ -1,14 +1,17 @@
-"""The summarize engine the settings describe, built from their small objects.  Here, above
-both `config` and `summarize`, so the engine never imports the service's settings."""
+"""The summarize engine the settings describe, built from their small objects, with the LLM
+concurrency limiter they ask for.  Here, above both `config` and `summarize`, so the engine
+never imports the service's settings."""
 
 from __future__ import annotations
 
 from mcp_summarizer.config import Settings
+from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitParams
 from mcp_summarizer.summarize.engine import Engine
-from mcp_summarizer.summarize.limiter import build_limiter
+from mcp_summarizer.summarize.limiter import AdaptiveLimiter, FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
+from mcp_summarizer.summarize.options import ConcurrencyOptions
 
-__all__ = ["build_engine"]
+__all__ = ["build_engine", "build_limiter"]
 
 
 def build_engine(settings: Settings, backend: Backend | None = None) -> Engine:
@@ -23,3 +26,19 @@ def build_engine(settings: Settings, backend: Backend | None = None) -> Engine:
         build_limiter(settings.concurrency()),
         settings.cache_keys(model=model),
     )
+
+
+def build_limiter(options: ConcurrencyOptions) -> FairLimiter:
+    """The limiter the options ask for: fixed or adaptive, per process or for the cluster."""
+    limit = options.limit
+    adaptive = (
+        AdaptiveLimit(limit, LimitParams(maximum=options.maximum)) if options.mode == "adaptive" else None
+    )
+    if options.scope == "cluster":
+        # Imported only here: the leases need Redis, which nothing else of a one-process
+        # service loads.
+        from mcp_summarizer.summarize.leases import ClusterLimiter, Leases
+
+        leases = Leases(options.redis_url, limit=limit, lease_seconds=options.lease_seconds)
+        return ClusterLimiter(limit, leases, adaptive)
+    return FairLimiter(limit) if adaptive is None else AdaptiveLimiter(adaptive)

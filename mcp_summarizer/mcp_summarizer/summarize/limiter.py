@@ -12,9 +12,6 @@ so one instance can serve the process whatever loop runs it.
 provider: each attempt's outcome and latency go to `summarize.adaptive_limit`, and the limit
 it gives applies from the next slot on (calls over a lowered limit finish; none starts until
 the count is under it again).
-
-`build_limiter` picks the one the options ask for: fixed or adaptive, per process or for the
-cluster (`summarize.leases`).
 """
 
 from __future__ import annotations
@@ -28,11 +25,10 @@ from dataclasses import dataclass
 
 import openai
 
-from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitParams, Signal
+from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, Signal
 from mcp_summarizer.summarize.llm import AttemptTimeout
-from mcp_summarizer.summarize.options import ConcurrencyOptions
 
-__all__ = ["AdaptiveLimiter", "Attempt", "FairLimiter", "build_limiter", "measured", "signal_of"]
+__all__ = ["AdaptiveLimiter", "Attempt", "FairLimiter", "measured", "signal_of"]
 
 # A provider says it is overloaded: too many requests, unavailable, overloaded (Anthropic's 529).
 _OVERLOAD_STATUS = {429, 503, 529}
@@ -173,17 +169,3 @@ class AdaptiveLimiter(FairLimiter):
                 # Before the slot is released, so that the release already hands out the new limit.
                 state = adaptive.record(attempt.outcome, attempt.seconds, self.active, attempt.epoch)
                 self.limit = state.allowed
-
-
-def build_limiter(options: ConcurrencyOptions) -> FairLimiter:
-    limit = options.limit
-    adaptive = (
-        AdaptiveLimit(limit, LimitParams(maximum=options.maximum)) if options.mode == "adaptive" else None
-    )
-    if options.scope == "cluster":
-        # Imported here: leases builds on this module's FairLimiter.
-        from mcp_summarizer.summarize.leases import ClusterLimiter, Leases
-
-        leases = Leases(options.redis_url, limit=limit, lease_seconds=options.lease_seconds)
-        return ClusterLimiter(limit, leases, adaptive)
-    return FairLimiter(limit) if adaptive is None else AdaptiveLimiter(adaptive)

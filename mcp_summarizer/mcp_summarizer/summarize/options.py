@@ -47,9 +47,10 @@ class LLMOptions:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConcurrencyOptions:
-    """The limit on LLM calls in flight (see `limiter.build_limiter`): ``limit`` at once, or from there up
-    to ``maximum`` when ``mode`` is adaptive; for this process, or for every replica together
-    (``scope`` cluster: leases in Redis at ``redis_url``, each good for ``lease_seconds``)."""
+    """The limit on LLM calls in flight (built by `assembly.engine_setup.build_limiter`):
+    ``limit`` at once, or from there up to ``maximum`` when ``mode`` is adaptive; for this
+    process, or for every replica together (``scope`` cluster: leases in Redis at
+    ``redis_url``, each good for ``lease_seconds``)."""
 
     limit: int
     mode: Literal["fixed", "adaptive"]
