@@ -1,4 +1,4 @@
-"""The serving process leaves with `os._exit` (mcp_summarizer/ending.py), which skips `atexit`:
+"""The serving process leaves with `os._exit` (mcp_summarizer/process/ending.py), which skips `atexit`:
 a measurement running in it must still be saved, or the test command's coverage counts the
 service's own code as never run."""
 
