@@ -15,7 +15,7 @@ from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.fidelity import receipt
-from mcp_summarizer.summarize.engine import fidelity
+from mcp_summarizer.summarize.engine import fidelity_pass as fidelity
 from mcp_summarizer.tenant import LOCAL
 from tests.support.fake_llm import FakeLLM
 

@@ -18,7 +18,7 @@ from mcp_summarizer.errors import Stopped
 from mcp_summarizer.fidelity.receipt import receipt
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.engine import Engine, Request
-from mcp_summarizer.summarize.engine import fidelity as engine_fidelity
+from mcp_summarizer.summarize.engine import fidelity_pass as engine_fidelity
 from mcp_summarizer.summarize.engine.baseline import embedded_summary
 from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan
 from mcp_summarizer.text import tokens
