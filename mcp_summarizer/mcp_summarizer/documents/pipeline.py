@@ -126,7 +126,7 @@ class DocumentsPipeline:
         return not await self._store(cuts, budget, tenant)
 
     async def partial(self, watch: Watch, focus: str, line: str) -> DocumentsOutcome:
-        """The answer from what ``watch`` saw (see `documents.partial`), ``line`` its first
+        """The answer from what ``watch`` saw (see `documents.watch`), ``line`` its first
         line; waits for the excerpts to be cut and kept (CPU seconds at most), no LLM call."""
         await watch.ready.wait()
         assert watch.cuts is not None

@@ -5,7 +5,7 @@
 Each upstream tool is published under its own name (``<server>__<tool>`` when two servers
 have a tool of that name, or one of the proxy's own), with its input schema and annotations
 unchanged but for one optional argument, ``mcp_summarizer_goal`` (see `proxy.tools`).
-Results go through `proxy.results.shape`.  The proxy's own tools: ``call_tool_summarized``
+Results go through `proxy.shaping.shape`.  The proxy's own tools: ``call_tool_summarized``
 (any upstream tool, with a budget of the caller's), ``expand`` and ``search`` (the originals
 behind the handles).
 
