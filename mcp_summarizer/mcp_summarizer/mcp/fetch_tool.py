@@ -99,23 +99,14 @@ def register(tools: Tools, service: Service) -> None:
         ever cut off.
         """
         return await service.run(
-            "fetch_url", _fetch_url(service, ctx, url, context, raw, start_index, max_length, citations)
+            "fetch_url",
+            _fetch_url(_FetchCall(service, ctx, url, context, raw, start_index, max_length, citations)),
         )
 
 
-async def _fetch_url(
-    service: Service,
-    ctx: Context,
-    url: str,
-    context: str,
-    raw: bool,
-    start_index: int,
-    max_length: int,
-    citations: bool = True,
-) -> CallToolResult:
+async def _fetch_url(call: "_FetchCall") -> CallToolResult:
     started = time.perf_counter()
-    call = _FetchCall(service, ctx, url, context, raw, start_index, max_length, citations)
-    limits = call.limits
+    service, url, raw, limits = call.service, call.url, call.raw, call.limits
     try:
         answer, fits = await made_within(
             call.make,
