@@ -33,6 +33,14 @@ step "compose" bash scripts/check_compose.sh   # docker-compose.yml through the 
 step "ruff check" .venv/bin/ruff check shared mcp_summarizer a_world_lore_researcher
 step "ruff format" .venv/bin/ruff format --check shared mcp_summarizer a_world_lore_researcher
 step "mypy" .venv/bin/mypy   # strict on the three packages' source: mypy.ini
+mypy_tests() {  # each package's tests in its own run: three folders are named `tests`
+    local suite status=0
+    for suite in shared/tests a_world_lore_researcher/tests; do
+        .venv/bin/mypy --config-file mypy-tests.ini "$suite" || status=1
+    done
+    return $status
+}
+step "mypy tests" mypy_tests   # the tests' bodies: mypy-tests.ini
 step "shared tests" pytest_in shared
 # Coverage is measured in the test processes and in every service process a test starts
 # (mcp_summarizer/pyproject.toml, [tool.coverage.run]); the data goes to one file wherever a

@@ -14,6 +14,7 @@ Nothing but loopback may be contacted: `_loopback_only` fails any other connecti
 
 from __future__ import annotations
 
+import _socket  # socket.socket's methods are _socket.socket's: the guards below replace them
 import asyncio
 import html
 import importlib.util
@@ -31,7 +32,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import pytest
@@ -70,12 +71,12 @@ def _check(address: Any) -> None:
             raise ConnectionRefusedError(f"test network guard: only loopback may be contacted, not {host!r}")
 
 
-def _guarded_connect(self: socket.socket, address: Any) -> None:
+def _guarded_connect(self: _socket.socket, address: Any) -> None:
     _check(address)
     return _real_connect(self, address)
 
 
-def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+def _guarded_connect_ex(self: _socket.socket, address: Any) -> int:
     _check(address)
     return _real_connect_ex(self, address)
 
@@ -213,7 +214,7 @@ class ThreadedApp:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def start(self) -> ThreadedApp:
+    def start(self) -> Self:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
@@ -253,7 +254,9 @@ class SearchServer(ThreadedApp):
     """mcp-searxng's two tools; `results` are (title, url, description) triples."""
 
     def __init__(self, results: list[tuple[str, str, str]]) -> None:
-        self.results, self.queries, self.reads = results, [], []
+        self.results = results
+        self.queries: list[str] = []
+        self.reads: list[str] = []
         server = MCPServer(name="test-searxng")
 
         @server.tool(structured_output=False)

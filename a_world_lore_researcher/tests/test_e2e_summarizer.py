@@ -122,7 +122,7 @@ async def test_pages_are_summarized_at_the_source(
     # The large page: summarized by the summarizer's LLM, within FETCH_MAX_TOKENS, and the
     # research keeps exactly what the LLM produced last (the final merge).
     assert (large.status, large.summarized) == ("summarized", True)
-    assert large.original_tokens > 20_000
+    assert (large.original_tokens or 0) > 20_000
     assert 0 < large.tokens <= FETCH_MAX_TOKENS
     # ... with the citations into its source and the handle line the summarizer adds.
     assert produced and CITATION.sub("", HANDLE_LINE.sub("", large.content)) == produced[-1]
@@ -178,7 +178,7 @@ async def test_summarizer_killed_mid_run_degrades(
     first, second = checkpoint.research["overview"], checkpoint.research["items"]
     assert tools.FETCH_URL in model.offered[0] and len(first.tool_failures) == 2
     assert [s.tool for s in first.sources] == [tools.WEB_URL_READ] * 2
-    assert all(s.reason.startswith("fetch_url failed:") and not s.summarized for s in first.sources)
+    assert all((s.reason or "").startswith("fetch_url failed:") and not s.summarized for s in first.sources)
     assert tools.FETCH_URL not in model.offered[1] and "summarizer" in second.unavailable
     assert all(s.tokens <= 300 for s in first.sources + second.sources)
     assert not produced  # killed before any page reached its LLM

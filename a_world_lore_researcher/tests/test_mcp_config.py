@@ -42,7 +42,7 @@ def test_shipped_config_and_its_timeouts_reach_the_toolsets() -> None:
     toolsets = [build_toolset(s, connect_timeout=4) for s in specs]
     assert [read_timeout(t) for t in toolsets] == [30.0, 120.0]
     assert [t.id for t in toolsets] == ["search", "summarizer"]
-    assert toolsets[0].client._init_timeout == 4  # type: ignore[attr-defined]
+    assert toolsets[0].client._init_timeout == 4
 
 
 def test_the_default_file_ships_inside_the_package() -> None:

@@ -112,15 +112,15 @@ async def test_cache_off_asks_the_llm_every_time(fresh_llm: FakeLLM) -> None:
 
 def test_the_key_changes_with_the_model_backend_and_prompts(monkeypatch: pytest.MonkeyPatch) -> None:
     base = {"backend": "openai", "model": "m1", "kind": "general", "budget": 300, "focus": ""}
-    key = result_key("summarize", "text", **base)  # type: ignore[arg-type]
-    assert key == result_key("summarize", "text", **base)  # type: ignore[arg-type]
-    assert key != result_key("summarize", "text", **{**base, "model": "m2"})  # type: ignore[arg-type]
-    assert key != result_key("summarize", "text", **{**base, "backend": "extractive"})  # type: ignore[arg-type]
-    assert key != result_key("summarize", "text!", **base)  # type: ignore[arg-type]
-    assert key != result_key("summarize_for_extraction", "text", **base)  # type: ignore[arg-type]
+    key = result_key("summarize", "text", **base)
+    assert key == result_key("summarize", "text", **base)
+    assert key != result_key("summarize", "text", **{**base, "model": "m2"})
+    assert key != result_key("summarize", "text", **{**base, "backend": "extractive"})
+    assert key != result_key("summarize", "text!", **base)
+    assert key != result_key("summarize_for_extraction", "text", **base)
     monkeypatch.setattr("mcp_summarizer.cache.key.prompt_version", lambda: "edited")
-    assert key != result_key("summarize", "text", **base)  # type: ignore[arg-type]
-    assert len(prompt_version.__wrapped__()) == 16  # type: ignore[attr-defined]
+    assert key != result_key("summarize", "text", **base)
+    assert len(prompt_version.__wrapped__()) == 16
 
 
 async def test_the_embedded_cache_evicts_the_least_recently_used_at_its_cap(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ async def test_replicas_share_answers_and_originals_through_redis(
                 {"documents": [{"text": PAGE, "id": "elwynn"}], "max_output_tokens": 400},
             )
         assert not docs.is_error
-        version = docs.structured_content["documents"][0]["version"]  # type: ignore[index]
+        version = docs.structured_content["documents"][0]["version"]
         async with Client(b.url) as client:
             opened = await client.call_tool("expand", {"source_id": f"elwynn~{version}#0"})
             # The id secret is kept in Redis: B makes the same ids for the same document.
@@ -188,7 +188,7 @@ async def test_replicas_share_answers_and_originals_through_redis(
                 "summarize_documents",
                 {"documents": [{"text": PAGE, "id": "elwynn"}], "max_output_tokens": 400},
             )
-        assert again.structured_content["documents"][0]["version"] == version  # type: ignore[index]
+        assert again.structured_content["documents"][0]["version"] == version
         assert not opened.is_error and "Marshal Dughan 0" in opened.content[0].text  # type: ignore[union-attr]
     finally:
         stop_server(a)

@@ -85,7 +85,7 @@ def test_names_are_case_insensitive_and_unknown_names_ignored() -> None:
 def test_settings_are_frozen() -> None:
     s = load_settings({})
     with pytest.raises(ValidationError):
-        s.llm_model = "other"  # type: ignore[misc]
+        s.llm_model = "other"
 
 
 # -- bad values ------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from mcp_summarizer.text import tokens
 
 
 def doc(text: str, **kw: str) -> DocumentIn:
-    return DocumentIn(text=text, **kw)  # type: ignore[arg-type]
+    return DocumentIn(text=text, **kw)
 
 
 KEY = IdKey(b"k" * 32)

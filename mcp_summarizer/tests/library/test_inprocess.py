@@ -20,7 +20,7 @@ from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM, error
 
 
-def _engine(llm: FakeLLM):  # type: ignore[no-untyped-def]
+def _engine(llm: FakeLLM):
     return build_engine(
         load_settings(
             {"OPENROUTER_BASE_URL": llm.base_url, "LLM_RETRY_BASE_SECONDS": "0", "LLM_MAX_ATTEMPTS": "2"}

@@ -64,7 +64,7 @@ def server(llm: FakeLLM) -> Iterator[RunningServer]:
     stop_server(srv)
 
 
-def text_of(result) -> str:  # type: ignore[no-untyped-def]
+def text_of(result) -> str:
     """The one text block (a summary's resource links to its source follow it)."""
     assert result.content[0].type == "text"
     assert all(c.type == "resource_link" for c in result.content[1:])

@@ -50,7 +50,7 @@ async def call_then_sigterm(
     return call
 
 
-async def wait_until(condition, within: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+async def wait_until(condition, within: float = 10.0) -> None:
     for _ in range(int(within / 0.02)):
         if condition():
             return
@@ -149,7 +149,7 @@ async def test_the_process_is_gone_within_a_second_of_the_servers_finish(fresh_l
         small = await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300})
         found = await client.call_tool(
             "search", {"handle": small.meta["io.github.mythline/summary"]["handle"], "query": "wolves"}
-        )  # type: ignore[index]
+        )
         assert not small.is_error and not found.is_error, (small.content, found.content)
         call = asyncio.create_task(
             client.call_tool("summarize", {"content": large, "max_output_tokens": 300})

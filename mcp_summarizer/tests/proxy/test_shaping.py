@@ -37,7 +37,7 @@ async def joined_original(store: SQLiteStore, handle: str) -> str:
 
 async def run(
     result: types.CallToolResult, tmp_path: Path, budget: int = 500, eng: Engine | None = None, **kw: object
-):  # type: ignore[no-untyped-def]
+):
     store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10**9)
     args = {"server": "fs", "tool": "read_text_file", "arguments": {"path": "/x"}, "goal": ""}
     args.update(kw)
@@ -172,7 +172,7 @@ async def test_an_llm_that_fails_still_gives_an_answer_within_the_budget(
         shaped, _ = await run(text_result(LONG), tmp_path, budget=700, eng=eng)
     finally:
         await eng.aclose()
-    assert shaped.output_tokens <= 700 and tokens.count(shaped.result.content[0].text) <= 700  # type: ignore[union-attr]
+    assert shaped.output_tokens <= 700 and tokens.count(shaped.result.content[0].text) <= 700
 
 
 async def test_an_original_over_the_stores_cap_still_gets_its_answer(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 _real_getaddrinfo = socket.getaddrinfo
 
 
-def _jailed_getaddrinfo(host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0):  # type: ignore[no-untyped-def]
+def _jailed_getaddrinfo(host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0):
     name = host.decode("ascii", "replace") if isinstance(host, bytes) else host
     if name is None:
         return _real_getaddrinfo(host, port, family, type, proto, flags)
@@ -37,7 +37,7 @@ def _jailed_getaddrinfo(host: Any, port: Any, family: int = 0, type: int = 0, pr
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known") from None
 
 
-socket.getaddrinfo = _jailed_getaddrinfo  # type: ignore[assignment]
+socket.getaddrinfo = _jailed_getaddrinfo
 
 if __name__ == "__main__":
     sys.argv = ["mcp_summarizer", *sys.argv[1:]]

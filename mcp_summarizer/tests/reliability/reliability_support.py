@@ -298,7 +298,7 @@ class HealthPoller:
         self._proc.stdin.close()
         try:
             self._proc.wait(timeout=60)
-            self.samples = [tuple(s) for s in json.loads(Path(self._out).read_text() or "[]")]  # type: ignore[misc]
+            self.samples = [tuple(s) for s in json.loads(Path(self._out).read_text() or "[]")]
         finally:
             if self._proc.poll() is None:
                 self._proc.kill()

@@ -862,11 +862,11 @@ HTTP_CASES = [
     hcase(
         "arguments-a-string",
         Http(json.dumps(call_body(S, "content")).encode(), status=(200,), codes=(-32602,)),
-    ),  # type: ignore[arg-type]
+    ),
     hcase(
         "arguments-a-list",
         Http(json.dumps(call_body(S, ["content"])).encode(), status=(200,), codes=(-32602,)),
-    ),  # type: ignore[arg-type]
+    ),
     hcase(
         "unknown-method",
         Http(

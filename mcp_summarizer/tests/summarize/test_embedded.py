@@ -64,7 +64,7 @@ def server() -> Iterator[RunningServer]:
     stop_server(srv)
 
 
-def text_of(result) -> str:  # type: ignore[no-untyped-def]
+def text_of(result) -> str:
     assert not result.is_error, result.content[0].text
     return result.content[0].text
 

@@ -222,7 +222,7 @@ def test_text_that_fits_is_returned_unchanged() -> None:
 @pytest.mark.parametrize("budget", [1, 5, 20, 40, 80, 150])
 def test_exact_budget_on_a_story(budget: int) -> None:
     for kind in ("general", "extraction"):
-        out = summarize(STORY, budget, kind=kind)  # type: ignore[arg-type]
+        out = summarize(STORY, budget, kind=kind)
         assert tokens.count(out) <= budget
         assert is_in_order_subsequence(out, STORY)
 
@@ -606,7 +606,7 @@ def test_docs_page_with_indented_examples_stays_within_budget() -> None:
     headers = set(parse(page).headers)
     for budget in (25, 80, 200, 500, 900):
         for kind in ("general", "extraction"):
-            out = summarize(page, budget, kind=kind)  # type: ignore[arg-type]
+            out = summarize(page, budget, kind=kind)
             assert tokens.count(out) <= budget
             assert is_in_order_subsequence(out, page)
             rest = out

@@ -40,7 +40,7 @@ async def ask(client: openai.AsyncOpenAI, user: str = TEXT, max_tokens: int | No
         messages=[{"role": "system", "content": "Summarize."}, {"role": "user", "content": user}],
         max_tokens=max_tokens,
         temperature=0.0,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

@@ -60,7 +60,7 @@ def server(llm: FakeLLM) -> Iterator[RunningServer]:
     stop_server(srv)
 
 
-async def call(server: RunningServer, **args: object):  # type: ignore[no-untyped-def]
+async def call(server: RunningServer, **args: object):
     """One fetch_url call; the guard against a hang is the test's, not the server's."""
     async with Client(server.url) as client:
         return await asyncio.wait_for(client.call_tool("fetch_url", args), timeout=30)
