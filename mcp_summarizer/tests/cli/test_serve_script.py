@@ -16,6 +16,7 @@ from mcp import Client
 import mcp_summarizer
 import shared
 from shared.testing import free_port, start_service
+from tests.support.answers import first_text
 from tests.support.local_site import Site
 
 REPO = Path(__file__).resolve().parents[3]
@@ -96,7 +97,7 @@ async def test_the_shell_wins_over_dotenv(tmp_path: Path) -> None:
                 result = await asyncio.wait_for(
                     client.call_tool("fetch_url", {"url": f"{site.base}/small.txt"}), timeout=30
                 )
-        assert not result.is_error, result.content[0].text
-        assert "Elwynn Forest is a zone" in result.content[0].text
+        assert not result.is_error, first_text(result)
+        assert "Elwynn Forest is a zone" in first_text(result)
     finally:
         server.stop()

@@ -29,6 +29,7 @@ from mcp import Client
 
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.text import tokens
+from tests.support.answers import meta_of
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer, start_server
@@ -261,13 +262,13 @@ async def test_fetch_url_answers_by_the_deadline_then_from_the_cache(
         status = text_of(result).split("\n")[2]
         assert seconds < DEADLINE + 3, seconds
         assert status.startswith("Status: summarized from") and "partial: LLM summary of" in status
-        facts = result.meta[FACTS]
+        facts = meta_of(result)[FACTS]
         assert facts["partial"]["continues"] is True and tokens.count(text_of(result)) <= 4096
         assert await all_open(server, cited(text_of(result))) == []
         await background_done(server)
         async with Client(server.url) as client:
             again = await client.call_tool("fetch_url", {"url": url})
-    assert again.meta[FACTS]["cached"] is True and "partial" not in again.meta[FACTS]
+    assert meta_of(again)[FACTS]["cached"] is True and "partial" not in meta_of(again)[FACTS]
     assert "partial" not in text_of(again).split("\n")[2]
 
 
@@ -293,7 +294,7 @@ async def test_summarize_documents_answers_by_the_deadline_then_from_the_cache(
         result = await client.call_tool("summarize_documents", args)
         seconds = time.monotonic() - began
     assert not result.is_error, text_of(result)
-    facts = result.meta[FACTS]
+    facts = meta_of(result)[FACTS]
     assert seconds < DEADLINE + 3, seconds
     assert facts["partial"]["continues"] is True and facts["partial"]["chunks_summarized"] >= 1
     assert text_of(result).startswith("[partial: LLM summary of") and tokens.count(text_of(result)) <= 800
@@ -302,7 +303,7 @@ async def test_summarize_documents_answers_by_the_deadline_then_from_the_cache(
     await background_done(server)
     async with Client(server.url) as client:
         again = await client.call_tool("summarize_documents", args)
-    assert again.meta[FACTS]["cached"] is True and "partial" not in again.meta[FACTS]
+    assert meta_of(again)[FACTS]["cached"] is True and "partial" not in meta_of(again)[FACTS]
     assert await all_open(server, cited(text_of(again))) == []
 
 
@@ -397,13 +398,13 @@ async def test_the_proxy_summarizes_by_the_deadline_then_from_the_cache(
             text = text_of(result)
             assert seconds < DEADLINE + 3 + 5, seconds  # (the upstream's own call first)
             assert "summarized in part (LLM summary of" in text.split("\n")[0], text[:400]
-            assert result.meta[FACTS]["partial"]["continues"] is True and tokens.count(text) <= 600
+            assert meta_of(result)[FACTS]["partial"]["continues"] is True and tokens.count(text) <= 600
             for source_id in cited(text):
                 assert not (await client.call_tool("expand", {"source_id": source_id})).is_error
         await asyncio.to_thread(proxy.wait_for_event, "background_job_ended", 1, 90.0)
         async with Client(proxy.url) as client:
             again = await client.call_tool("dump", {"lines": 1500})
-        assert again.meta[FACTS]["cached"] is True and "partial" not in again.meta[FACTS]
+        assert meta_of(again)[FACTS]["cached"] is True and "partial" not in meta_of(again)[FACTS]
         assert "summarized in part" not in text_of(again)
     finally:
         proxy.stop()

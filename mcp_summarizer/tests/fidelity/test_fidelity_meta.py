@@ -13,6 +13,7 @@ from mcp import Client
 
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.fidelity.receipt import receipt
+from tests.support.answers import meta_of
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, ok
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer, start_server, stop_server
@@ -153,7 +154,7 @@ async def test_fidelity_repair_fixes_inventions_and_lost_focus_facts(
         result = await client.call_tool(
             "summarize", {"content": PAGE, "max_output_tokens": 200, "focus_areas": "json.dumps"}
         )
-    fidelity = result.meta[META]["fidelity"]
+    fidelity = meta_of(result)[META]["fidelity"]
     assert fidelity["invented_facts"] == 0 and "`json.dumps`" in fidelity["kept"]
     assert (
         fidelity["repair"]["before"]["invented_facts"] == 2
@@ -168,7 +169,7 @@ async def test_a_failed_repair_keeps_the_summary(repairing: RunningServer, fresh
     async with Client(f"{repairing.base}/mcp") as client:
         result = await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 200})
     assert not result.is_error and "Lich King" in text_of(result)
-    fidelity = result.meta[META]["fidelity"]
+    fidelity = meta_of(result)[META]["fidelity"]
     assert "HTTP 500" in fidelity["repair"]["failed"] and fidelity["invented_facts"] == 2
 
 
@@ -187,7 +188,7 @@ async def test_a_summary_of_tool_output_counts_its_numbers_and_ids(embedded: Run
     async with Client(f"{embedded.base}/mcp") as client:
         result = await client.call_tool("summarize", {"content": TOOL_OUTPUT, "max_output_tokens": 300})
     assert not result.is_error, text_of(result)
-    fidelity = result.meta[META]["fidelity"]
+    fidelity = meta_of(result)[META]["fidelity"]
     counts = fidelity["counts"]
     assert NEW_KINDS <= set(counts)
     assert all(counts[kind]["source"] == 120 for kind in NEW_KINDS), counts
@@ -232,7 +233,7 @@ async def test_a_repaired_summary_keeps_its_citations(repairing: RunningServer, 
     fresh_llm.responder = citing_repair
     async with Client(f"{repairing.base}/mcp") as client:
         result = await client.call_tool("summarize", {"content": CITED_PAGE, "max_output_tokens": 1500})
-        text, facts = text_of(result), result.meta[META]
+        text, facts = text_of(result), meta_of(result)[META]
         fidelity, handle = facts["fidelity"], facts["handle"]
         assert "Lich King" not in text and fidelity["repair"]["calls"] == 1, text
         # The receipt after the repair sees the summary's facts, not its citations' numbers.

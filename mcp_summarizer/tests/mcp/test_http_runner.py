@@ -15,6 +15,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from mcp_summarizer.text import tokens
+from tests.support.answers import first_text, meta_of
 from tests.support.fake_llm import FakeLLM, hang, ok
 from tests.support.servers import RunningServer, start_server
 
@@ -64,7 +65,7 @@ async def test_a_request_in_flight_finishes_within_the_grace_period(fresh_llm: F
     async with Client(server.url) as client:
         result = await (await call_then_sigterm(client, server, fresh_llm))
     assert not result.is_error, result.content
-    assert 0 < tokens.count(result.content[0].text) <= 300
+    assert 0 < tokens.count(first_text(result)) <= 300
     assert await asyncio.to_thread(server.proc.wait, 30) == 0, "a requested shutdown exits 0"
     complete = server.events("summarization_complete")
     assert len(complete) == 1 and complete[0]["degraded"] is False, "the request was answered and logged"
@@ -77,8 +78,8 @@ async def test_a_request_past_the_grace_period_gets_an_answer_saying_so(fresh_ll
     async with Client(server.url) as client:
         result = await (await call_then_sigterm(client, server, fresh_llm, calls=2))
     assert result.is_error
-    assert "shut down before this request finished" in result.content[0].text
-    assert "SHUTDOWN_GRACE_SECONDS=1" in result.content[0].text
+    assert "shut down before this request finished" in first_text(result)
+    assert "SHUTDOWN_GRACE_SECONDS=1" in first_text(result)
     assert await asyncio.to_thread(server.proc.wait, 30) == 0
     await fresh_llm.wait_idle_async(within=5)
     assert fresh_llm.calls == 2, "no LLM call started after the shutdown began"
@@ -100,7 +101,7 @@ async def test_a_new_request_during_the_drain_is_refused(fresh_llm: FakeLLM) -> 
         try:
             async with Client(server.url) as late:
                 answer = await late.call_tool("summarize", {"content": "short", "max_output_tokens": 10})
-            late_refused = answer.is_error and "shutting down" in answer.content[0].text
+            late_refused = answer.is_error and "shutting down" in first_text(answer)
         except Exception:
             late_refused = True
         result = await call
@@ -148,7 +149,7 @@ async def test_the_process_is_gone_within_a_second_of_the_servers_finish(fresh_l
     async with Client(server.url) as client, httpx.AsyncClient() as http:
         small = await client.call_tool("summarize", {"content": PAGE, "max_output_tokens": 300})
         found = await client.call_tool(
-            "search", {"handle": small.meta["io.github.mythline/summary"]["handle"], "query": "wolves"}
+            "search", {"handle": meta_of(small)["io.github.mythline/summary"]["handle"], "query": "wolves"}
         )
         assert not small.is_error and not found.is_error, (small.content, found.content)
         call = asyncio.create_task(

@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from mcp import Client
 
+from tests.support.answers import first_text
 from tests.support.servers import FREEZE_SECONDS, RunningServer, start_server, stop_server
 
 FREEZE_LIMIT = FREEZE_SECONDS  # the 100 ms target is printed here and kept by the benchmarks
@@ -193,7 +194,7 @@ async def _attempt(server: RunningServer, poller: Poller, tool: str, args: dict[
             pytest.fail(f"{tool} did not answer in {CALL_TIMEOUT:.0f} s: {frozen}")
     end = time.monotonic()
     assert server.proc.poll() is None, f"the server died: {server.lines[-5:]}"
-    text = result.content[0].text
+    text = first_text(result)
     assert not result.is_error and text.strip(), f"{tool} failed or answered nothing: {text[:300]!r}"
     return poller.latencies(start, end)
 

@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from mcp_summarizer.text import tokens
+from tests.support.answers import first_text
 from tests.support.servers import RunningServer, start_server, stop_server
 
 BUDGET = 4000
@@ -143,4 +144,4 @@ async def test_the_offline_backend_keeps_the_same_contract(server: RunningServer
     facts = result.meta["io.github.mythline/summary"]  # type: ignore[index]
     assert facts["backend"] == "extractive" and facts["degraded"] is False and facts["model"] is None
     assert facts["output_tokens"] == tokens.count(text_of(result)) <= 500
-    assert too_long.is_error and "schema_hint is too long" in too_long.content[0].text
+    assert too_long.is_error and "schema_hint is too long" in first_text(too_long)

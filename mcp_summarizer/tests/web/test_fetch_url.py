@@ -17,6 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp_summarizer.text import tokens
 from shared.logs import MAX_FIELD_CHARS, MAX_LINE_CHARS
 from shared.testing import free_port
+from tests.support.answers import first_text
 from tests.support.fake_llm import FakeLLM, error
 from tests.support.fake_llm import ok as reply
 from tests.support.local_site import Site
@@ -154,7 +155,7 @@ async def test_long_docs_page_is_summarized_within_budget_and_context(server, si
             {"url": url, "context": "built-in function names and signatures"},
             progress_callback=on_progress,
         )
-    fields, body = parse(result.content[0].text)
+    fields, body = parse(first_text(result))
     assert not result.is_error
     assert fields["Title"].startswith("Built-in Functions")
     assert fields["Status"].startswith("summarized from ") and "test/fake-model" in fields["Status"]
@@ -289,8 +290,8 @@ async def _pages(server: RunningServer, url: str, size: int) -> list[str]:
         while True:
             args = {"url": url, "raw": True, "start_index": start, "max_length": size}
             result = await asyncio.wait_for(client.call_tool("fetch_url", args), timeout=30)
-            assert not result.is_error, result.content[0].text
-            fields, body = parse(result.content[0].text)
+            assert not result.is_error, first_text(result)
+            fields, body = parse(first_text(result))
             out.append(body)
             if "next start_index=" not in fields["Status"]:
                 assert fields["Status"].endswith("end of page")
@@ -473,5 +474,5 @@ async def test_stdio_round_trip(site) -> None:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool("fetch_url", {"url": f"{site.base}/page.html"})
     assert tools["fetch_url"].annotations is not None and tools["fetch_url"].annotations.read_only_hint
-    fields, body = parse(result.content[0].text)
+    fields, body = parse(first_text(result))
     assert fields["Title"] == "Goldshire Inn" and "Marshal Dughan" in body
