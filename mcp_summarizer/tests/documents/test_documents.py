@@ -607,7 +607,7 @@ async def test_progress_is_reported_per_phase(
         seen: list[str] = []
 
         async def on_progress(
-            done: float, total: float | None, message: str | None, seen: list[str] = seen
+            progress: float, total: float | None, message: str | None, seen: list[str] = seen
         ) -> None:
             seen.append(message or "")
 

@@ -224,10 +224,10 @@ async def test_large_document_is_summarized_within_budget_and_context(
     content = document(sections=40)
     source_tokens = tokens.count(content)
     assert source_tokens > 30_000
-    progress: list[tuple[float, float | None, str | None]] = []
+    reports: list[tuple[float, float | None, str | None]] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
 
     async with Client(server.url) as client:
         result = await client.call_tool(
@@ -246,8 +246,8 @@ async def test_large_document_is_summarized_within_budget_and_context(
         assert r.prompt_tokens + r.max_tokens <= CONTEXT, "every call fits the model's context"
         assert "<document>" in r.user and "</document>" in r.user
         assert "NPCs, wolves" in r.system and "NPCs, wolves" not in r.user
-    assert progress, "progress notifications arrived"
-    assert [p[0] for p in progress] == sorted(p[0] for p in progress)
+    assert reports, "progress notifications arrived"
+    assert [p[0] for p in reports] == sorted(p[0] for p in reports)
     event = server.wait_for_event("summarization_complete")[-1]
     assert event["service_id"] == "mcp_summarizer"
     assert event["input_tokens"] == source_tokens

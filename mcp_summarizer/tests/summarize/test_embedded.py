@@ -128,10 +128,10 @@ async def test_focus_terms_change_what_is_kept(server: RunningServer) -> None:
 
 async def test_the_offline_backend_keeps_the_same_contract(server: RunningServer) -> None:
     """Progress, the schema-hint limit and the answer's _meta do not depend on the backend."""
-    progress: list[tuple[float, float | None, str | None]] = []
+    reports: list[tuple[float, float | None, str | None]] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
 
     async with Client(server.url) as client:
         result = await client.call_tool(
@@ -140,7 +140,7 @@ async def test_the_offline_backend_keeps_the_same_contract(server: RunningServer
         too_long = await client.call_tool(
             "summarize_for_extraction", {"content": PAGES, "schema_hint": "{name: str} " * 4000}
         )
-    assert progress and progress[-1][0] == progress[-1][1], "a client waiting on progress hears the end"
+    assert reports and reports[-1][0] == reports[-1][1], "a client waiting on progress hears the end"
     facts = result.meta["io.github.mythline/summary"]  # type: ignore[index]
     assert facts["backend"] == "extractive" and facts["degraded"] is False and facts["model"] is None
     assert facts["output_tokens"] == tokens.count(text_of(result)) <= 500

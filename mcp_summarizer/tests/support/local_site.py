@@ -24,6 +24,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Self
 
 DOCS = Path("/usr/share/doc/python3.11/html")
 PNG = bytes.fromhex(
@@ -107,7 +108,7 @@ class Site:
     def base(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> Site:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

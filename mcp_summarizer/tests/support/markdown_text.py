@@ -19,9 +19,7 @@ WORDS = st.sampled_from(
 )  # fmt: skip
 WORD_TEXT = st.lists(WORDS, min_size=1, max_size=40).map(" ".join)
 CJK_RUN = st.text(alphabet="日本語の文字列中文测试한국어😀🎉。！？", min_size=1, max_size=300)
-ANY_TEXT = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=200
-)
+ANY_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=200)
 CODE_LINES = ["# not a header", "x = {1: 2}", "## also not", "---", "| a |", "- item", "> q", "    y"]
 KINDS = ["h", "p", "p", "p", "list", "code", "icode", "table", "quote", "hr", "cjk", "any", "blank"]
 

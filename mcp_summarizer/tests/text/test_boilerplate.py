@@ -525,7 +525,7 @@ def crawled_markdown(draw: st.DrawFn) -> str:
     return text.replace("\n", "\r\n") if draw(st.booleans()) and draw(st.booleans()) else text
 
 
-ANY_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=300)
+ANY_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=300)
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

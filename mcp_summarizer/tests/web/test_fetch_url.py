@@ -143,10 +143,10 @@ async def test_user_agent_is_sent_and_robots_txt_is_read_once(server, site) -> N
 
 @needs_docs
 async def test_long_docs_page_is_summarized_within_budget_and_context(server, site, fresh_llm) -> None:
-    progress: list[float] = []
+    reports: list[float] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append(done)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append(progress)
 
     url = f"{site.base}/docs/library/functions.html"
     async with Client(server.url) as client:
@@ -167,7 +167,7 @@ async def test_long_docs_page_is_summarized_within_budget_and_context(server, si
     for r in seen:
         assert r.prompt_tokens + r.max_tokens <= CONTEXT, "every call fits LLM_CONTEXT_TOKENS"
         assert "built-in function names and signatures" in r.system, "the context guides each call"
-    assert progress, "progress notifications arrived"
+    assert reports, "progress notifications arrived"
     event = server.wait_for_event("fetch_complete")[-1]
     assert event["summarized"] is True and event["final_url"] == url
 
