@@ -35,7 +35,7 @@ step "ruff format" .venv/bin/ruff format --check shared mcp_summarizer a_world_l
 step "mypy" .venv/bin/mypy   # strict on the three packages' source: mypy.ini
 mypy_tests() {  # each package's tests in its own run: three folders are named `tests`
     local suite status=0
-    for suite in shared/tests a_world_lore_researcher/tests; do
+    for suite in shared/tests mcp_summarizer/tests a_world_lore_researcher/tests; do
         .venv/bin/mypy --config-file mypy-tests.ini "$suite" || status=1
     done
     return $status

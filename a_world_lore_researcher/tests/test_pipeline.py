@@ -113,7 +113,8 @@ async def test_summarizer_down_at_start_reads_with_web_url_read_within_budget(
     assert large.truncated and large.tokens <= 1000 and (large.original_tokens or 0) > 1000
     assert pages.text("/large.html").startswith(large.content)
     [warning] = [r for r in caplog.records if r.getMessage() == "mcp_server_unavailable"]
-    assert warning.levelname == "WARNING" and vars(warning)["server"] == "summarizer" and vars(warning)["degraded"]
+    extra = vars(warning)  # the log call's `extra` fields are attributes of the record
+    assert warning.levelname == "WARNING" and extra["server"] == "summarizer" and extra["degraded"]
 
 
 async def test_fetch_url_errors_fall_back_to_web_url_read(
@@ -127,7 +128,8 @@ async def test_fetch_url_errors_fall_back_to_web_url_read(
     assert len(topic.tool_failures) == 2 and all("upstream error" in f for f in topic.tool_failures)
     assert [s.tool for s in topic.sources] == [tools.WEB_URL_READ] * 2
     for source in topic.sources:
-        assert not source.summarized and (source.reason or "").startswith("fetch_url failed: Error executing tool")
+        assert source.reason is not None and not source.summarized
+        assert source.reason.startswith("fetch_url failed: Error executing tool")
         assert source.tokens <= 300  # RESEARCHER_UNSUMMARIZED_MAX_TOKENS in make_settings
     assert search.reads == [s.url for s in topic.sources]
 

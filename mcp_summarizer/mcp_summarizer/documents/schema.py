@@ -57,8 +57,8 @@ class DocumentIn(BaseModel):
         description="Your id for it (letters, digits, . _ -; at most 64). "
         "Default: a short stable hash of the url, or of the text when there is no url.",
     )
-    title: str = Field("", max_length=1000, description="Its title, shown with its summaries.")
-    url: str = Field("", max_length=4096, description="Where it came from.")
+    title: str = Field(default="", max_length=1000, description="Its title, shown with its summaries.")
+    url: str = Field(default="", max_length=4096, description="Where it came from.")
 
 
 class DocumentInfo(BaseModel):

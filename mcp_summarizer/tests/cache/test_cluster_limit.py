@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
+import httpx2  # the openai SDK builds its errors from httpx2 (its fork of httpx)
 import openai
 import pytest
 from mcp import Client
@@ -135,7 +135,7 @@ def adaptive_replica(url: str, start: int = 2) -> ClusterLimiter:
 
 
 def refused() -> openai.RateLimitError:
-    response = httpx.Response(429, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    response = httpx2.Response(429, request=httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
     return openai.RateLimitError("busy", response=response, body=None)
 
 

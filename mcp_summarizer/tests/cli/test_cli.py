@@ -25,7 +25,7 @@ from tests.support.fake_llm import FakeLLM, error
 from tests.support.repository import repository_files
 
 # The subprocess imports the code under test from wherever this process found it.
-PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))
+PYTHONPATH = os.pathsep.join(str(Path(m.__path__[0]).resolve().parent) for m in (mcp_summarizer, shared))
 STATUS = re.compile(r"\[(\d+) -> (\d+) tokens, (.+)\]")
 
 

@@ -20,7 +20,7 @@ from tests.support.answers import first_text
 from tests.support.local_site import Site
 
 REPO = Path(__file__).resolve().parents[3]
-PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))
+PYTHONPATH = os.pathsep.join(str(Path(m.__path__[0]).resolve().parent) for m in (mcp_summarizer, shared))
 PYPROJECTS = [f"{p}/pyproject.toml" for p in ("shared", "mcp_summarizer", "a_world_lore_researcher")]
 
 FAKE_SETUP = f"""#!/usr/bin/env bash

@@ -126,7 +126,7 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
         "citations",
     }
     assert summarize.input_schema["required"] == ["content"]
-    assert "unchanged" in summarize.description
+    assert summarize.description is not None and "unchanged" in summarize.description
     properties = summarize.input_schema["properties"]
     assert properties["strategy"]["enum"] == ["semantic", "token"]
     # The ceiling is published: half of what LLM_CONTEXT_TOKENS=12000 leaves after the prompts,
@@ -163,6 +163,7 @@ async def test_tools_are_listed_with_usable_descriptions(server: RunningServer) 
         # Written for a model: every argument explained, no operator jargon, no indentation.
         for name, schema in tool.input_schema["properties"].items():
             assert schema.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.description is not None, f"{tool.name} has no description"
         words = tool.description + json.dumps(tool.input_schema)
         assert not re.search(r"\b[A-Z]+_[A-Z_]+\b", words), f"{tool.name} names a setting"
         assert "map-reduce" not in words and "\n    " not in tool.description
@@ -243,7 +244,9 @@ async def test_large_document_is_summarized_within_budget_and_context(
     assert fresh_llm.peak_concurrency <= LIMIT
     assert fresh_llm.peak_concurrency == LIMIT, "the limit is used, not just respected"
     for r in seen:
-        assert r.prompt_tokens + r.max_tokens <= CONTEXT, "every call fits the model's context"
+        assert r.max_tokens is not None and r.prompt_tokens + r.max_tokens <= CONTEXT, (
+            "every call fits the model's context"
+        )
         assert "<document>" in r.user and "</document>" in r.user
         assert "NPCs, wolves" in r.system and "NPCs, wolves" not in r.user
     assert reports, "progress notifications arrived"
@@ -396,6 +399,7 @@ async def test_transient_errors_are_retried_honouring_retry_after(
     assert outcomes.count("error:429") == 1 and outcomes.count("error:503") == 1
     assert outcomes.count("ok") == len(seen) - 2, "both failed calls were retried and succeeded"
     limited = next(r for r in seen if r.outcome == "error:429")
+    assert limited.finished is not None
     assert any(r.started >= limited.finished + 0.35 for r in seen), "Retry-After was waited out"
     event = server.wait_for_event("summarization_complete")[-1]
     assert event["degraded"] is False and event["llm_calls"] == len(seen) - 2

@@ -20,7 +20,7 @@ import pytest
 from shared.testing import scrubbed_environ
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
@@ -102,7 +102,7 @@ async def test_garbage_lines_get_json_rpc_errors_and_the_server_keeps_serving(st
     assert (await stdio.call(1, "initialize", INITIALIZE["params"]))["serverInfo"]["name"] == "mcp-summarizer"
     await stdio.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    parse_errors = [
+    parse_errors: list[bytes | str] = [
         "this is not json",
         "{",
         '{"jsonrpc": "2.0", "id": 5, "method": ',

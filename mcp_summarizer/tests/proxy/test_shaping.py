@@ -39,7 +39,12 @@ async def run(
     result: types.CallToolResult, tmp_path: Path, budget: int = 500, eng: Engine | None = None, **kw: object
 ):
     store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10**9)
-    args = {"server": "fs", "tool": "read_text_file", "arguments": {"path": "/x"}, "goal": ""}
+    args: dict[str, object] = {
+        "server": "fs",
+        "tool": "read_text_file",
+        "arguments": {"path": "/x"},
+        "goal": "",
+    }
     args.update(kw)
     shaped = await shape(result, budget=budget, engine=eng or engine(), store=store, tenant=LOCAL, **args)  # type: ignore[arg-type]
     return shaped, store

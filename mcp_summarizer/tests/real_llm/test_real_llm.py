@@ -60,7 +60,7 @@ TEMPLATE_TOKENS = ("<|im_start|>", "<|im_end|>", "<|endoftext|>", "<start_of_tur
 
 def head(text: str, n_tokens: int) -> str:
     """The longest run of whole lines from the start within ``n_tokens`` tokens."""
-    lines, kept = text.splitlines(keepends=True), []
+    lines, kept = text.splitlines(keepends=True), list[str]()
     for line in lines:
         if tokens.count("".join([*kept, line])) > n_tokens:
             break

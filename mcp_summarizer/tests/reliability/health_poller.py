@@ -24,6 +24,7 @@ def main() -> None:
     url, out = sys.argv[1], sys.argv[2]
     interval = (float(sys.argv[3]) if len(sys.argv) > 3 else 20.0) / 1000
     parts = urllib.parse.urlsplit(url)
+    assert parts.hostname is not None, f"no host in {url!r}"
     stop = threading.Event()
 
     def wait_for_eof() -> None:

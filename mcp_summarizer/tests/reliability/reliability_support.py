@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client import Transport
 from mcp.types import CallToolResult
 
 from mcp_summarizer.text import tokens
@@ -90,7 +91,7 @@ def figures(request: pytest.FixtureRequest) -> None:
 # -- numbers ---------------------------------------------------------------------------------------
 
 
-def end_child(proc: subprocess.Popen[bytes]) -> None:
+def end_child(proc: subprocess.Popen[Any]) -> None:
     """Close a child's stdin (its signal to exit cleanly); kill it if it is still there 10 s later."""
     assert proc.stdin is not None
     proc.stdin.close()
@@ -312,12 +313,12 @@ class HealthPoller:
 
 
 class SyncClient:
-    """One MCP client session (`mcp.Client`: a URL for streamable HTTP, or
-    `StdioServerParameters`) held open on an event loop in a thread of its own, so that sync
+    """One MCP client session (`mcp.Client`: a URL for streamable HTTP, `StdioServerParameters`,
+    or a `Transport`) held open on an event loop in a thread of its own, so that sync
     tests (one per corpus case) share it.  ``call`` gives up after ``timeout`` seconds: a case
     that gets no answer fails as a hang instead of hanging the suite."""
 
-    def __init__(self, target: str | StdioServerParameters) -> None:
+    def __init__(self, target: str | StdioServerParameters | Transport) -> None:
         self.target = target
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="sync-mcp-client", daemon=True)

@@ -861,11 +861,13 @@ HTTP_CASES = [
     ),
     hcase(
         "arguments-a-string",
-        Http(json.dumps(call_body(S, "content")).encode(), status=(200,), codes=(-32602,)),
+        # arguments that are not an object, on purpose
+        Http(json.dumps(call_body(S, "content")).encode(), status=(200,), codes=(-32602,)),  # type: ignore[arg-type]
     ),
     hcase(
         "arguments-a-list",
-        Http(json.dumps(call_body(S, ["content"])).encode(), status=(200,), codes=(-32602,)),
+        # arguments that are not an object, on purpose
+        Http(json.dumps(call_body(S, ["content"])).encode(), status=(200,), codes=(-32602,)),  # type: ignore[arg-type]
     ),
     hcase(
         "unknown-method",

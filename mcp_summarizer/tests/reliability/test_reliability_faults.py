@@ -118,7 +118,7 @@ def answered_by_the_llm(results: list[tuple[str, Any, float]]) -> tuple[list[str
     """The problems of answers that should all come from the LLM, and apart from them the calls
     that missed the 0.5 s deadline: noise on a busy machine (the LLM answers in 0.05 s), where
     a failure to connect would be a pool still holding a dead process's connections."""
-    problems, late = [], []
+    problems, late = list[str](), list[str]()
     for t, r, _ in results:
         if p := answer_problem(t, r, BUDGET):
             (late if answer_problem(t, r, BUDGET, degraded=("timed out",)) is None else problems).append(p)

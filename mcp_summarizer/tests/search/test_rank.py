@@ -44,7 +44,8 @@ def test_ranks_as_fts5_bm25(docs: list[list[str]], query: list[str], k: int) -> 
 
 
 def test_an_index_with_no_terms_finds_nothing() -> None:
-    for docs in ([], [[], []]):
+    cases: list[list[list[str]]] = [[], [[], []]]
+    for docs in cases:
         index = rank.build(docs)
         assert index.size == len(docs) and index.best(["port"], 5) == []
 

@@ -149,7 +149,7 @@ async def test_another_tenants_handle_is_as_unknown_as_a_made_up_one(server: Run
 async def test_bad_input_is_an_error_naming_the_problem(server: RunningServer) -> None:
     async with client(server, ALICE) as c:
         ids = await summarized(c)
-        cases = {
+        cases: dict[str, dict[str, Any]] = {
             "query is empty": {"handle": ids["ops"], "query": "   "},
             "holds no word": {"handle": ids["ops"], "query": "?! -- ..."},
             "handle is empty": {"handle": " ", "query": "port"},

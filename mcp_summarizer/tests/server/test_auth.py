@@ -16,7 +16,7 @@ from mcp_summarizer.auth import load_tokens
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.errors import ConfigError
 
-PYTHONPATH = os.pathsep.join(str(Path(m.__file__).resolve().parents[1]) for m in (mcp_summarizer, shared))
+PYTHONPATH = os.pathsep.join(str(Path(m.__path__[0]).resolve().parent) for m in (mcp_summarizer, shared))
 A, B = "a" * 16 + "-alice", "b" * 16 + "-bob"
 
 

@@ -204,6 +204,8 @@ async def test_health_keeps_answering_during_a_hostile_request(
     case: str, server: RunningServer, site: DotsSite, poller: tuple[Poller, str]
 ) -> None:
     polls, control = poller
+    tool: str
+    args: dict[str, object]
     tool, args = (
         ("fetch_url", {"url": site.url}) if case not in HOSTILE else ("summarize", {"content": HOSTILE[case]})
     )

@@ -14,6 +14,7 @@ from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from mcp_summarizer.mcp.metrics import fetch_outcome, llm_status
+from tests.support.answers import first_text
 from tests.support.fake_llm import FakeLLM, error
 from tests.support.servers import RunningServer, start_server, stop_server
 
@@ -118,7 +119,7 @@ async def test_the_content_store_size_is_what_was_stored(server: RunningServer) 
         before, "mcp_summarizer_content_store_bytes"
     )
     assert grew == excerpts >= 3
-    assert size == sum(len(o.content[0].text.partition("\n\n")[2].encode()) for o in opened)  # type: ignore[union-attr]
+    assert size == sum(len(first_text(o).partition("\n\n")[2].encode()) for o in opened)
 
 
 def test_labels_are_bounded() -> None:

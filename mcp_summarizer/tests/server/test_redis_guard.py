@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -14,7 +15,7 @@ from tests.support.redis_server import RedisServer
 from tests.support.system_packages import needs
 
 
-def swallowing(seconds: float, result: int = 0) -> object:
+def swallowing(seconds: float, result: int = 0) -> Callable[[], Awaitable[int]]:
     """A call that eats a cancellation and completes anyway, as redis-py sometimes does."""
 
     async def call() -> int:
@@ -29,7 +30,7 @@ def swallowing(seconds: float, result: int = 0) -> object:
 
 async def test_a_cancel_the_client_swallows_still_cancels_the_caller() -> None:
     outage = Outage("test", "redis://127.0.0.1:1/0")
-    task = asyncio.create_task(outage.call(swallowing(0.2)))  # type: ignore[arg-type]
+    task = asyncio.create_task(outage.call(swallowing(0.2)))
     await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -40,7 +41,7 @@ async def test_the_guards_own_deadline_swallowed_is_not_a_cancel() -> None:
     outage = Outage("test", "redis://127.0.0.1:1/0")
 
     async def caller() -> tuple[object, int]:
-        result = await outage.call(swallowing(CHEAP.seconds * 2 + 0.2, 7))  # type: ignore[arg-type]
+        result = await outage.call(swallowing(CHEAP.seconds * 2 + 0.2, 7))
         task = asyncio.current_task()
         assert task is not None
         return result, task.cancelling()

@@ -9,6 +9,7 @@ from mcp_summarizer.summarize.adaptive_limit import (
     LatencyGauge,
     LimitParams,
     LimitState,
+    Signal,
     next_state,
 )
 
@@ -25,7 +26,7 @@ def run_against(capacity: int, rounds: int, initial: int = 5, latency: float = 0
         sent = limit.state.allowed
         epoch = limit.state.epoch
         for i in range(sent):
-            outcome = "ok" if i < capacity else "overload"
+            outcome: Signal = "ok" if i < capacity else "overload"
             limit.record(outcome, latency, in_flight=sent, epoch=epoch)
         seen.append(limit.state.allowed)
     return seen

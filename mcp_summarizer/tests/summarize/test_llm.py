@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 
-import httpx
+import httpx2  # the openai SDK builds its errors from httpx2 (its fork of httpx)
 import openai
 import pytest
 
@@ -198,9 +198,9 @@ async def test_retry_is_logged(
     with caplog.at_level(logging.WARNING, logger="mcp_summarizer.summarize.llm"):
         await backend.complete(SYSTEM, USER, 64)
     [record] = [r for r in caplog.records if r.getMessage() == "llm_call_retry"]
-    assert record.attempt == 1
-    assert "HTTP 429" in record.cause
-    assert record.wait_seconds == pytest.approx(0.05, abs=0.001)
+    assert vars(record)["attempt"] == 1
+    assert "HTTP 429" in vars(record)["cause"]
+    assert vars(record)["wait_seconds"] == pytest.approx(0.05, abs=0.001)
 
 
 async def test_two_server_errors_then_success(llm: FakeLLM) -> None:
@@ -477,8 +477,8 @@ async def test_unparseable_retry_after_falls_back_to_backoff(llm: FakeLLM, backe
 
 
 def status_error(status: int, headers: dict[str, str] | None = None) -> openai.APIStatusError:
-    request = httpx.Request("POST", "http://llm.test/v1/chat/completions")
-    response = httpx.Response(status, headers=headers or {}, request=request)
+    request = httpx2.Request("POST", "http://llm.test/v1/chat/completions")
+    response = httpx2.Response(status, headers=headers or {}, request=request)
     return openai.APIStatusError("error", response=response, body=None)
 
 
@@ -515,7 +515,7 @@ def test_retry_after_seconds_date_in_the_past_is_zero() -> None:
 def test_retry_after_seconds_ignores_non_status_errors() -> None:
     assert retry_after_seconds(None) is None
     assert retry_after_seconds(ValueError("x")) is None
-    request = httpx.Request("POST", "http://llm.test/v1")
+    request = httpx2.Request("POST", "http://llm.test/v1")
     assert retry_after_seconds(openai.APITimeoutError(request)) is None
 
 
@@ -535,7 +535,7 @@ def test_is_transient_status(status: int, transient: bool) -> None:
 
 
 def test_is_transient_connection_errors() -> None:
-    request = httpx.Request("POST", "http://llm.test/v1")
+    request = httpx2.Request("POST", "http://llm.test/v1")
     assert is_transient(openai.APITimeoutError(request))
     assert is_transient(openai.APIConnectionError(request=request))
     assert is_transient(AttemptTimeout("no answer within 120 s"))

@@ -127,6 +127,7 @@ def test_a_timed_out_attempt_stays_ahead_and_raises_the_pace(clock: Clock) -> No
     first = pace.start(REFERENCE_WORK, 0)
     clock.now += first.deadline
     pace.timed_out(first)
+    assert pace.seconds_per_unit is not None
     assert pace.seconds_per_unit == pytest.approx(first.deadline / REFERENCE_WORK)
     retry = pace.start(REFERENCE_WORK, 0)
     assert retry.ahead == REFERENCE_WORK

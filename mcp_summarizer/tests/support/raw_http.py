@@ -12,9 +12,9 @@ BOMB_DECODED = 20_000_000
 BOMB = gzip.compress(b"\0" * BOMB_DECODED, compresslevel=9)
 
 
-def _response(status: str, body: bytes = b"", headers: dict[str, str] | None = None) -> bytes:
+def _response(status: str, body: bytes = b"", headers: dict[str, str | None] | None = None) -> bytes:
     lines = [f"HTTP/1.1 {status}", "Connection: close"]
-    hdrs = {"Content-Length": str(len(body))}
+    hdrs: dict[str, str | None] = {"Content-Length": str(len(body))}
     hdrs.update(headers or {})
     lines += [f"{k}: {v}" for k, v in hdrs.items() if v is not None]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
@@ -86,10 +86,10 @@ class Server:
         if path == "/host":
             return _response("200 OK", headers.get("host", "").encode(), {"Content-Type": "text/plain"})
         if path == "/odd":
-            location = self.location.replace(b"{base}", self.base.encode())
+            odd_location = self.location.replace(b"{base}", self.base.encode())
             return (
                 b"HTTP/1.1 302 Found\r\nConnection: close\r\nContent-Length: 0\r\nLocation: "
-                + location
+                + odd_location
                 + b"\r\n\r\n"
             )
         if path == "/weird-reason":

@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import openai
@@ -34,7 +35,7 @@ async def client(llm: FakeLLM) -> AsyncIterator[openai.AsyncOpenAI]:
         yield c
 
 
-async def ask(client: openai.AsyncOpenAI, user: str = TEXT, max_tokens: int | None = 50, **kw: object):
+async def ask(client: openai.AsyncOpenAI, user: str = TEXT, max_tokens: int | None = 50, **kw: Any):
     return await client.chat.completions.create(
         model="fake-model",
         messages=[{"role": "system", "content": "Summarize."}, {"role": "user", "content": user}],
@@ -188,7 +189,9 @@ async def test_peak_concurrency_of_parallel_delayed_requests(
     assert len(replies) == 5
     assert llm.peak_concurrency == 5
     assert llm.in_flight == 0
-    assert all(r.outcome == "ok" and r.finished - r.started >= 0.2 for r in llm.requests)
+    assert all(
+        r.outcome == "ok" and r.finished is not None and r.finished - r.started >= 0.2 for r in llm.requests
+    )
 
 
 async def test_cancelling_the_client_task_marks_cancelled(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:

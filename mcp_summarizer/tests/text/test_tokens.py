@@ -50,7 +50,7 @@ def test_encode_array_matches_encode_and_decodes() -> None:
     text = "Stormwind 日本語 😀 naïve café\n\n  indented"
     array = tokens.encode_array(text)
     assert array.tolist() == tokens.encode(text)
-    assert tokens.encoding().decode(array) == text
+    assert tokens.encoding().decode(array.tolist()) == text
 
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=300)

@@ -208,7 +208,7 @@ async def test_llm_failure_with_original_returns_a_raw_slice_that_says_so(site, 
 
 def _text_of(n_tokens: int) -> str:
     """Plain text of whole lines, at most ``n_tokens`` tokens and less than a line short."""
-    lines, i = [], 0
+    lines, i = list[str](), 0
     while tokens.count("".join(lines)) < n_tokens:
         lines.append(f"Line {i}: the Defias raid the farms west of Goldshire at night.\n")
         i += 1

@@ -116,9 +116,7 @@ async def test_a_repair_keeps_the_citations_and_its_receipt_does_not_count_them(
     [system] = asked
     assert "Keep those citations exactly as written" in system and "[src#0]" in system
     # 12 and 13 are the citations' labels, not facts of the summary: nothing invented.
-    assert out.text == cited and out.fidelity is not None and out.fidelity.invented == [], (
-        out.fidelity.invented
-    )
+    assert out.text == cited and out.fidelity is not None and out.fidelity.invented == [], out.fidelity
 
 
 async def test_the_repair_content_is_held_to_its_room() -> None:
