@@ -2,9 +2,9 @@
 
 Every variable is documented in the repository's `.env.example`.  A bad value stops
 start-up with a message naming the variable, rather than failing on the first request.
-Token budgets derived from these values live in `summarize.budget`.  Each part takes only its
-own: `budget()`, `llm()`, `concurrency()` and `engine()` build the small objects of
-`summarize.options`, and `assembly.engine_setup.build_engine` the engine from them.
+Nothing here imports a capability: the settings say what a user may set, and
+`assembly.from_settings` makes each capability's option objects of them (so a new option changes
+the capability and the assembly, and this file only for its variable).
 """
 
 from __future__ import annotations
@@ -19,28 +19,14 @@ from dotenv import dotenv_values
 from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mcp_summarizer.cache.key import CacheKeys, endpoint
-from mcp_summarizer.clients.profiles import Limits, Profile, deadline, limits_for
 from mcp_summarizer.errors import ConfigError
-from mcp_summarizer.summarize.budget import (
-    DEFAULT_FETCH_TOKENS,
-    DEFAULT_OUTPUT_TOKENS,
-    Budget,
-    max_output_tokens,
-)
-from mcp_summarizer.summarize.options import (
-    ConcurrencyOptions,
-    EngineOptions,
-    FailurePolicy,
-    LLMOptions,
-    LowFidelityPolicy,
-)
-from mcp_summarizer.web.fetch import FetchLimits
-from mcp_summarizer.web.pages import PagesOptions
+from mcp_summarizer.text.context_window import max_output_tokens
 from shared import settings as shared_settings
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "DEFAULT_FETCH_TOKENS",
+    "DEFAULT_OUTPUT_TOKENS",
     "DEFAULT_USER_AGENT",
     "WEBSUM_ALIASES",
     "Settings",
@@ -51,6 +37,16 @@ __all__ = [
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 # The first word is the product token robots.txt groups are matched against.
 DEFAULT_USER_AGENT = "mcp-summarizer/0.1 (+https://pypi.org/project/mcp-summarizer/)"
+# The budgets used when a caller asks for none (0), unless a small model cannot give them.
+DEFAULT_OUTPUT_TOKENS = 5000
+DEFAULT_FETCH_TOKENS = 4096
+
+# The values each choice accepts, spelled here so the settings import no capability; mypy
+# holds them to the capability's own (summarize.options, clients.profiles) where
+# `assembly.from_settings` passes them on.
+FailurePolicy = Literal["original", "extractive", "truncate"]
+LowFidelityPolicy = Literal["flag", "replace", "off"]
+Profile = Literal["auto", "none", "claude-code", "codex", "copilot", "opencode"]
 
 
 # A shell-style reference left unexpanded ("${NAME}"); only the reference is ever shown.
@@ -277,101 +273,10 @@ class Settings(BaseSettings):
                 )
         return self
 
-    def budget(self) -> Budget:
-        """The token limits these settings give.  A default that a small model cannot produce
-        shrinks to what it can; a value someone set was checked against the ceiling above."""
-        ceiling = max_output_tokens(self.llm_context_tokens, self.tokenizer_ratio)
-        chosen = self.model_fields_set
-        return Budget(
-            context_tokens=self.llm_context_tokens,
-            chunk_tokens=self.default_chunk_size_tokens,
-            overlap_tokens=self.default_chunk_overlap_tokens,
-            default_output=self.default_max_output_tokens
-            if "default_max_output_tokens" in chosen
-            else min(self.default_max_output_tokens, ceiling),
-            fetch_output=self.fetch_max_tokens
-            if "fetch_max_tokens" in chosen
-            else min(self.fetch_max_tokens, ceiling),
-            max_input=self.max_input_tokens,
-            tokenizer_ratio=self.tokenizer_ratio,
-        )
-
     @property
     def tokenizer_ratio(self) -> float:
         """Server tokens per cl100k token of a prompt that every budget allows for."""
         return 1.0 + self.llm_tokenizer_margin
-
-    def llm(self) -> LLMOptions:
-        """The LLM client's options (summarize.llm)."""
-        return LLMOptions(
-            base_url=self.openrouter_base_url,
-            api_key=self.openrouter_api_key.get_secret_value(),
-            model=self.llm_model,
-            timeout_seconds=self.llm_timeout_seconds,
-            max_attempts=self.llm_max_attempts,
-            retry_base_seconds=self.llm_retry_base_seconds,
-            retry_max_seconds=self.llm_retry_max_seconds,
-            temperature=self.llm_temperature,
-        )
-
-    def concurrency(self) -> ConcurrencyOptions:
-        """The LLM concurrency limit's options (assembly.engine_setup.build_limiter)."""
-        return ConcurrencyOptions(
-            limit=self.max_concurrent_llm_calls,
-            mode=self.llm_concurrency,
-            # A start over the default ceiling (MAX_CONCURRENT_LLM_CALLS=100, LLM_CONCURRENCY_MAX
-            # unset) raises it; one someone set under the start was refused above.
-            maximum=max(self.llm_concurrency_max, self.max_concurrent_llm_calls),
-            scope=self.llm_concurrency_scope,
-            redis_url=self.redis_url,
-            lease_seconds=self.llm_lease_seconds,
-        )
-
-    def engine(self) -> EngineOptions:
-        """The summarize engine's options (summarize.engine)."""
-        return EngineOptions(
-            budget=self.budget(),
-            max_inflight_input_tokens=self.max_inflight_input_tokens,
-            admission_wait_seconds=self.admission_wait_seconds,
-            on_failure=self.on_llm_failure,
-            fidelity_repair=self.fidelity_repair,
-            on_low_fidelity=self.on_low_fidelity,
-            low_fidelity_ratio=self.low_fidelity_ratio,
-        )
-
-    def pages(self) -> PagesOptions:
-        """fetch_url's pages: the fetch limits, robots.txt, how long a page is kept."""
-        return PagesOptions(
-            limits=FetchLimits(
-                max_bytes=self.fetch_max_bytes,
-                timeout_seconds=self.fetch_timeout_seconds,
-                max_redirects=self.fetch_max_redirects,
-                allow_private=self.fetch_allow_private,
-                user_agent=self.fetch_user_agent,
-            ),
-            respect_robots=self.fetch_respect_robots,
-            cache_seconds=self.fetch_cache_seconds,
-        )
-
-    def cache_keys(self, *, model: str) -> CacheKeys:
-        """The service's side of every cache key: everything in these settings that can change
-        an answer of ``model`` ("extractive" for the embedded summarizer)."""
-        backend = self.backend if model != "extractive" else "extractive"
-        facts: dict[str, object] = {
-            "backend": backend,
-            "model": model,
-            "chunk_size": self.default_chunk_size_tokens,
-            "chunk_overlap": self.default_chunk_overlap_tokens,
-            "context_tokens": self.llm_context_tokens,
-            "tokenizer_margin": self.llm_tokenizer_margin,
-            "on_failure": self.on_llm_failure,
-            "repair": self.fidelity_repair,
-            "low_fidelity": (self.on_low_fidelity, self.low_fidelity_ratio),
-        }
-        if backend != "extractive":  # the embedded summarizer asks no endpoint
-            facts["endpoint"] = endpoint(self.openrouter_base_url)
-            facts["temperature"] = self.llm_temperature
-        return CacheKeys(tuple(sorted(facts.items())))
 
     @property
     def allowed_hosts(self) -> list[str] | None:
@@ -381,31 +286,10 @@ class Settings(BaseSettings):
             return None
         return [pattern for h in names for pattern in (h, f"{h}:*")]
 
-    def output_limits(self, client_name: str | None) -> Limits:
-        """What a tool answer to this client must keep within (CLIENT_PROFILE,
-        TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES); ``client_name`` is its clientInfo.name,
-        None when the request did not say."""
-        return limits_for(
-            self.client_profile,
-            client_name,
-            max_bytes=self.tool_output_max_bytes,
-            max_lines=self.tool_output_max_lines,
-        )
-
-    def deadline(self, limits: Limits) -> float | None:
-        """Seconds a tool may take to answer a client with these ``limits`` (None: no
-        deadline): TOOL_DEADLINE_SECONDS, else what the client's profile knows, else 50."""
-        return deadline(limits, self.tool_deadline_seconds)
-
     @property
     def websum_names(self) -> tuple[str, ...]:
         """websum's variables this configuration was read from (see `load_settings`)."""
         return self._websum
-
-    @property
-    def endpoint(self) -> str | None:
-        """The LLM endpoint in use, without credentials; None on the embedded backend."""
-        return endpoint(self.openrouter_base_url) if self.backend == "openai" else None
 
     @property
     def llm_configured(self) -> bool:

@@ -4,6 +4,7 @@ never imports the service's settings."""
 
 from __future__ import annotations
 
+from mcp_summarizer.assembly.from_settings import cache_keys, concurrency_options, engine_options, llm_options
 from mcp_summarizer.config import Settings
 from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitParams
 from mcp_summarizer.summarize.engine import Engine
@@ -18,13 +19,13 @@ def build_engine(settings: Settings, backend: Backend | None = None) -> Engine:
     """An engine with its own concurrency limit.  ``backend`` defaults to the configured
     one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
     if backend is None and settings.backend == "openai":
-        backend = OpenAIBackend(settings.llm())
+        backend = OpenAIBackend(llm_options(settings))
     model = backend.model if backend is not None else "extractive"
     return Engine(
-        settings.engine(),
+        engine_options(settings),
         backend,
-        build_limiter(settings.concurrency()),
-        settings.cache_keys(model=model),
+        build_limiter(concurrency_options(settings)),
+        cache_keys(settings, model=model),
     )
 
 

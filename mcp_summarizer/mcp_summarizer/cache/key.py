@@ -3,7 +3,7 @@ changed endpoint, model, size, prompt, policy or version never serves a stale su
 
 `CacheKeys` holds the service's side of every key (the setup: endpoint, model, backend,
 chunk sizes, context size, temperature, failure policies, prompt files, version; built by
-`Settings.cache_keys`); each request adds its own (the content, tool, budget, focus...).
+`assembly.from_settings.cache_keys`); each request adds its own (the content, tool, budget, focus...).
 Pure, no I/O but reading the package's prompt files once."""
 
 from __future__ import annotations

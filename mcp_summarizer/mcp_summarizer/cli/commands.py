@@ -108,6 +108,7 @@ def _serving_settings(args: argparse.Namespace) -> Settings:
 
 def serve_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer [serve]`: the tools over streamable HTTP or stdio."""
+    from mcp_summarizer.assembly.from_settings import llm_endpoint
     from mcp_summarizer.mcp.app import build_server, logger
     from mcp_summarizer.mcp.http_runner import build_http_app, serve
     from mcp_summarizer.process.ending import end_process
@@ -127,7 +128,7 @@ def serve_command(args: argparse.Namespace) -> None:
             "tenants": tenants or 1,
             "backend": settings.backend,
             "model": service.engine.model,
-            "endpoint": settings.endpoint,  # None on the embedded backend
+            "endpoint": llm_endpoint(settings),  # None on the embedded backend
             "websum_settings": list(settings.websum_names),  # websum's names it was configured by
             "host": settings.mcp_summarizer_host if args.transport != "stdio" else None,
             "port": settings.mcp_summarizer_port if args.transport != "stdio" else None,

@@ -13,6 +13,7 @@ import logging
 from mcp.server.mcpserver import MCPServer
 
 from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.from_settings import pages_options
 from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
 from mcp_summarizer.auth import auth_settings, load_tokens
 from mcp_summarizer.cache.lookup import Answers
@@ -50,7 +51,7 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
     service = Service(
         settings,
         engine,
-        Pages(settings.pages(), answers),
+        Pages(pages_options(settings), answers),
         store,
         DocumentsPipeline(engine, store, min_relevance=settings.cluster_min_relevance),
         answers,

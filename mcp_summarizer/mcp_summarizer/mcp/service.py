@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
+from mcp_summarizer.assembly.from_settings import output_limits, tool_deadline
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
@@ -121,13 +122,13 @@ def client_limits(settings: Settings, ctx: Context) -> Limits:
     """What this request's answer must keep within, for the client that asks: named by its
     initialize (stdio), by the request's `_meta` (protocol 2026-07-28), or by the session id
     its HTTP initialize was answered with (older protocols; `sessions`)."""
-    return settings.output_limits(client_name(ctx.session.client_params, ctx.headers))
+    return output_limits(settings, client_name(ctx.session.client_params, ctx.headers))
 
 
 def deadline_of(settings: Settings, limits: Limits) -> Deadline:
     """When a request of a client with these ``limits`` must have answered, from now
     (TOOL_DEADLINE_SECONDS, or the client's profile)."""
-    return Deadline(settings.deadline(limits))
+    return Deadline(tool_deadline(settings, limits))
 
 
 def progress_of(ctx: Context) -> Progress:

@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.assembly.from_settings import output_limits, tool_deadline
 from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
 from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
 from mcp_summarizer.cache.lookup import Answers
@@ -196,9 +197,9 @@ class Proxy:
         limits: Limits | None = None,
     ) -> types.CallToolResult:
         """Call one tool for ``tenant`` (its handles are stored and opened in its namespace);
-        ``limits`` are the client's (`Settings.output_limits`), every answer within them."""
+        ``limits`` are the client's (`assembly.from_settings.output_limits`), every answer within them."""
         limits = limits or Limits()
-        deadline = Deadline(self.settings.deadline(limits))  # the client's clock runs from here
+        deadline = Deadline(tool_deadline(self.settings, limits))  # the client's clock runs from here
         if name == "call_tool_summarized":
             return await self._call_summarized(arguments, progress, tenant, limits, deadline)
         if name == "expand":
@@ -369,7 +370,7 @@ def build_proxy_server(proxy: Proxy) -> Server[Any]:
         # The client's name: from its initialize (stdio), the request (2026-07-28), or the
         # session id its HTTP initialize was answered with (older protocols).
         headers = getattr(ctx.request, "headers", None)  # the HTTP request's; None over stdio
-        limits = proxy.settings.output_limits(client_name(ctx.session.client_params, headers))
+        limits = output_limits(proxy.settings, client_name(ctx.session.client_params, headers))
         try:
             tenant = tenant_of()
             return await proxy.call(params.name, dict(params.arguments or {}), progress, tenant, limits)

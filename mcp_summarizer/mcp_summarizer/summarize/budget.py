@@ -30,6 +30,9 @@ How the context (``LLM_CONTEXT_TOKENS``) is shared out, and why:
   number of summaries (the tree is logarithmically deep and always ends).  Less when that
   level's answers could be more than the final merge reads: then each gets its share of it
   (`level_output_tokens`), and the final merge reads them all, a level sooner.
+
+The first two shares, the framing (``MESSAGE_OVERHEAD``) and the ceiling they give
+(`max_output_tokens`) are in `text.context_window`, where the settings check a budget against them.
 """
 
 from __future__ import annotations
@@ -38,10 +41,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.text.context_window import INSTRUCTIONS_SHARE, MESSAGE_OVERHEAD, max_output_tokens
 
 __all__ = [
-    "DEFAULT_FETCH_TOKENS",
-    "DEFAULT_OUTPUT_TOKENS",
     "MAP_OUTPUT_FLOOR",
     "MESSAGE_OVERHEAD",
     "Budget",
@@ -53,40 +55,21 @@ __all__ = [
     "reduce_output_tokens",
 ]
 
-INSTRUCTIONS_SHARE = 8
-OUTPUT_SHARE = 2
 FETCH_CONTEXT_SHARE = 16
 REDUCE_OUTPUT_SHARE = 3
 
-# Chat framing (role markers, priming) plus the <document> wrapper: measured at 7 + 9
-# tokens for cl100k chat models; rounded up because other models' framing differs.
-MESSAGE_OVERHEAD = 32
 # A chunk summary shorter than this loses too much to be worth merging.
 MAP_OUTPUT_FLOOR = 500
 # A chunk smaller than this is mostly prompt: shrinking chunks further would not help.
 MIN_CHUNK_TOKENS = 256
-# The budgets used when a caller asks for none (0), unless a small model cannot give them.
-DEFAULT_OUTPUT_TOKENS = 5000
-DEFAULT_FETCH_TOKENS = 4096
 # The smallest answer a call is asked for, whatever the shares say (tiny targets excepted).
 _MIN_ANSWER = 16
-
-
-def max_output_tokens(context_tokens: int, ratio: float = 1.0) -> int:
-    """Largest summary a request may ask for: half of the context that framing and the
-    largest allowed prompt leave, so its final merge reads as much as it writes (with a
-    ``ratio`` over 1 what it reads takes ``ratio`` times its size: ``T`` with
-    ``ratio * (framing + prompt + T) + T <= context``)."""
-    prompt = MESSAGE_OVERHEAD + context_tokens // INSTRUCTIONS_SHARE
-    if ratio == 1.0:  # exact integer arithmetic, as it has always been
-        return max(0, (context_tokens - prompt) // OUTPUT_SHARE)
-    return max(0, int((context_tokens - ratio * prompt) / (OUTPUT_SHARE - 1 + ratio)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Budget:
     """The token limits of one configured service, built once from its settings
-    (`config.Settings.budget`)."""
+    (`assembly.from_settings.budget`)."""
 
     context_tokens: int  # LLM_CONTEXT_TOKENS
     chunk_tokens: int  # DEFAULT_CHUNK_SIZE_TOKENS: shrunk per request if the prompt needs room

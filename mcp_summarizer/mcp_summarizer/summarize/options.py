@@ -1,9 +1,9 @@
 """What the summarize layer is configured with, as small frozen objects: the LLM client's
 options, the concurrency limit's and the engine's.
 
-`config.Settings` reads the environment once and builds these (`Settings.llm()`,
-`Settings.concurrency()`, `Settings.engine()`); each part takes only its own, so nothing under
-`summarize/` reads the environment or imports the service's settings.
+`config.Settings` reads the environment once and `assembly.from_settings` builds these of it
+(`llm_options`, `concurrency_options`, `engine_options`); each part takes only its own, so
+nothing under `summarize/` reads the environment or imports the service's settings.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ class Summarizer(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PagesOptions:
-    """What `Pages` is configured with (`Settings.pages` builds it)."""
+    """What `Pages` is configured with (`assembly.from_settings.pages_options` builds it)."""
 
     limits: FetchLimits
     respect_robots: bool = True

@@ -9,6 +9,7 @@ import tempfile
 
 import pytest
 
+from mcp_summarizer.assembly.from_settings import cache_keys
 from mcp_summarizer.cache.key import CacheKeys, endpoint
 from mcp_summarizer.config import load_settings
 from tests.cache.test_result_cache import summarize
@@ -42,7 +43,7 @@ CHANGES = [
 def keys(**env: str) -> CacheKeys:
     settings = load_settings({**BASE, **env})
     model = settings.llm_model if settings.backend == "openai" else "extractive"
-    return settings.cache_keys(model=model)
+    return cache_keys(settings, model=model)
 
 
 def both(k: CacheKeys) -> tuple[str, str]:

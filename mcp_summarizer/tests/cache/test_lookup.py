@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_summarizer.assembly.from_settings import cache_keys
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.lookup import Answers, PageSummary
 from mcp_summarizer.cache.redis import RedisResultCache
@@ -18,7 +19,7 @@ from mcp_summarizer.mcp.metrics import Metrics
 from mcp_summarizer.tenant import LOCAL, Tenant
 from shared.testing import free_port
 
-KEYS = load_settings({}).cache_keys(model="test/model")
+KEYS = cache_keys(load_settings({}), model="test/model")
 
 
 @pytest.fixture

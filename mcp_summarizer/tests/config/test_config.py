@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from pydantic import SecretStr, ValidationError
 
+from mcp_summarizer import config
+from mcp_summarizer.assembly.from_settings import (
+    budget,
+    concurrency_options,
+    engine_options,
+    llm_endpoint,
+    llm_options,
+)
+from mcp_summarizer.clients import profiles
 from mcp_summarizer.config import DEFAULT_BASE_URL, WEBSUM_ALIASES, Settings, load_settings
 from mcp_summarizer.errors import ConfigError
+from mcp_summarizer.summarize import options
 
 ENV_NAMES = [name.upper() for name in [*Settings.model_fields, *WEBSUM_ALIASES]]
 
@@ -18,6 +29,14 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No setting from the developer's shell may leak into these tests."""
     for name in ENV_NAMES:
         monkeypatch.delenv(name, raising=False)
+
+
+def test_the_choices_are_the_capabilities_own() -> None:
+    """config spells the values of ON_LLM_FAILURE, ON_LOW_FIDELITY and CLIENT_PROFILE itself
+    (it imports no capability): the same values the capabilities take, no fewer."""
+    assert get_args(config.FailurePolicy) == get_args(options.FailurePolicy)
+    assert get_args(config.LowFidelityPolicy) == get_args(options.LowFidelityPolicy)
+    assert get_args(config.Profile) == get_args(profiles.Profile)
 
 
 # -- defaults --------------------------------------------------------------------------------
@@ -33,7 +52,11 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.default_chunk_overlap_tokens == 500
     assert s.default_max_output_tokens == 5000
     assert s.max_concurrent_llm_calls == 5
-    assert (s.concurrency().mode, s.concurrency().limit, s.concurrency().maximum) == ("adaptive", 5, 64)
+    assert (concurrency_options(s).mode, concurrency_options(s).limit, concurrency_options(s).maximum) == (
+        "adaptive",
+        5,
+        64,
+    )
     assert s.llm_context_tokens == 128_000
     assert s.llm_max_attempts == 3
     assert s.on_llm_failure == "extractive"
@@ -42,9 +65,9 @@ def test_defaults_match_the_documented_ones() -> None:
     assert s.llm_tokenizer_margin == 0.25
     # T with 1.25 x (32 + 128000 / 8 + T) + T <= 128000: the final merge reads what it writes,
     # counted by a tokenizer that makes a quarter more tokens than cl100k.
-    assert s.budget().max_output == 47_982
+    assert budget(s).max_output == 47_982
     cl100k = load_settings({"LLM_TOKENIZER_MARGIN": "0"})
-    assert cl100k.budget().max_output == 55_984  # (128000 - 32 - 16000) / 2
+    assert budget(cl100k).max_output == 55_984  # (128000 - 32 - 16000) / 2
     assert s.openrouter_api_key.get_secret_value() == ""
 
 
@@ -68,9 +91,11 @@ def test_values_are_parsed_to_their_types() -> None:
 def test_the_adaptive_ceiling_rises_to_a_larger_start_unless_it_was_set() -> None:
     """MAX_CONCURRENT_LLM_CALLS=100 is where the adaptive limit starts: the default ceiling (64)
     does not stop the service; a ceiling someone set under the start does, naming both."""
-    limit = load_settings({"MAX_CONCURRENT_LLM_CALLS": "100"}).concurrency()
+    limit = concurrency_options(load_settings({"MAX_CONCURRENT_LLM_CALLS": "100"}))
     assert (limit.mode, limit.limit, limit.maximum) == ("adaptive", 100, 100)
-    fixed = load_settings({"MAX_CONCURRENT_LLM_CALLS": "100", "LLM_CONCURRENCY": "fixed"}).concurrency()
+    fixed = concurrency_options(
+        load_settings({"MAX_CONCURRENT_LLM_CALLS": "100", "LLM_CONCURRENCY": "fixed"})
+    )
     assert (fixed.mode, fixed.limit) == ("fixed", 100)
     with pytest.raises(ConfigError, match="LLM_CONCURRENCY_MAX=4 is under MAX_CONCURRENT_LLM_CALLS=5"):
         load_settings({"LLM_CONCURRENCY_MAX": "4"})
@@ -135,11 +160,11 @@ def test_bad_value_raises_config_error_naming_the_variable(env: dict[str, str], 
 
 
 def test_budget_defaults_shrink_to_what_a_small_model_can_produce() -> None:
-    small = load_settings({"LLM_CONTEXT_TOKENS": "8192"}).budget()
+    small = budget(load_settings({"LLM_CONTEXT_TOKENS": "8192"}))
     assert small.default_output == small.fetch_output == small.max_output == 3054
-    usual = load_settings({}).budget()
+    usual = budget(load_settings({}))
     assert (usual.default_output, usual.fetch_output) == (5000, 4096)
-    chosen = load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}).budget()
+    chosen = budget(load_settings({"LLM_CONTEXT_TOKENS": "8192", "FETCH_MAX_TOKENS": "1000"}))
     assert chosen.fetch_output == 1000
 
 
@@ -244,7 +269,7 @@ def test_api_key_is_a_secret_not_shown_in_repr() -> None:
 
 
 def test_the_llm_options_keep_the_api_key_out_of_their_repr() -> None:
-    options = load_settings({"OPENROUTER_API_KEY": "sk-or-very-secret"}).llm()
+    options = llm_options(load_settings({"OPENROUTER_API_KEY": "sk-or-very-secret"}))
     assert options.api_key == "sk-or-very-secret"
     assert "sk-or-very-secret" not in repr(options)
     assert "sk-or-very-secret" not in str(options)
@@ -344,7 +369,7 @@ def test_each_part_gets_its_own_settings() -> None:
             "FIDELITY_REPAIR": "true",
         }
     )
-    llm = s.llm()
+    llm = llm_options(s)
     assert (llm.base_url, llm.api_key, llm.model) == ("http://llm.internal:8000/v1", "sk-x", "vendor/m")
     assert (llm.timeout_seconds, llm.max_attempts, llm.retry_base_seconds, llm.retry_max_seconds) == (
         7.0,
@@ -353,15 +378,15 @@ def test_each_part_gets_its_own_settings() -> None:
         9.0,
     )
     assert llm.temperature == 0.3
-    limit = s.concurrency()
+    limit = concurrency_options(s)
     assert (limit.limit, limit.mode, limit.maximum) == (6, "adaptive", 11)
     assert (limit.scope, limit.redis_url, limit.lease_seconds) == (
         "cluster",
         "redis://127.0.0.1:6390/0",
         12.0,
     )
-    engine = s.engine()
-    assert engine.budget == s.budget()
+    engine = engine_options(s)
+    assert engine.budget == budget(s)
     assert (engine.max_inflight_input_tokens, engine.admission_wait_seconds) == (3_000_000, 2.5)
     assert (engine.on_failure, engine.fidelity_repair) == ("truncate", True)
 
@@ -384,9 +409,9 @@ def test_websums_settings_configure_the_service_as_its_readme_writes_them() -> N
     assert s.openrouter_base_url == "http://10.0.0.7:8080/v1" and s.backend == "openai"
     assert s.openrouter_api_key.get_secret_value() == "sk-local"
     assert (s.fetch_max_tokens, s.llm_context_tokens) == (2048, 32768)
-    assert s.budget().fetch_output == 2048, "a value someone set, not a default to shrink"
+    assert budget(s).fetch_output == 2048, "a value someone set, not a default to shrink"
     assert s.websum_names == ("API_KEY", "BASE_URL", "MAX_CONTEXT_LENGTH", "MAX_TOKENS")
-    assert s.endpoint == "http://10.0.0.7:8080/v1"
+    assert llm_endpoint(s) == "http://10.0.0.7:8080/v1"
     assert load_settings({"BASE_URL": "http://h:8080/v1/"}).openrouter_base_url == "http://h:8080/v1"
 
 

@@ -60,6 +60,29 @@ def test_the_check_sees_imports_at_any_depth(tmp_path: Path) -> None:
     assert {"mcp_summarizer.config", "mcp_summarizer.web.pages"} <= imported(module)
 
 
+# All the settings stand on: the error tree, and the one formula they check a budget with
+# (text.context_window, under every capability).  Each capability's options are made of the settings
+# in assembly/from_settings.py, above both.
+SETTINGS_STAND_ON = ("mcp_summarizer.errors", "mcp_summarizer.text.context_window")
+
+
+def test_the_settings_import_no_capability() -> None:
+    """config says what a user may set and checks it; it builds no capability's options, so a
+    capability's new option does not reach into it, nor it into the capabilities."""
+    config = PACKAGE / "config.py"
+    paths = [config] if config.is_file() else sorted((PACKAGE / "config").rglob("*.py"))
+    found = sorted(
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in paths
+        for name in imported(path)
+        if name.startswith("mcp_summarizer.")
+        and not name.startswith(SETTINGS_STAND_ON)
+        and name.split(".")[1] != "config"
+    )
+    assert paths
+    assert found == []
+
+
 def package_imports() -> dict[str, set[str]]:
     """Each top-level part of the package (a folder, or a module at the root) and the other
     parts its modules import."""

@@ -17,6 +17,7 @@ import httpx2  # the openai SDK builds its errors from httpx2 (its fork of httpx
 import openai
 import pytest
 
+from mcp_summarizer.assembly.from_settings import llm_options
 from mcp_summarizer.config import Settings, load_settings
 from mcp_summarizer.errors import LLMError
 from mcp_summarizer.process.logs import setup_logging
@@ -66,13 +67,13 @@ def make_settings(llm: FakeLLM, **env: str) -> Settings:
 
 @pytest.fixture
 async def backend(llm: FakeLLM) -> AsyncIterator[OpenAIBackend]:
-    b = OpenAIBackend(make_settings(llm).llm())
+    b = OpenAIBackend(llm_options(make_settings(llm)))
     yield b
     await b.aclose()
 
 
 async def complete_with(llm: FakeLLM, max_tokens: int = 100, **env: str) -> Completion:
-    b = OpenAIBackend(make_settings(llm, **env).llm())
+    b = OpenAIBackend(llm_options(make_settings(llm, **env)))
     try:
         return await b.complete(SYSTEM, USER, max_tokens)
     finally:
@@ -117,7 +118,7 @@ async def test_request_carries_messages_model_max_tokens_and_temperature(llm: Fa
 
 
 async def test_backend_model_attribute(llm: FakeLLM) -> None:
-    b = OpenAIBackend(make_settings(llm, LLM_MODEL="vendor/x").llm())
+    b = OpenAIBackend(llm_options(make_settings(llm, LLM_MODEL="vendor/x")))
     try:
         assert b.model == "vendor/x"
     finally:
@@ -402,7 +403,7 @@ async def test_calls_queued_at_a_one_slot_server_are_not_cut_off(llm: FakeLLM) -
     of work: the fourth answers after 1.6 s, past LLM_TIMEOUT_SECONDS=1, yet is not cut off,
     for the work ahead of it counts in its deadline."""
     llm.slots, llm.latency = 1, 0.4
-    b = OpenAIBackend(make_settings(llm, LLM_TIMEOUT_SECONDS="1", LLM_MAX_ATTEMPTS="1").llm())
+    b = OpenAIBackend(llm_options(make_settings(llm, LLM_TIMEOUT_SECONDS="1", LLM_MAX_ATTEMPTS="1")))
     try:
         answers = await asyncio.gather(*(b.complete(SYSTEM, f"{USER} {i}", 500) for i in range(4)))
         await llm.wait_idle_async()
@@ -420,7 +421,7 @@ async def test_calls_queued_before_a_slow_servers_first_answer_are_not_cut_off(l
     third would be cut off at 2 s, queued behind the first; its answer shows the server's pace,
     and their deadlines grow with it."""
     llm.slots, llm.latency = 1, 1.2
-    b = OpenAIBackend(make_settings(llm, LLM_TIMEOUT_SECONDS="2", LLM_MAX_ATTEMPTS="1").llm())
+    b = OpenAIBackend(llm_options(make_settings(llm, LLM_TIMEOUT_SECONDS="2", LLM_MAX_ATTEMPTS="1")))
     try:
         answers = await asyncio.gather(*(b.complete(SYSTEM, f"{USER} {i}", 100) for i in range(3)))
         await llm.wait_idle_async()
@@ -436,7 +437,7 @@ async def test_the_retry_of_a_timed_out_call_waits_for_the_work_the_server_goes_
     went on for 64 s): its retry queues behind that work, and its deadline counts it."""
     llm.slots = 1
     llm.script(ok("slow", delay=3.0), ok("fine", delay=0.2))
-    b = OpenAIBackend(make_settings(llm, LLM_TIMEOUT_SECONDS="1", LLM_MAX_ATTEMPTS="3").llm())
+    b = OpenAIBackend(llm_options(make_settings(llm, LLM_TIMEOUT_SECONDS="1", LLM_MAX_ATTEMPTS="3")))
     try:
         result = await b.complete(SYSTEM, USER, 100)
         await llm.wait_idle_async(within=10)
@@ -458,7 +459,7 @@ async def test_connection_refused_is_retried_then_fails() -> None:
             "LLM_MAX_ATTEMPTS": "3",
         }
     )
-    b = OpenAIBackend(settings.llm())
+    b = OpenAIBackend(llm_options(settings))
     try:
         with pytest.raises(LLMError, match="APIConnectionError") as info:
             await b.complete(SYSTEM, USER, 64)

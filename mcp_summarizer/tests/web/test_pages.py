@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_summarizer.assembly.from_settings import pages_options
 from mcp_summarizer.text.offsets import TokenOffsets
 from mcp_summarizer.web.pages import Page, render_answer, window
 
@@ -60,7 +61,7 @@ def test_page_cache_holds_a_bounded_amount_of_text(monkeypatch: pytest.MonkeyPat
     from mcp_summarizer.web import pages as pages_module
 
     monkeypatch.setattr(pages_module, "_CACHE_MAX_CHARS", 100)
-    pages = pages_module.Pages(load_settings({}).pages())
+    pages = pages_module.Pages(pages_options(load_settings({})))
     for name in "abcd":
         pages._remember(name, page_of(name * 20))
     pages._remember("b", page_of("B" * 20))  # replacing an entry does not count it twice

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_summarizer.assembly.from_settings import cache_keys
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.config import load_settings
@@ -33,7 +34,7 @@ def lookups(metrics: Metrics, outcome: str) -> float:
 
 
 def map_cache(results: SQLiteResultCache, metrics: Metrics | None = None) -> MapCache:
-    return MapCache(Answers(results, load_settings({}).cache_keys(model="test/model"), metrics))
+    return MapCache(Answers(results, cache_keys(load_settings({}), model="test/model"), metrics))
 
 
 def test_only_map_calls_have_a_key(results: SQLiteResultCache) -> None:
