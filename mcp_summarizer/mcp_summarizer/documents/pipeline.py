@@ -140,6 +140,7 @@ class DocumentsPipeline:
             mapped=dict(watch.mapped),
             notice=line,
         )
+        outcome.rejected = watch.spent.rejected_meta()  # zero counts before any call ended
         return _with_notice(outcome, watch.notice)
 
     async def _cut(
@@ -217,6 +218,8 @@ class DocumentsPipeline:
                 )
             return outcome
         run = self.engine.new_run(cuts.tokens, progress, tenant)
+        if watch is not None:  # a deadline's answer counts the rejections so far
+            watch.spent = run.outcome
         excerpt_target = min(MAP_OUTPUT_FLOOR, budget)
         try:
             return await self._llm(run, cuts, focus, focus_text, budget, map_prompt, excerpt_target, watch)
@@ -285,7 +288,8 @@ class DocumentsPipeline:
         rests_on = [g.source_ids for g in shape.kept]
         master = await self._master(run, shape, summaries, rests_on, focus_text, counts)
         outcome = compose.answer(cuts, groups, shape, summaries, rests_on, master, budget, counts, terms, "")
-        outcome.backend = "llm"
+        # Excerpts given their fallback, or merges their embedded summary: not all the LLM's.
+        outcome.backend = "mixed" if counts.fallbacks or run.outcome.parts_replaced else "llm"
         outcome.llm_calls = run.outcome.llm_calls
         outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks

@@ -14,6 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from mcp_summarizer.documents.sources import Cut
+from mcp_summarizer.summarize.engine.model import Outcome
 from mcp_summarizer.summarize.engine.partial import LLMCoverage
 
 __all__ = ["Watch", "covered"]
@@ -27,6 +28,7 @@ class Watch:
     room: int = 0  # the answer's budget after the store's notice line
     notice: str = ""  # that line ("" when the excerpts are kept)
     mapped: dict[str, str] = field(default_factory=dict)  # source id -> the LLM's map summary
+    spent: Outcome = field(default_factory=lambda: Outcome(text="", input_tokens=0))  # the run's counts
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once cut and stored
 
     def stored(self, cuts: Cut, room: int, notice: str) -> None:

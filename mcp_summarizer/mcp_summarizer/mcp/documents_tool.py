@@ -37,6 +37,7 @@ from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.refit import cut_with_notice, made_within
 from mcp_summarizer.summarize.admission import estimated
 from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, not_kept, notice
+from mcp_summarizer.summarize.engine import by_llm
 from mcp_summarizer.summarize.heartbeat import Heartbeat
 from mcp_summarizer.tenant import Tenant
 
@@ -142,7 +143,7 @@ async def _summarize_documents(
             "output_tokens": outcome.output_tokens,
             "llm_calls": outcome.llm_calls,
             "llm_prompt_tokens": outcome.llm_prompt_tokens,
-            "model": service.engine.model if outcome.backend == "llm" else "extractive",
+            "model": service.engine.model if by_llm(outcome.backend) else "extractive",
             "degraded": outcome.degraded,
             "cause": outcome.cause or None,
             "max_output_tokens": budget,

@@ -38,7 +38,7 @@ from mcp_summarizer.summarize.deadline import (
     not_kept,
     summarize_by,
 )
-from mcp_summarizer.summarize.engine import Outcome, Progress, Request
+from mcp_summarizer.summarize.engine import Outcome, Progress, Request, by_llm
 from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -253,7 +253,7 @@ class _FetchCall:
                 page.markdown,
                 self.wanted,
                 self.limits,
-                verbatim=answer.outcome is None or answer.outcome.backend != "llm",
+                verbatim=answer.outcome is None or not by_llm(answer.outcome.backend),
                 head=head,
             )
         answer.text = head + answer.body
@@ -374,7 +374,7 @@ def _keeper(
                 page.markdown,
                 wanted,
                 limits,
-                verbatim=outcome.backend != "llm",
+                verbatim=not by_llm(outcome.backend),
                 head=head,
             )
             answer.text = head + answer.body

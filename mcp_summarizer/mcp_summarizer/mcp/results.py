@@ -16,7 +16,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
 from mcp_summarizer.documents.trim_structure import fit_structure
-from mcp_summarizer.summarize.engine import Outcome
+from mcp_summarizer.summarize.engine import Outcome, by_llm
 
 __all__ = ["META_SUMMARY", "cached_result", "documents_result", "inline", "summary_result", "text_result"]
 
@@ -40,13 +40,15 @@ def summary_result(
             degraded=outcome.degraded,
             cause=outcome.cause or None,
             backend=outcome.backend,
-            model=model if outcome.backend == "llm" else None,
+            model=model if by_llm(outcome.backend) else None,
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
         )
         if outcome.notice:  # why it degraded, as one line (ON_LLM_FAILURE=original: only here)
             facts["notice"] = outcome.notice
-        if outcome.llm_calls or outcome.rejected:  # the LLM answered: how many of its answers were not used
+        if outcome.llm_share is not None:  # how much of the source the LLM's own summaries cover
+            facts["llm_share"] = outcome.llm_share
+        if outcome.asked_llm():  # how many of the LLM's answers were not used (zero counts too)
             facts["rejected"] = outcome.rejected_meta()
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
     facts.update(more or {})
@@ -79,7 +81,7 @@ def documents_result(
         "degraded": outcome.degraded,
         "cause": outcome.cause or None,
         "backend": outcome.backend,
-        "model": model if outcome.backend == "llm" else None,
+        "model": model if by_llm(outcome.backend) else None,
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},

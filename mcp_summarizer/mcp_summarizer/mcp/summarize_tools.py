@@ -36,7 +36,15 @@ from mcp_summarizer.summarize.deadline import (
     not_kept,
     summarize_by,
 )
-from mcp_summarizer.summarize.engine import INLINE_CHARS, Kind, Outcome, Request, Strategy, log_completion
+from mcp_summarizer.summarize.engine import (
+    INLINE_CHARS,
+    Kind,
+    Outcome,
+    Request,
+    Strategy,
+    by_llm,
+    log_completion,
+)
 from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -284,7 +292,12 @@ class _Answer:
         # The original itself (unchanged, or sent whole when the LLM failed) needs no handle.
         if drill is not None and not outcome.bypassed and outcome.policy != "original":
             outcome.text, facts = await finish(
-                drill, outcome.text, self.content, self.budget, self.limits, verbatim=outcome.backend != "llm"
+                drill,
+                outcome.text,
+                self.content,
+                self.budget,
+                self.limits,
+                verbatim=not by_llm(outcome.backend),
             )
             outcome.output_tokens = await asyncio.to_thread(tokens.count, outcome.text)
         else:

@@ -44,7 +44,7 @@ from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, said
-from mcp_summarizer.summarize.engine import Engine, Progress, Request, describe_failure
+from mcp_summarizer.summarize.engine import Engine, Progress, Request, by_llm, describe_failure
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
@@ -331,7 +331,7 @@ async def _body(
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
         return "", "truncated", describe_failure(exc), {}
     facts: dict[str, object] = {"cached": True} if cached else {}
-    if outcome.llm_calls:
+    if outcome.asked_llm():  # zero counts too: the same facts whenever a deadline came
         facts["rejected"] = outcome.rejected_meta()
     if partial is not None:  # the header line says so: the engine's notice line goes
         outcome = replace(outcome, text=outcome.text.removeprefix(outcome.notice).lstrip("\n"))
@@ -342,7 +342,7 @@ async def _body(
     def fits(text: str) -> bool:
         return tokens.count(text) <= room and fit.fits(f"{header}\n\n{text}", limits)
 
-    done = await cite_into(into, outcome.text, fits, verbatim=outcome.backend != "llm")
+    done = await cite_into(into, outcome.text, fits, verbatim=not by_llm(outcome.backend))
     return done.text, how, "", {**facts, "citations": done.citations, "citations_removed": done.removed}
 
 

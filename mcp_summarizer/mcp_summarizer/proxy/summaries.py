@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, not_kept, summarize_by
-from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request
+from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request, Writer
 from mcp_summarizer.summarize.jobs import Jobs
 
 __all__ = ["summarized"]
 
 _TOOL = "proxy"  # the cache key's tool
+_KEPT_WRITERS: dict[str, Writer] = {
+    "llm": "llm",
+    "mixed": "mixed",
+}  # a kept answer's backend, else extractive
 
 
 async def summarized(
@@ -38,7 +42,7 @@ async def summarized(
                 text=str(hit["text"]),
                 input_tokens=int(hit["input_tokens"]),
                 output_tokens=int(hit["output_tokens"]),
-                backend="llm" if hit["backend"] == "llm" else "extractive",
+                backend=_KEPT_WRITERS.get(str(hit["backend"]), "extractive"),
             )
             return outcome, None, True
     partial = None

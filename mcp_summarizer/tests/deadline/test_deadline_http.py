@@ -153,7 +153,8 @@ async def test_an_answer_by_the_deadline_then_the_whole_summary_from_the_cache(
     assert text.startswith("[partial: LLM summary of ") and "the same call later returns" in text
     assert partial["continues"] is True and partial["deadline_seconds"] == DEADLINE
     assert 1 <= partial["chunks_summarized"] < partial["chunks"]
-    assert 0 < partial["llm_share"] < 1 and facts["backend"] == "llm" and facts["degraded"] is False
+    assert 0 < partial["llm_share"] < 1 and facts["backend"] == "mixed" and facts["degraded"] is False
+    assert facts["llm_share"] == partial["llm_share"] and facts["rejected"]["answers"] == 0
     assert "Map summary:" in text, "the map summaries the LLM finished are in the answer"
     assert facts["fidelity"]["checked"] is False
     assert heard, "progress reached the client"

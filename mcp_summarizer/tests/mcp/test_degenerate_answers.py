@@ -178,7 +178,8 @@ async def test_a_part_rejected_twice_is_its_chunks_embedded_summary(
     server: RunningServer, fresh_llm: FakeLLM, kind: str
 ) -> None:
     """Every map answer degenerate, the merges fine: each chunk's part is its embedded summary,
-    which the merge reads; the answer is still the LLM's (its merge)."""
+    which the merge reads; the answer is the LLM's merge of embedded summaries: mixed, and no
+    share of the source has an LLM summary of its own."""
 
     def answer(r: Recorded) -> Reply:
         return ok(DEGENERATE[kind](r)) if MAP_MARK in r.system else ok()
@@ -194,7 +195,8 @@ async def test_a_part_rejected_twice_is_its_chunks_embedded_summary(
         "parts_replaced": chunks,
         "reasons": {kind: 2 * chunks},
     }
-    assert facts["degraded"] is False and facts["backend"] == "llm", facts
+    assert facts["degraded"] is False and facts["backend"] == "mixed", facts
+    assert facts["llm_share"] == 0.0 and facts["model"] == "test/small-model", facts
     # The merges read the chunks' own sentences (the embedded summaries), not the degenerate text.
     for merge in merges:
         assert "Marshal Dughan-" in merge.user and not [m for m in MARKERS if m in merge.user], merge.user[
@@ -202,6 +204,52 @@ async def test_a_part_rejected_twice_is_its_chunks_embedded_summary(
         ]
     assert not [m for m in MARKERS if m in text], text
     assert facts["fidelity"]["kept_facts"] > 0
+
+
+async def test_one_part_replaced_makes_the_answer_mixed_and_says_how_much_the_llm_covered(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    """One chunk's map answers loop twice, the rest are fine: its part is its embedded summary.
+    The answer said `backend: llm` as if the model had written all of it; now `mixed`, with the
+    share of the source the LLM's own map summaries cover."""
+    looping: list[str] = []  # the first map call's chunk: the one whose answers loop
+
+    def answer(r: Recorded) -> Reply:
+        if MAP_MARK in r.system and not looping:
+            looping.append(r.user)
+        return ok(LOOP) if looping and r.user == looping[0] else ok()
+
+    fresh_llm.responder = answer
+    text, facts = await summarize(server)
+    chunks = len(first_map_calls(fresh_llm))
+    assert chunks >= 3
+    assert facts["rejected"] == {"answers": 2, "parts_replaced": 1, "reasons": {"loop": 2}}, facts
+    assert facts["backend"] == "mixed" and facts["degraded"] is False, facts
+    assert facts["model"] == "test/small-model"
+    assert 0 < facts["llm_share"] < 1, facts
+    assert LOOP[:40] not in text, text
+
+
+async def test_a_merge_that_loops_is_asked_again_then_is_the_embedded_merge(
+    server: RunningServer, fresh_llm: FakeLLM
+) -> None:
+    """The map answers fine, every merge (reduce) answer a loop: the merge is checked as the
+    map calls are, asked for once more, then is the embedded summary of the map summaries it
+    read.  The answer is mixed (the LLM's map summaries, the embedded merge), the loop nowhere."""
+    fresh_llm.responder = lambda r: ok(LOOP) if MERGE_MARK in r.system else ok()
+    text, facts = await summarize(server)
+    merges = [r for r in fresh_llm.requests if MERGE_MARK in r.system and RETRY_MARK not in r.system]
+    retries = [r for r in fresh_llm.requests if MERGE_MARK in r.system and RETRY_MARK in r.system]
+    n = len(merges)
+    assert n >= 1 and len(retries) == n, (n, len(retries))
+    assert facts["rejected"] == {"answers": 2 * n, "parts_replaced": n, "reasons": {"loop": 2 * n}}, facts
+    assert facts["backend"] == "mixed" and facts["degraded"] is False, facts
+    assert facts["llm_share"] == 1.0, facts  # every chunk's map summary is the LLM's
+    assert LOOP[:40] not in text and "summary of the topic itself" not in text, text
+    assert "Marshal Dughan-" in text and facts["fidelity"]["kept_facts"] > 0, text
+    events = server.wait_for_event("llm_answer_rejected", count=2 * n)[-2 * n :]
+    assert all(e["phase"].startswith("reduce") and e["reason"] == "loop" for e in events), events
+    assert sorted(e["action"] for e in events) == ["embedded"] * n + ["retry"] * n
 
 
 async def test_a_model_that_reads_its_prompt_back_cites_nothing_it_did_not_read(

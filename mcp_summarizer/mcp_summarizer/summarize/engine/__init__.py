@@ -40,6 +40,7 @@ from mcp_summarizer.summarize.engine.model import (
     Run,
     Strategy,
     Writer,
+    by_llm,
 )
 from mcp_summarizer.summarize.engine.reduce import SEPARATOR
 from mcp_summarizer.summarize.extractive import Kind
@@ -57,6 +58,7 @@ __all__ = [
     "Run",
     "Strategy",
     "Writer",
+    "by_llm",
     "describe_failure",
     "log_completion",
     "offline_notice",

@@ -50,9 +50,18 @@ from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan, repair
 from mcp_summarizer.summarize.engine.gather import gather
 from mcp_summarizer.summarize.engine.map_cache import MapCache
 from mcp_summarizer.summarize.engine.map_while_chunking import MapWhileChunking
-from mcp_summarizer.summarize.engine.model import Observer, Outcome, Progress, Prompt, Request, Run
+from mcp_summarizer.summarize.engine.model import (
+    Observer,
+    Outcome,
+    Progress,
+    Prompt,
+    Request,
+    Run,
+    by_llm,
+)
 from mcp_summarizer.summarize.engine.offline import summarize_offline
-from mcp_summarizer.summarize.engine.overflow import Fitting
+from mcp_summarizer.summarize.engine.overflow import Fitting, Said
+from mcp_summarizer.summarize.engine.partial import Parts, covered
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.summarize.engine.reduce import reduce_tree
 from mcp_summarizer.summarize.engine.steps import Reported
@@ -140,13 +149,16 @@ class Engine:
                 outcome = await self._summarize(request, reported, offsets, facts)
                 if all_replaced(outcome):  # every LLM answer was rejected: the text is embedded
                     outcome.backend = "extractive"
+                elif outcome.backend == "llm" and outcome.parts_replaced:  # some of it is embedded
+                    outcome.backend = "mixed"
                 if not outcome.bypassed:  # the source itself keeps every fact: nothing to check
                     focus = f"{request.focus} {request.query}"
                     async with reported.step("facts", "summary checked") if reported else nullcontext():
                         outcome.fidelity = await facts.receipt(uncited(outcome.text), focus)
-                    if self.options.fidelity_repair and outcome.backend == "llm" and not outcome.degraded:
+                    llm = by_llm(outcome.backend) and not outcome.degraded
+                    if self.options.fidelity_repair and llm:
                         await self._repair(request, outcome, focus, facts)
-                    if outcome.backend == "llm" and not outcome.degraded:
+                    if llm:
                         await judge(outcome, facts, focus, self.options, self.observer)
                 return outcome
             finally:
@@ -252,6 +264,7 @@ class Engine:
             out = run.outcome
             out.text = await self._reduce(run, summaries, reduce_system, target)
             out.output_tokens = tokens.count(out.text)
+            out.llm_share = _llm_share(run)
             return out
         except InputError:
             raise
@@ -298,14 +311,15 @@ class Engine:
         out = run.outcome
         out.text = await self._reduce(run, summaries, reduce_system, target)
         out.output_tokens = tokens.count(out.text)
+        out.llm_share = _llm_share(run)
         return out
 
     async def _map(self, run: Run, system: Prompt, target: int, piece: Chunk, num_chunks: int) -> str:
         max_tokens = map_output_tokens(target, num_chunks, piece.tokens)
         if system.ready is not None:  # the excerpts this chunk holds, still being cut
             await system.ready(piece)
-        summary = await self._fitting(run).map(system, piece, max_tokens)
-        return run.mapped(piece, summary)
+        said = await self._fitting(run).map(system, piece, max_tokens)
+        return run.mapped(piece, said.text, said.embedded)
 
     async def _reduce(self, run: Run, summaries: list[str], system: Prompt, target: int) -> str:
         """The reduce tree (`reduce`), its calls this engine's."""
@@ -316,17 +330,23 @@ class Engine:
 
     def _fitting(self, run: Run) -> Fitting:
         """``run``'s calls, split when the server's context cannot take them (`overflow`)."""
-        return Fitting(run, self.context, self.prompts.document_overhead, self._call, fit_answer)
+        return Fitting(run, self.context, self.prompts.document_overhead, self._answer, fit_answer)
 
     async def _call(
         self, run: Run, system: str, content: str, max_tokens: int, phase: str, *, fallback: bool = True
     ) -> str:
         """One call, its answer checked (`vetting`: retried once, then the embedded summary of
         ``content``, or RejectedAnswer without ``fallback``), held to ``max_tokens``."""
+        return (await self._answer(run, system, content, max_tokens, phase, fallback=fallback)).text
+
+    async def _answer(
+        self, run: Run, system: str, content: str, max_tokens: int, phase: str, *, fallback: bool = True
+    ) -> Said:
+        """`_call`'s answer, and whether it is the embedded summary standing in for the LLM's."""
         cache = None if self.cache is None else MapCache(self.cache)
         key = cache.key(phase, system, content, max_tokens) if cache else None
         if cache and key and (text := await cache.hit(run, key)) is not None:
-            return text
+            return Said(text)
         ask = partial(self._ask, run, self.prompts.document(content))
         got = await vetted(ask, run, system, content, max_tokens, phase, self.observer, fallback=fallback)
         out, text = run.outcome, got.text.strip()
@@ -344,7 +364,7 @@ class Engine:
         run.done += 1
         if run.progress is not None:
             await run.progress(run.done, run.planned, f"{phase}: {run.done}/{run.planned} LLM calls done")
-        return text
+        return Said(text, got.replaced)
 
     async def _ask(self, run: Run, user: str, system: str, max_tokens: int) -> Completion:
         """One request to the model under the limiter, counted in ``run``."""
@@ -411,3 +431,8 @@ class Engine:
         return await self._reduce(run, summaries, system, target)
 
     gather = staticmethod(gather)
+
+
+def _llm_share(run: Run) -> float:
+    """The share of the source's characters whose map summary the LLM made (`Outcome.llm_share`)."""
+    return covered(Parts(run.content, run.chunks, run.finished)).share

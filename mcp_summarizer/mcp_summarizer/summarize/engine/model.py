@@ -18,10 +18,17 @@ from shared.prompt_loader import render
 if TYPE_CHECKING:
     from mcp_summarizer.summarize.engine.partial import Parts
 
-__all__ = ["Observer", "Outcome", "Progress", "Prompt", "Request", "Run", "Strategy", "Writer"]
+__all__ = ["Observer", "Outcome", "Progress", "Prompt", "Request", "Run", "Strategy", "Writer", "by_llm"]
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
-Writer = Literal["llm", "extractive", "none"]  # what wrote an answer
+# What wrote an answer: "mixed" is the LLM for some parts and the embedded summarizer for the
+# rest (parts whose answers were rejected twice, or what a deadline left unsummarized).
+Writer = Literal["llm", "mixed", "extractive", "none"]
+
+
+def by_llm(writer: Writer) -> bool:
+    """Whether the LLM wrote some of an answer (its model named, its citations the model's)."""
+    return writer in ("llm", "mixed")
 
 
 class Observer(Protocol):
@@ -83,6 +90,9 @@ class Outcome:
     # parts whose retry was rejected too, each replaced by its embedded summary (`vetting`).
     rejected: dict[str, int] = field(default_factory=dict)
     parts_replaced: int = 0
+    # The share of the source's characters whose map summary in the answer is the LLM's own
+    # (not an embedded one standing in for it); None: no LLM summary was asked for.
+    llm_share: float | None = None
 
     def add_calls(self, other: Outcome) -> None:
         """Count ``other``'s LLM work (a repair's, say) in this outcome too."""
@@ -91,6 +101,11 @@ class Outcome:
         self.parts_replaced += other.parts_replaced
         for reason, n in other.rejected.items():
             self.rejected[reason] = self.rejected.get(reason, 0) + n
+
+    def asked_llm(self) -> bool:
+        """Whether the LLM was asked for this answer (it answered, or a summary was asked of it,
+        however far it got by a deadline): its `_meta` then counts the rejections, zeros too."""
+        return bool(self.llm_calls or self.rejected or self.llm_share is not None)
 
     def rejected_meta(self) -> dict[str, object]:
         """The rejections as `_meta` shows them."""
@@ -133,15 +148,22 @@ class Run:
     # The request served (its focus, question and kind): what an answer may repeat, and how a
     # rejected answer's embedded summary is made (`vetting`).  None: a pipeline's own run.
     request: Request | None = None
-    finished: dict[Chunk, str] = field(default_factory=dict)  # each map summary made, by its chunk
+    # Each map summary the LLM made, by its chunk (a chunk whose answer was replaced by its
+    # embedded summary is not here: the LLM did not summarize it).
+    finished: dict[Chunk, str] = field(default_factory=dict)
+    content: str = ""  # the text the chunks are cut from, once they are all known
+    chunks: list[Chunk] = field(default_factory=list)
 
     def chunked(self, request: Request, content: str, chunks: list[Chunk]) -> None:
         """All the chunks are known (of ``content``): the request's watch (if any) is told,
         and sees each map summary from now on (`finished` is its own)."""
+        self.content, self.chunks = content, chunks
         if request.watch is not None:
             request.watch.chunked(content, chunks, self.outcome, self.finished)
 
-    def mapped(self, piece: Chunk, summary: str) -> str:
-        """A chunk's map summary, noted and returned."""
-        self.finished[piece] = summary
+    def mapped(self, piece: Chunk, summary: str, embedded: bool = False) -> str:
+        """A chunk's map summary (``embedded``: some of it stands in for rejected answers),
+        noted and returned."""
+        if not embedded:
+            self.finished[piece] = summary
         return summary

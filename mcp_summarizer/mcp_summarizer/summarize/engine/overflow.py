@@ -25,13 +25,23 @@ from mcp_summarizer.summarize.engine.model import Prompt, Run
 from mcp_summarizer.summarize.engine.reduce import SEPARATOR, Fit
 from mcp_summarizer.text import tokens
 
-__all__ = ["Fitting", "split_chunk", "split_summaries"]
+__all__ = ["Fitting", "Said", "split_chunk", "split_summaries"]
 
 PART_SEPARATOR = "\n\n"  # between the summaries of one refused part's parts
 _MIN_ANSWER = 16  # no part's answer is asked for fewer tokens (budget's smallest answer)
 
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A call's answer, and whether (some of) it is the embedded summary standing in for
+    answers the checks rejected (`vetting`)."""
+
+    text: str
+    embedded: bool = False
+
+
 # One LLM call of a run (system, content, max_tokens, phase): the engine's, under its limiter.
-Caller = Callable[[Run, str, str, int, str], Awaitable[str]]
+Caller = Callable[[Run, str, str, int, str], Awaitable[Said]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +54,8 @@ class Fitting:
     send: Caller
     fit: Fit  # the engine's `_fit`
 
-    async def map(self, system: Prompt, piece: Chunk, max_tokens: int) -> str:
-        """``piece``'s summary in at most ``max_tokens``."""
+    async def map(self, system: Prompt, piece: Chunk, max_tokens: int) -> Said:
+        """``piece``'s summary in at most ``max_tokens`` (embedded if any part of it is)."""
         rendered = system(max_tokens, piece)
         if self.context.learned and piece.tokens > self._room(rendered, max_tokens):
             parts = split_chunk(piece, self._part(rendered, max_tokens, piece.tokens, None))
@@ -56,7 +66,8 @@ class Fitting:
                 parts = split_chunk(piece, self._part(rendered, max_tokens, piece.tokens, exc))
         share = _share(max_tokens, len(parts))
         answers = await gather(self.map(system, p, share) for p in parts)
-        return self.fit(self.run, PART_SEPARATOR.join(answers), max_tokens)
+        joined = PART_SEPARATOR.join(a.text for a in answers)
+        return Said(self.fit(self.run, joined, max_tokens), any(a.embedded for a in answers))
 
     async def merge(self, system: Prompt, group: list[str], max_tokens: int, phase: str) -> str:
         """One merge of ``group``'s summaries in at most ``max_tokens``."""
@@ -66,7 +77,7 @@ class Fitting:
             parts = split_summaries(group, self._part(rendered, max_tokens, size, None))
         else:
             try:
-                return await self.send(self.run, rendered, content, max_tokens, phase)
+                return (await self.send(self.run, rendered, content, max_tokens, phase)).text
             except ContextOverflow as exc:
                 size = tokens.count(content)
                 parts = split_summaries(group, self._part(rendered, max_tokens, size, exc))

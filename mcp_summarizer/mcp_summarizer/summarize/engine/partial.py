@@ -22,6 +22,8 @@ and makes an answer within the budget:
 
 The answer opens with the caller's notice line; `covered` says how much of the source the LLM
 covered (the share of its characters in summarized chunks), and whether the rest was sampled.
+A chunk whose LLM answers were rejected (`vetting`) counts as not summarized: its part is
+extracted, and the answer's ``backend`` is "mixed" while any part is.
 """
 
 from __future__ import annotations
@@ -193,14 +195,19 @@ async def partial(parts: Parts, request: Request, budget: int, notice: str) -> O
         length_stops=done.length_stops if done is not None else 0,
         backend=writer,
         notice=notice,
+        # The rejections so far (none yet before the run is counted): the same facts, whenever
+        # the deadline came.
+        rejected=dict(done.rejected) if done is not None else {},
+        parts_replaced=done.parts_replaced if done is not None else 0,
+        llm_share=covered(parts, len(request.content)).share,
     )
 
 
 def _text(
     content: str, chunks: list[Chunk], summaries: dict[Chunk, str], request: Request, room: int
 ) -> tuple[str, Writer]:
-    """The merged text within ``room`` tokens, and what wrote it ("llm" if any part is a map
-    summary)."""
+    """The merged text within ``room`` tokens, and what wrote it ("llm" if every chunk's part
+    is its map summary, "mixed" if some are)."""
     focus = f"{request.focus} {request.query}".strip()
     lexicon = Lexicon()  # one for the request's summaries: each word or name classified once
 
@@ -244,4 +251,6 @@ def _text(
         ]
     sizes = shares([size for _, size in pieces], max(room - gaps, 0))
     texts = [extract(text, size) for (text, _), size in zip(pieces, sizes, strict=True) if size > 0]
-    return tokens.truncate(GAP.join(t for t in texts if t), room), "llm"
+    return tokens.truncate(GAP.join(t for t in texts if t), room), "llm" if len(done) == len(
+        chunks
+    ) else "mixed"
