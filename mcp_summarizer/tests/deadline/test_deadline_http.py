@@ -42,6 +42,7 @@ NAMES = ["Ashara", "Borin", "Calder", "Dagna", "Elric", "Faelan", "Gorin", "Hild
 GOODS = ["copper ore", "silk bolts", "barley sacks", "iron nails", "salted fish", "lamp oil", "wool"]
 PLACES = ["Goldshire", "Lakeshire", "Darkshire", "Sentinel Hill", "Moonbrook", "Thelsamar", "Menethil"]
 MAP = "one section of a larger document"  # the map prompts say so
+ZERO_REJECTED = {"answers": 0, "parts_replaced": 0, "reasons": {}}  # a partial answer says so too
 
 
 def document(tag: str, sections: int = 40) -> str:
@@ -265,6 +266,8 @@ async def test_fetch_url_answers_by_the_deadline_then_from_the_cache(
         assert status.startswith("Status: summarized from") and "partial: LLM summary of" in status
         facts = meta_of(result)[FACTS]
         assert facts["partial"]["continues"] is True and tokens.count(text_of(result)) <= 4096
+        assert facts["backend"] == "mixed" and facts["llm_share"] == facts["partial"]["llm_share"]
+        assert facts["rejected"] == ZERO_REJECTED, facts
         assert await all_open(server, cited(text_of(result))) == []
         await background_done(server)
         async with Client(server.url) as client:
@@ -298,6 +301,7 @@ async def test_summarize_documents_answers_by_the_deadline_then_from_the_cache(
     facts = meta_of(result)[FACTS]
     assert seconds < DEADLINE + 3, seconds
     assert facts["partial"]["continues"] is True and facts["partial"]["chunks_summarized"] >= 1
+    assert facts["backend"] == "mixed" and facts["rejected"] == ZERO_REJECTED, facts
     assert text_of(result).startswith("[partial: LLM summary of") and tokens.count(text_of(result)) <= 800
     assert result.structured_content is not None
     assert await all_open(server, cited(text_of(result))) == []
@@ -400,6 +404,7 @@ async def test_the_proxy_summarizes_by_the_deadline_then_from_the_cache(
             assert seconds < DEADLINE + 3 + 5, seconds  # (the upstream's own call first)
             assert "summarized in part (LLM summary of" in text.split("\n")[0], text[:400]
             assert meta_of(result)[FACTS]["partial"]["continues"] is True and tokens.count(text) <= 600
+            assert meta_of(result)[FACTS]["rejected"] == ZERO_REJECTED, meta_of(result)[FACTS]
             for source_id in cited(text):
                 assert not (await client.call_tool("expand", {"source_id": source_id})).is_error
         await asyncio.to_thread(proxy.wait_for_event, "background_job_ended", 1, 90.0)

@@ -64,7 +64,9 @@ async def test_an_empty_answer_costs_its_part_not_the_request(
 
     fresh_llm.responder = answer
     out = await make_engine().summarize(Request(content=content, max_output_tokens=250))
-    assert not out.degraded and out.backend == "llm"
+    # Region 0's part is its embedded summary, the rest the LLM's: mixed, and said how much.
+    assert not out.degraded and out.backend == "mixed"
+    assert out.llm_share is not None and 0 < out.llm_share < 1
     assert out.rejected == {"empty": 2} and out.parts_replaced == 1
     assert out.llm_calls == fresh_llm.calls and tokens.count(out.text) <= 250
 
