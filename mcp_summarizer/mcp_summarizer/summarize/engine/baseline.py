@@ -80,4 +80,5 @@ async def judge(
     if policy == "replace":
         theirs.baseline = {**facts, "replaced": True}
         outcome.text, outcome.fidelity, outcome.backend = text, theirs, "extractive"
+        outcome.llm_share = 0.0  # no LLM summary is left in it
         outcome.output_tokens = await asyncio.to_thread(tokens.count, text)

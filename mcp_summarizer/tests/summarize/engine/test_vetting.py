@@ -156,6 +156,7 @@ async def test_a_summary_far_below_the_embedded_ones_fidelity(
         assert base["llm_kept_facts"] == out.fidelity.kept_facts
     else:
         assert out.text == embedded and out.backend == "extractive" and base["replaced"] is True
+        assert out.llm_share == 0.0, "no LLM summary is left in it"
         assert out.fidelity.kept_facts == base["embedded_kept_facts"]
         assert out.output_tokens == tokens.count(embedded) <= 250
 
