@@ -45,7 +45,9 @@ def server(llm: FakeLLM) -> Iterator[RunningServer]:
     srv.stop()
 
 
-def one_chunk(first: Callable[[Recorded], Reply], retry: Callable[[Recorded], Reply]) -> Callable[[Recorded], Reply]:
+def one_chunk(
+    first: Callable[[Recorded], Reply], retry: Callable[[Recorded], Reply]
+) -> Callable[[Recorded], Reply]:
     """The first map call's chunk answered by ``first``, its retry by ``retry``; every other
     call never answered."""
     chosen: list[str] = []
@@ -60,10 +62,13 @@ def one_chunk(first: Callable[[Recorded], Reply], retry: Callable[[Recorded], Re
     return answer
 
 
-NOTHING: Callable[[Recorded], Reply] = lambda r: hang()
+def nothing(r: Recorded) -> Reply:
+    return hang()
+
+
 SCENARIOS = {
     # No call has ended by the deadline: no counts yet, and they are said.
-    "nothing_answered": (NOTHING, {"answers": 0, "parts_replaced": 0, "reasons": {}}, "extractive", 0),
+    "nothing_answered": (nothing, {"answers": 0, "parts_replaced": 0, "reasons": {}}, "extractive", 0),
     # One chunk's first answer a loop, its retry a summary: one part is the LLM's.
     "one_retried": (
         one_chunk(lambda r: ok(LOOP, delay=0.0), lambda r: ok(delay=0.0)),
