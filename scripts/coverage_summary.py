@@ -9,6 +9,7 @@ per line says more than a file per line (150 of them) or one total.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -19,6 +20,11 @@ import coverage
 def main(data_file: str) -> int:
     cov = coverage.Coverage(data_file=data_file)
     cov.load()
+    # Processes that outlived pytest's own combining (the test processes' fork servers end
+    # with them) left their data beside the file: add it.
+    with contextlib.suppress(coverage.exceptions.NoDataError):
+        cov.combine(keep=False)
+        cov.save()
     data = cov.get_data()
     files = sorted(data.measured_files())
     if not files:

@@ -1,12 +1,14 @@
-"""shared.testing: the launcher both services' suites start `mcp-summarizer` with."""
+"""shared.testing: the launchers both services' suites start `mcp-summarizer` with."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 
 import pytest
 
-from shared.testing import free_port, scrubbed_environ, start_service
+from shared.testing import fork_service, free_port, scrubbed_environ, start_service
 
 # A stand-in service: answers /health, logs one JSON line per request, exits on SIGTERM.
 STUB = r"""
@@ -58,3 +60,34 @@ def test_scrubbed_environ_drops_the_developers_settings(monkeypatch: pytest.Monk
     monkeypatch.setenv("KEEP_ME", "1")
     env = scrubbed_environ(("OPENROUTER_",))
     assert "OPENROUTER_API_KEY" not in env and env["KEEP_ME"] == "1"
+
+
+def test_a_forked_service_runs_with_exactly_its_environment_and_is_read_and_stopped() -> None:
+    port = free_port()
+    service = fork_service("forked_stub:main", [str(port)], {"STUB_SETTING": "1"}, port, preload=["json"])
+    try:
+        assert service.events("starting") == [
+            {"event": "starting", "argv": [str(port)], "environ": ["PYTHONUNBUFFERED", "STUB_SETTING"]}
+        ]
+        assert service.events("on stderr") == [{"event": "on stderr"}]
+        assert service.wait_for_event("request")[0]["path"] == "/health"
+        assert service.proc.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            service.proc.wait(timeout=0.1)
+    finally:
+        service.stop()
+    assert service.proc.returncode == -signal.SIGTERM
+    service.proc.send_signal(signal.SIGKILL)  # ended: nothing is sent, nothing raised
+
+
+def test_a_forked_service_that_exits_is_reported_with_its_last_lines() -> None:
+    port = free_port()
+    with pytest.raises(RuntimeError, match=r"exited with 2: \['bad setting: PORT'\]"):
+        fork_service("forked_stub:fail", [], {}, port, preload=["json"])
+
+
+def test_a_forked_service_can_be_killed() -> None:
+    port = free_port()
+    service = fork_service("forked_stub:main", [str(port)], {}, port, preload=["json"])
+    service.kill()
+    assert service.proc.returncode == -signal.SIGKILL

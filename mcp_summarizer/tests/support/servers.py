@@ -1,12 +1,14 @@
-"""The real server as a subprocess on 127.0.0.1, as a user starts it: `python -m mcp_summarizer`,
-its log lines collected."""
+"""The real server as its own process on 127.0.0.1, its log lines collected: forked from a
+server that imported the service once, then started by the console script's own `main`
+(`shared.testing.fork_service` says why), or `exec_=True` for the whole start as a user
+runs it, `python -m mcp_summarizer`."""
 
 from __future__ import annotations
 
 import sys
 import tempfile
 
-from shared.testing import ServiceProcess, free_port, scrubbed_environ, start_service
+from shared.testing import ServiceProcess, fork_service, free_port, scrubbed_environ, start_service
 
 # Seconds /health may take to answer while a request runs: a freeze, not speed (bench/ has
 # the latency targets).  At a load average of 8 on 2 cores one GIL-holding step stretched a
@@ -16,7 +18,19 @@ FREEZE_SECONDS = 5.0
 RunningServer = ServiceProcess
 
 
-def start_server(env: dict[str, str], args: list[str] | None = None) -> RunningServer:
+# What the serving commands import (cli/commands.py imports them when a command runs).
+PRELOAD = (
+    "mcp_summarizer.cli.commands",
+    "mcp_summarizer.mcp.app",
+    "mcp_summarizer.mcp.http_runner",
+    "mcp_summarizer.proxy.app",
+    "mcp_summarizer.proxy.server_list",
+    "mcp_summarizer.process.ending",
+    "mcp_summarizer.process.logs",
+)
+
+
+def start_server(env: dict[str, str], args: list[str] | None = None, *, exec_: bool = False) -> RunningServer:
     port = free_port()
     # websum's names too (config.WEBSUM_ALIASES): a developer's API_KEY must not configure it.
     full_env = scrubbed_environ(
@@ -33,7 +47,9 @@ def start_server(env: dict[str, str], args: list[str] | None = None) -> RunningS
             **env,
         }
     )
-    return start_service([sys.executable, "-m", "mcp_summarizer", *(args or [])], full_env, port)
+    if exec_:
+        return start_service([sys.executable, "-m", "mcp_summarizer", *(args or [])], full_env, port)
+    return fork_service("mcp_summarizer.cli:main", args or [], full_env, port, preload=PRELOAD)
 
 
 def stop_server(server: RunningServer) -> None:
