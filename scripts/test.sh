@@ -29,10 +29,25 @@ pytest_in() {  # pytest_in FOLDER [ARGS...]: one package's suite, from its own f
     (cd "$folder" && ../.venv/bin/python -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist worksteal "$@")
 }
 
-step "compose" bash scripts/check_compose.sh   # docker-compose.yml through the real compose parser (no engine needed)
-step "ruff check" .venv/bin/ruff check shared mcp_summarizer a_world_lore_researcher
-step "ruff format" .venv/bin/ruff format --check shared mcp_summarizer a_world_lore_researcher
-step "mypy" .venv/bin/mypy   # strict on the three packages' source: mypy.ini
+# The checks and the two smaller suites run side by side (mypy is one process on one core, the
+# suites mostly wait on sockets): each one's output is printed whole when it ends, in order.
+names=() pids=() logs=()
+together() {  # together NAME COMMAND...: start it now; `joined` waits for it
+    local log
+    log="$(mktemp)"
+    "${@:2}" > "$log" 2>&1 &
+    names+=("$1") pids+=($!) logs+=("$log")
+}
+joined() {  # print each `together` step's output as a step, in order, recording failures
+    local i
+    for i in "${!pids[@]}"; do
+        wait "${pids[$i]}" || failed+=("${names[$i]}")
+        echo "--- ${names[$i]}"
+        cat "${logs[$i]}"
+        rm -f "${logs[$i]}"
+    done
+    names=() pids=() logs=()
+}
 mypy_tests() {  # each package's tests in its own run: three folders are named `tests`
     local suite status=0
     for suite in shared/tests mcp_summarizer/tests a_world_lore_researcher/tests; do
@@ -40,8 +55,14 @@ mypy_tests() {  # each package's tests in its own run: three folders are named `
     done
     return $status
 }
-step "mypy tests" mypy_tests   # the tests' bodies: mypy-tests.ini
-step "shared tests" pytest_in shared
+together "compose" bash scripts/check_compose.sh   # docker-compose.yml through the real compose parser (no engine needed)
+together "ruff check" .venv/bin/ruff check shared mcp_summarizer a_world_lore_researcher
+together "ruff format" .venv/bin/ruff format --check shared mcp_summarizer a_world_lore_researcher
+together "mypy" .venv/bin/mypy   # strict on the three packages' source: mypy.ini
+together "mypy tests" mypy_tests   # the tests' bodies: mypy-tests.ini (its own cache)
+together "shared tests" pytest_in shared
+together "a_world_lore_researcher tests" pytest_in a_world_lore_researcher
+joined
 # Coverage is measured in the test processes and in every service process a test starts
 # (mcp_summarizer/pyproject.toml, [tool.coverage.run]); the data goes to one file wherever a
 # test runs its service from.
@@ -53,7 +74,6 @@ step "mcp_summarizer tests" pytest_in mcp_summarizer -m "not serial" --cov --cov
 step "mcp_summarizer serial tests" pytest_in mcp_summarizer -m serial -n 0 -p no:cov
 step "coverage" .venv/bin/python scripts/coverage_summary.py "$COVERAGE_FILE"
 unset COVERAGE_FILE
-step "a_world_lore_researcher tests" pytest_in a_world_lore_researcher
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "test.sh: FAILED: $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')"
