@@ -95,7 +95,7 @@ import json
 import sys
 from pathlib import Path
 
-from mcp_summarizer.config import Settings as SummarizerSettings
+from mcp_summarizer.config import Environment as SummarizerSettings  # its parts' fields, flat
 from world_lore_researcher.settings import Settings as ResearcherSettings
 
 env_example, work = Path(sys.argv[1]), Path(sys.argv[2])
@@ -192,7 +192,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mcp_summarizer.config import load_settings as load_summarizer
+from mcp_summarizer.config import flat_values as summarizer_values, load_settings as load_summarizer
 from world_lore_researcher.settings import load_settings as load_researcher
 
 root, compose_file, env_file, work = (Path(p) for p in sys.argv[1:5])
@@ -209,6 +209,8 @@ variables, values = settings_json["variables"], settings_json["values"]
 RESEARCHER = "world-lore-researcher"
 SERVERS = {"mcp-summarizer", "searxng", "mcp-searxng", "redis"}
 LOADERS = {"mcp-summarizer": load_summarizer, RESEARCHER: load_researcher}
+# Each variable's value by its name in lower case (the summarizer's settings are nested by part).
+DUMPS = {"mcp-summarizer": summarizer_values, RESEARCHER: lambda s: s.model_dump()}
 # What docker-compose.yml fixes in a container whatever .env says.
 FIXED = {
     "mcp-summarizer": {"MCP_SUMMARIZER_HOST": "0.0.0.0", "MCP_SUMMARIZER_PORT": "8007"},
@@ -269,7 +271,7 @@ check("redis-cli" in " ".join((services["redis"].get("healthcheck") or {}).get("
 # volume at /data; an empty or missing CACHE_DIR (the example's CACHE_DIR=) leaves it there.
 on_sqlite, error = settings("mcp-summarizer", sqlite)
 check(
-    "REDIS_URL" in env("mcp-summarizer", sqlite) and bool(on_sqlite) and on_sqlite.redis_url == "",
+    "REDIS_URL" in env("mcp-summarizer", sqlite) and bool(on_sqlite) and on_sqlite.redis.redis_url == "",
     f"REDIS_URL= in .env empties the summarizer's REDIS_URL (the SQLite cache), got {env('mcp-summarizer', sqlite).get('REDIS_URL')!r} ({error})",
 )
 data_volume = [v for v in summ_svc.get("volumes", []) if v.get("target") == "/data"]
@@ -405,8 +407,8 @@ for label, model in (("without .env", bare), ("with .env.example as .env", full)
         got, error = settings(service, model)
         check(error is None, f"{service} starts {label} ({error})")
         if got is not None:
-            defaults = load({}).model_dump()
-            differ = sorted(k.upper() for k, v in got.model_dump().items() if k.upper() not in SUPPLIED[service] and v != defaults[k])
+            defaults = DUMPS[service](load({}))
+            differ = sorted(k.upper() for k, v in DUMPS[service](got).items() if k.upper() not in SUPPLIED[service] and v != defaults[k])
             check(not differ, f"{service} gets its defaults {label}; differ: {differ}")
 
 # .env.example shows docker-compose.yml's own defaults: its ${VAR:-default} substitutions give

@@ -40,7 +40,7 @@ from tests.support.servers import start_server, stop_server
 from bench import corpus
 from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.assembly.store_setup import open_store
-from mcp_summarizer.config import Settings
+from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.documents.schema import DocumentIn, DocumentsSummary
 from mcp_summarizer.tenant import LOCAL
@@ -100,10 +100,10 @@ def purity(s: DocumentsSummary) -> float:
 
 async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as cache:
-        settings = Settings(summarizer_backend="extractive", cache_dir=cache)  # type: ignore[call-arg]
+        settings = load_settings({"SUMMARIZER_BACKEND": "extractive", "CACHE_DIR": cache})
         store = open_store(settings)
         pipeline = DocumentsPipeline(
-            build_engine(settings), store, min_relevance=settings.cluster_min_relevance
+            build_engine(settings), store, min_relevance=settings.documents.cluster_min_relevance
         )
         joined = "\n\n".join(d.text for d in docs)
         walls, encodes, cpus, encode_cpus = [], [], [], []

@@ -48,9 +48,9 @@ def load_tokens(settings: Settings) -> Tokens:
     it is (never quoting a token), and so is a file that holds none: authentication fails
     closed."""
     pairs: dict[str, str] = {}
-    entries = [(e, "AUTH_TOKENS") for e in settings.auth_tokens.get_secret_value().split(",")]
-    if settings.auth_tokens_file:
-        path = Path(settings.auth_tokens_file).expanduser()
+    entries = [(e, "AUTH_TOKENS") for e in settings.auth.auth_tokens.get_secret_value().split(",")]
+    if settings.auth.auth_tokens_file:
+        path = Path(settings.auth.auth_tokens_file).expanduser()
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
@@ -89,7 +89,9 @@ def load_tokens(settings: Settings) -> Tokens:
 def auth_settings(settings: Settings) -> AuthSettings:
     """The SDK's auth settings for a resource server whose tokens are checked by `Tokens`
     (no OAuth flow: the issuer is only named, never called)."""
-    here = AnyHttpUrl(f"http://{settings.mcp_summarizer_host}:{settings.mcp_summarizer_port}")
+    here = AnyHttpUrl(
+        f"http://{settings.transport.mcp_summarizer_host}:{settings.transport.mcp_summarizer_port}"
+    )
     return AuthSettings(issuer_url=here, resource_server_url=None)
 
 

@@ -23,7 +23,7 @@ from mcp import Client
 from mcp.types import TextContent
 from tests.support.servers import RunningServer
 
-from mcp_summarizer.config import Settings
+from mcp_summarizer.config import Environment
 from mcp_summarizer.mcp.results import META_SUMMARY
 from mcp_summarizer.text import tokens
 
@@ -64,7 +64,7 @@ class Row:
     again_tokens: int = 0
     again_text: str = ""
     # Whether this version of the service has TOOL_DEADLINE_SECONDS at all.
-    has_deadline: bool = "tool_deadline_seconds" in Settings.model_fields
+    has_deadline: bool = "tool_deadline_seconds" in Environment.model_fields
 
     @property
     def kept(self) -> str:

@@ -18,7 +18,7 @@ __all__ = ["build_engine", "build_limiter"]
 def build_engine(settings: Settings, backend: Backend | None = None) -> Engine:
     """An engine with its own concurrency limit.  ``backend`` defaults to the configured
     one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
-    if backend is None and settings.backend == "openai":
+    if backend is None and settings.llm.backend == "openai":
         backend = OpenAIBackend(llm_options(settings))
     model = backend.model if backend is not None else "extractive"
     return Engine(

@@ -30,48 +30,48 @@ __all__ = [
 def budget(settings: Settings) -> Budget:
     """The token limits the settings give.  A default that a small model cannot produce
     shrinks to what it can; a value someone set was checked against the ceiling at load."""
-    ceiling = max_output_tokens(settings.llm_context_tokens, settings.tokenizer_ratio)
-    chosen = settings.model_fields_set
+    ceiling = max_output_tokens(settings.llm.llm_context_tokens, settings.llm.tokenizer_ratio)
+    summ, fetch = settings.summarization, settings.fetch
     return Budget(
-        context_tokens=settings.llm_context_tokens,
-        chunk_tokens=settings.default_chunk_size_tokens,
-        overlap_tokens=settings.default_chunk_overlap_tokens,
-        default_output=settings.default_max_output_tokens
-        if "default_max_output_tokens" in chosen
-        else min(settings.default_max_output_tokens, ceiling),
-        fetch_output=settings.fetch_max_tokens
-        if "fetch_max_tokens" in chosen
-        else min(settings.fetch_max_tokens, ceiling),
-        max_input=settings.max_input_tokens,
-        tokenizer_ratio=settings.tokenizer_ratio,
+        context_tokens=settings.llm.llm_context_tokens,
+        chunk_tokens=settings.summarization.default_chunk_size_tokens,
+        overlap_tokens=settings.summarization.default_chunk_overlap_tokens,
+        default_output=settings.summarization.default_max_output_tokens
+        if "default_max_output_tokens" in summ.model_fields_set
+        else min(settings.summarization.default_max_output_tokens, ceiling),
+        fetch_output=settings.fetch.fetch_max_tokens
+        if "fetch_max_tokens" in fetch.model_fields_set
+        else min(settings.fetch.fetch_max_tokens, ceiling),
+        max_input=settings.summarization.max_input_tokens,
+        tokenizer_ratio=settings.llm.tokenizer_ratio,
     )
 
 
 def llm_options(settings: Settings) -> LLMOptions:
     """The LLM client's options (summarize.llm)."""
     return LLMOptions(
-        base_url=settings.openrouter_base_url,
-        api_key=settings.openrouter_api_key.get_secret_value(),
-        model=settings.llm_model,
-        timeout_seconds=settings.llm_timeout_seconds,
-        max_attempts=settings.llm_max_attempts,
-        retry_base_seconds=settings.llm_retry_base_seconds,
-        retry_max_seconds=settings.llm_retry_max_seconds,
-        temperature=settings.llm_temperature,
+        base_url=settings.llm.openrouter_base_url,
+        api_key=settings.llm.openrouter_api_key.get_secret_value(),
+        model=settings.llm.llm_model,
+        timeout_seconds=settings.llm.llm_timeout_seconds,
+        max_attempts=settings.llm.llm_max_attempts,
+        retry_base_seconds=settings.llm.llm_retry_base_seconds,
+        retry_max_seconds=settings.llm.llm_retry_max_seconds,
+        temperature=settings.llm.llm_temperature,
     )
 
 
 def concurrency_options(settings: Settings) -> ConcurrencyOptions:
     """The LLM concurrency limit's options (engine_setup.build_limiter)."""
     return ConcurrencyOptions(
-        limit=settings.max_concurrent_llm_calls,
-        mode=settings.llm_concurrency,
+        limit=settings.llm.max_concurrent_llm_calls,
+        mode=settings.llm.llm_concurrency,
         # A start over the default ceiling (MAX_CONCURRENT_LLM_CALLS=100, LLM_CONCURRENCY_MAX
         # unset) raises it; one someone set under the start was refused at load.
-        maximum=max(settings.llm_concurrency_max, settings.max_concurrent_llm_calls),
-        scope=settings.llm_concurrency_scope,
-        redis_url=settings.redis_url,
-        lease_seconds=settings.llm_lease_seconds,
+        maximum=max(settings.llm.llm_concurrency_max, settings.llm.max_concurrent_llm_calls),
+        scope=settings.llm.llm_concurrency_scope,
+        redis_url=settings.redis.redis_url,
+        lease_seconds=settings.llm.llm_lease_seconds,
     )
 
 
@@ -79,12 +79,12 @@ def engine_options(settings: Settings) -> EngineOptions:
     """The summarize engine's options (summarize.engine)."""
     return EngineOptions(
         budget=budget(settings),
-        max_inflight_input_tokens=settings.max_inflight_input_tokens,
-        admission_wait_seconds=settings.admission_wait_seconds,
-        on_failure=settings.on_llm_failure,
-        fidelity_repair=settings.fidelity_repair,
-        on_low_fidelity=settings.on_low_fidelity,
-        low_fidelity_ratio=settings.low_fidelity_ratio,
+        max_inflight_input_tokens=settings.summarization.max_inflight_input_tokens,
+        admission_wait_seconds=settings.summarization.admission_wait_seconds,
+        on_failure=settings.summarization.on_llm_failure,
+        fidelity_repair=settings.fidelity.fidelity_repair,
+        on_low_fidelity=settings.fidelity.on_low_fidelity,
+        low_fidelity_ratio=settings.fidelity.low_fidelity_ratio,
     )
 
 
@@ -92,41 +92,41 @@ def pages_options(settings: Settings) -> PagesOptions:
     """fetch_url's pages: the fetch limits, robots.txt, how long a page is kept."""
     return PagesOptions(
         limits=FetchLimits(
-            max_bytes=settings.fetch_max_bytes,
-            timeout_seconds=settings.fetch_timeout_seconds,
-            max_redirects=settings.fetch_max_redirects,
-            allow_private=settings.fetch_allow_private,
-            user_agent=settings.fetch_user_agent,
+            max_bytes=settings.fetch.fetch_max_bytes,
+            timeout_seconds=settings.fetch.fetch_timeout_seconds,
+            max_redirects=settings.fetch.fetch_max_redirects,
+            allow_private=settings.fetch.fetch_allow_private,
+            user_agent=settings.fetch.fetch_user_agent,
         ),
-        respect_robots=settings.fetch_respect_robots,
-        cache_seconds=settings.fetch_cache_seconds,
+        respect_robots=settings.fetch.fetch_respect_robots,
+        cache_seconds=settings.fetch.fetch_cache_seconds,
     )
 
 
 def cache_keys(settings: Settings, *, model: str) -> CacheKeys:
     """The service's side of every cache key: everything in the settings that can change an
     answer of ``model`` ("extractive" for the embedded summarizer)."""
-    backend = settings.backend if model != "extractive" else "extractive"
+    backend = settings.llm.backend if model != "extractive" else "extractive"
     facts: dict[str, object] = {
         "backend": backend,
         "model": model,
-        "chunk_size": settings.default_chunk_size_tokens,
-        "chunk_overlap": settings.default_chunk_overlap_tokens,
-        "context_tokens": settings.llm_context_tokens,
-        "tokenizer_margin": settings.llm_tokenizer_margin,
-        "on_failure": settings.on_llm_failure,
-        "repair": settings.fidelity_repair,
-        "low_fidelity": (settings.on_low_fidelity, settings.low_fidelity_ratio),
+        "chunk_size": settings.summarization.default_chunk_size_tokens,
+        "chunk_overlap": settings.summarization.default_chunk_overlap_tokens,
+        "context_tokens": settings.llm.llm_context_tokens,
+        "tokenizer_margin": settings.llm.llm_tokenizer_margin,
+        "on_failure": settings.summarization.on_llm_failure,
+        "repair": settings.fidelity.fidelity_repair,
+        "low_fidelity": (settings.fidelity.on_low_fidelity, settings.fidelity.low_fidelity_ratio),
     }
     if backend != "extractive":  # the embedded summarizer asks no endpoint
-        facts["endpoint"] = endpoint(settings.openrouter_base_url)
-        facts["temperature"] = settings.llm_temperature
+        facts["endpoint"] = endpoint(settings.llm.openrouter_base_url)
+        facts["temperature"] = settings.llm.llm_temperature
     return CacheKeys(tuple(sorted(facts.items())))
 
 
 def llm_endpoint(settings: Settings) -> str | None:
     """The LLM endpoint in use, without credentials; None on the embedded backend."""
-    return endpoint(settings.openrouter_base_url) if settings.backend == "openai" else None
+    return endpoint(settings.llm.openrouter_base_url) if settings.llm.backend == "openai" else None
 
 
 def output_limits(settings: Settings, client_name: str | None) -> Limits:
@@ -134,14 +134,14 @@ def output_limits(settings: Settings, client_name: str | None) -> Limits:
     TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES); ``client_name`` is its clientInfo.name,
     None when the request did not say."""
     return limits_for(
-        settings.client_profile,
+        settings.tools.client_profile,
         client_name,
-        max_bytes=settings.tool_output_max_bytes,
-        max_lines=settings.tool_output_max_lines,
+        max_bytes=settings.tools.tool_output_max_bytes,
+        max_lines=settings.tools.tool_output_max_lines,
     )
 
 
 def tool_deadline(settings: Settings, limits: Limits) -> float | None:
     """Seconds a tool may take to answer a client with these ``limits`` (None: no
     deadline): TOOL_DEADLINE_SECONDS, else what the client's profile knows, else 50."""
-    return deadline(limits, settings.tool_deadline_seconds)
+    return deadline(limits, settings.deadlines.tool_deadline_seconds)

@@ -41,53 +41,53 @@ def open_store(settings: Settings) -> ContentStore:
     """The configured store: Redis when REDIS_URL is set (shared by replicas), else a SQLite
     file under CACHE_DIR (default the user's cache folder), or in this process's memory with
     CACHE=off (which never touches CACHE_DIR).  ConfigError if CACHE_DIR cannot hold it."""
-    if settings.redis_url:
+    if settings.redis.redis_url:
         from mcp_summarizer.store.redis import RedisStore
 
-        return RedisStore(settings.redis_url, **store_limits(settings))
-    folder = None if settings.cache == "off" else cache_folder(settings)
+        return RedisStore(settings.redis.redis_url, **store_limits(settings))
+    folder = None if settings.result_cache.cache == "off" else cache_folder(settings)
     return SQLiteStore(folder, **store_limits(settings))
 
 
 def open_cache(settings: Settings, folder: Path) -> ResultCache | None:
     """The configured result cache: None with CACHE=off, Redis when REDIS_URL is set, else a
     SQLite file in ``folder``; either within CACHE_MAX_MB, each tenant within its share."""
-    if settings.cache == "off":
+    if settings.result_cache.cache == "off":
         return None
-    max_bytes = int(settings.cache_max_mb * 1_000_000)
-    share = tenant_max_bytes(max_bytes, settings.cache_tenant_max_mb, len(load_tokens(settings)))
+    max_bytes = int(settings.result_cache.cache_max_mb * 1_000_000)
+    share = tenant_max_bytes(max_bytes, settings.result_cache.cache_tenant_max_mb, len(load_tokens(settings)))
     limits: dict[str, Any] = {
-        "ttl_seconds": settings.cache_ttl_seconds,
+        "ttl_seconds": settings.result_cache.cache_ttl_seconds,
         "max_bytes": max_bytes,
         "tenant_max_bytes": share,
     }
-    if settings.redis_url:
+    if settings.redis.redis_url:
         from mcp_summarizer.cache.redis import RedisResultCache
 
-        return RedisResultCache(settings.redis_url, **limits)
+        return RedisResultCache(settings.redis.redis_url, **limits)
     from mcp_summarizer.cache.sqlite import SQLiteResultCache
 
     return SQLiteResultCache(folder, **limits)
 
 
 def cache_folder(settings: Settings) -> Path:
-    return Path(settings.cache_dir).expanduser() if settings.cache_dir else default_cache_dir()
+    return Path(settings.store.cache_dir).expanduser() if settings.store.cache_dir else default_cache_dir()
 
 
 def store_limits(settings: Settings) -> dict[str, Any]:
-    max_bytes = int(settings.source_store_max_mb * 1_000_000)
+    max_bytes = int(settings.store.source_store_max_mb * 1_000_000)
     return {
-        "ttl_seconds": settings.source_ttl_seconds,
+        "ttl_seconds": settings.store.source_ttl_seconds,
         "max_bytes": max_bytes,
         "tenant_max_bytes": tenant_max_bytes(
-            max_bytes, settings.source_store_tenant_max_mb, len(load_tokens(settings))
+            max_bytes, settings.store.source_store_tenant_max_mb, len(load_tokens(settings))
         ),
-        "secret": settings.source_id_secret.get_secret_value(),
+        "secret": settings.store.source_id_secret.get_secret_value(),
     }
 
 
 def open_indexes(settings: Settings) -> Indexes:
     """`search`'s kept indexes, within SEARCH_INDEX_MAX_MB, each tenant within its share."""
-    max_bytes = int(settings.search_index_max_mb * 1_000_000)
-    share = tenant_max_bytes(max_bytes, settings.search_index_tenant_max_mb, len(load_tokens(settings)))
+    max_bytes = int(settings.store.search_index_max_mb * 1_000_000)
+    share = tenant_max_bytes(max_bytes, settings.store.search_index_tenant_max_mb, len(load_tokens(settings)))
     return Indexes(max_bytes, share)

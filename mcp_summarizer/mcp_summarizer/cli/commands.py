@@ -103,7 +103,8 @@ def _serving_settings(args: argparse.Namespace) -> Settings:
         parser.error(f"--port must be between 1 and 65535, got {args.port}")
     settings = _settings(parser)
     overrides = {"mcp_summarizer_host": args.host, "mcp_summarizer_port": args.port}
-    return settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    transport = settings.transport.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    return settings.model_copy(update={"transport": transport})
 
 
 def serve_command(args: argparse.Namespace) -> None:
@@ -116,7 +117,7 @@ def serve_command(args: argparse.Namespace) -> None:
 
     settings = _serving_settings(args)
     # On stdio, stdout carries the protocol: logs go to stderr.
-    setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
+    setup_logging(settings.process.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
     server, service = build_server(settings)
     tenants = service.auth_tenants if args.transport != "stdio" else 0  # stdio has no bearer tokens
     logger.info(
@@ -126,14 +127,14 @@ def serve_command(args: argparse.Namespace) -> None:
             "transport": args.transport,
             "authentication": "bearer tokens" if tenants else "off",
             "tenants": tenants or 1,
-            "backend": settings.backend,
+            "backend": settings.llm.backend,
             "model": service.engine.model,
             "endpoint": llm_endpoint(settings),  # None on the embedded backend
             "websum_settings": list(settings.websum_names),  # websum's names it was configured by
-            "host": settings.mcp_summarizer_host if args.transport != "stdio" else None,
-            "port": settings.mcp_summarizer_port if args.transport != "stdio" else None,
-            "max_concurrent_llm_calls": settings.max_concurrent_llm_calls,
-            "llm_context_tokens": settings.llm_context_tokens,
+            "host": settings.transport.mcp_summarizer_host if args.transport != "stdio" else None,
+            "port": settings.transport.mcp_summarizer_port if args.transport != "stdio" else None,
+            "max_concurrent_llm_calls": settings.llm.max_concurrent_llm_calls,
+            "llm_context_tokens": settings.llm.llm_context_tokens,
         },
     )
     if args.transport == "stdio":
@@ -155,7 +156,7 @@ def proxy_command(args: argparse.Namespace) -> None:
     from mcp_summarizer.proxy.server_list import load_proxy_config
 
     settings = _serving_settings(args)
-    setup_logging(settings.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
+    setup_logging(settings.process.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
     try:
         config = load_proxy_config(args.config)
     except ConfigError as exc:
@@ -206,8 +207,8 @@ def _summarize_file(
     settings = _settings(parser)
     # Stderr is the reader's: warnings only, unless LOG_LEVEL asks for more (INFO shows the
     # events a server logs, summarization_complete among them).
-    chosen = "log_level" in settings.model_fields_set
-    setup_logging(settings.log_level if chosen else "WARNING", sys.stderr)
+    chosen = "log_level" in settings.process.model_fields_set
+    setup_logging(settings.process.log_level if chosen else "WARNING", sys.stderr)
     try:
         body = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:

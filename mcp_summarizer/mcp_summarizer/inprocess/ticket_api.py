@@ -28,7 +28,7 @@ from functools import cache
 from pydantic import ValidationError
 
 from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.config import Settings, load_settings, revalidated
 from mcp_summarizer.inprocess.if_needed import serialize_output, summarize_if_needed
 from mcp_summarizer.summarize.engine import Request, log_completion
 from mcp_summarizer.text import tokens
@@ -77,14 +77,14 @@ class SummarizationService:
         if overrides:
             # Validated as the settings are: a bad URL or timeout is an error naming it.
             try:
-                settings = type(settings).model_validate({**settings.model_dump(), **overrides})
+                settings = revalidated(settings, overrides)
             except ValidationError as exc:
                 problems = "; ".join(f"{_named(e['loc'])}: {e['msg']}" for e in exc.errors())
                 raise ValueError(f"SummarizationService: {problems}") from None
         self.settings = settings
         self.engine = build_engine(settings)
         self.model = self.engine.model
-        self.timeout = settings.llm_timeout_seconds
+        self.timeout = settings.llm.llm_timeout_seconds
 
     async def summarize(
         self,

@@ -53,10 +53,12 @@ def build_server(settings: Settings, backend: Backend | None = None) -> tuple[MC
         engine,
         Pages(pages_options(settings), answers),
         store,
-        DocumentsPipeline(engine, store, min_relevance=settings.cluster_min_relevance),
+        DocumentsPipeline(engine, store, min_relevance=settings.documents.cluster_min_relevance),
         answers,
         metrics=metrics,
-        jobs=Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens),
+        jobs=Jobs(
+            settings.deadlines.background_jobs_max, settings.deadlines.background_jobs_max_input_tokens
+        ),
         indexes=open_indexes(settings),
     )
     # What /health and /metrics report as up or down.

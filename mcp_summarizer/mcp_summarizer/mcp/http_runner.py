@@ -52,7 +52,7 @@ _LOOK_SECONDS = 0.05
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
     """DNS-rebinding protection for the hosts MCP_SUMMARIZER_ALLOWED_HOSTS names ("*": none)."""
-    hosts = settings.allowed_hosts
+    hosts = settings.transport.allowed_hosts
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=hosts is not None,
         allowed_hosts=hosts or [],
@@ -64,14 +64,14 @@ def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
     """The main server's app: /mcp (stateless), /health and /metrics (see `add_routes`)."""
     # Our own MAX_INPUT_TOKENS limit, with its clear message, must be the one users meet: a
     # body under this many bytes reaches the tool's check; one over it gets BodyLimit's answer.
-    limit = max(4 * 1024 * 1024, settings.max_input_tokens * _BODY_BYTES_PER_TOKEN)
+    limit = max(4 * 1024 * 1024, settings.summarization.max_input_tokens * _BODY_BYTES_PER_TOKEN)
     security = transport_security(settings)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         max_request_body_size=limit,
         transport_security=security,
-        host=settings.mcp_summarizer_host,
+        host=settings.transport.mcp_summarizer_host,
     )
     recognize_clients(app, "/mcp", security)
     # Inside the SDK's authentication middleware (the list's order is the stack's, outermost
@@ -80,7 +80,7 @@ def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
         Middleware(
             BodyLimit,
             limit=limit,
-            max_input_tokens=settings.max_input_tokens,
+            max_input_tokens=settings.summarization.max_input_tokens,
             bytes_per_token=_BODY_BYTES_PER_TOKEN,
             authenticated_only=server.settings.auth is not None,
         )
@@ -174,10 +174,10 @@ def serve(app: Starlette, service: Service) -> NoReturn:
     settings = service.settings
     config = uvicorn.Config(
         app,
-        host=settings.mcp_summarizer_host,
-        port=settings.mcp_summarizer_port,
+        host=settings.transport.mcp_summarizer_host,
+        port=settings.transport.mcp_summarizer_port,
         log_config=None,  # keep our JSON handler for uvicorn's logs too
-        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds + _ANSWER_SECONDS),
+        timeout_graceful_shutdown=int(settings.process.shutdown_grace_seconds + _ANSWER_SECONDS),
     )
     # uvicorn re-raises the signal it caught once it has shut down, with the handlers it found
     # installed: make those a no-op, so that a requested shutdown ends with status 0.
@@ -194,7 +194,10 @@ def _ignore(sig: int, frame: FrameType | None) -> None:
 async def serve_until_stopped(app: Starlette, settings: Settings) -> None:
     """Run ``app`` until SIGTERM or SIGINT, then return (the caller closes what it opened)."""
     config = uvicorn.Config(
-        app, host=settings.mcp_summarizer_host, port=settings.mcp_summarizer_port, log_config=None
+        app,
+        host=settings.transport.mcp_summarizer_host,
+        port=settings.transport.mcp_summarizer_port,
+        log_config=None,
     )
     # uvicorn re-raises the signal it caught once it has stopped, with the handlers it found:
     # no-ops, so that the caller closes its resources and a requested stop exits with 0.

@@ -36,7 +36,7 @@ class Tools:
     def __init__(self, server: MCPServer, settings: Settings, arguments: dict[str, list[str]]) -> None:
         self.server = server
         self.arguments = arguments
-        self._meta = fit.tool_meta(settings.tool_output_max_bytes) or None
+        self._meta = fit.tool_meta(settings.tools.tool_output_max_bytes) or None
 
     def tool(self, annotations: ToolAnnotations, *, structured: bool = False) -> Callable[[_F], _F]:
         """Register a tool whose description is its docstring, dedented.  Tools return a

@@ -84,7 +84,7 @@ class Service:
                 logger.warning("request_cancelled_by_shutdown", extra={"tool": tool})
                 raise ToolError(
                     "the server shut down before this request finished "
-                    f"(it waited SHUTDOWN_GRACE_SECONDS={self.settings.shutdown_grace_seconds}); "
+                    f"(it waited SHUTDOWN_GRACE_SECONDS={self.settings.process.shutdown_grace_seconds}); "
                     "send it again"
                 ) from None
             self.counters["cancelled"] += 1
@@ -107,7 +107,7 @@ class Service:
             return
         self.draining = True
         self.jobs.drain()  # work going on past its deadline: nobody waits for it now
-        grace = self.settings.shutdown_grace_seconds
+        grace = self.settings.process.shutdown_grace_seconds
         logger.info("shutdown_draining", extra={"in_flight": len(self.inflight), "grace_seconds": grace})
         asyncio.get_running_loop().call_later(grace, self._cancel_inflight)
 

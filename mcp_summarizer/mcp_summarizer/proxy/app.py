@@ -113,23 +113,25 @@ class Proxy:
         self.upstreams = {
             spec.name: Upstream(
                 spec,
-                start_timeout=settings.upstream_start_timeout_seconds,
-                call_timeout=settings.upstream_timeout_seconds,
-                max_message_bytes=int(settings.upstream_max_message_mb * 1_048_576),
+                start_timeout=settings.tools.upstream_start_timeout_seconds,
+                call_timeout=settings.tools.upstream_timeout_seconds,
+                max_message_bytes=int(settings.tools.upstream_max_message_mb * 1_048_576),
             )
             for spec in config.servers
         }
         self.routes: dict[str, tuple[Upstream, types.Tool]] = {}
         # Claude Code keeps a tool's answers over 50,000 characters in its context (not in a
         # file) up to what the tool's `_meta` declares: every answer here is within the budgets.
-        self._inline: dict[str, Any] = dict(fit.tool_meta(settings.tool_output_max_bytes))
+        self._inline: dict[str, Any] = dict(fit.tool_meta(settings.tools.tool_output_max_bytes))
         self.inflight = 0
         self._listings: dict[str, int] = {}
         self._renamed: set[Published] = set()  # logged once each
-        self._listing: list[types.Tool] = own_tools(settings.tool_output_max_tokens, self._inline)
+        self._listing: list[types.Tool] = own_tools(settings.tools.tool_output_max_tokens, self._inline)
         self._retries: set[asyncio.Task[None]] = set()
         # Summaries identical calls share, going on past a client's deadline (summarize.jobs).
-        self.jobs = Jobs(settings.background_jobs_max, settings.background_jobs_max_input_tokens)
+        self.jobs = Jobs(
+            settings.deadlines.background_jobs_max, settings.deadlines.background_jobs_max_input_tokens
+        )
 
     async def __aenter__(self) -> Self:
         await asyncio.gather(*(self._connect_quietly(u) for u in self.upstreams.values()))
@@ -165,7 +167,7 @@ class Proxy:
 
     def _route(self) -> None:
         """Published names (see `proxy.routes`): each reaches the server it names."""
-        own = own_tools(self.settings.tool_output_max_tokens, self._inline)
+        own = own_tools(self.settings.tools.tool_output_max_tokens, self._inline)
         routed = route(list(self.upstreams.values()), own, self._inline, self._renamed)
         self.routes, self._listing = routed.routes, routed.listing
         self._listings = {u.name: id(u.tools) for u in self.upstreams.values()}
@@ -214,7 +216,7 @@ class Proxy:
         goal = arguments.pop(GOAL_ARGUMENT, "") if adds_goal(tool) else ""
         if not isinstance(goal, str):
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
-        budget = upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
+        budget = upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
         return await self._forward(
             upstream, tool.name, arguments, goal, limits.budget(budget), progress, tenant, limits, deadline
         )
@@ -248,7 +250,7 @@ class Proxy:
                 f"max_output_tokens must be 0 (the server's limit) or at least {MIN_BUDGET}, got {budget!r}"
             )
         upstream = self.upstreams[server]
-        budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tool_output_max_tokens
+        budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
         return await self._forward(
             upstream, tool, args, goal, limits.budget(budget), progress, tenant, limits, deadline
         )
@@ -436,7 +438,7 @@ def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Sta
         streamable_http_path="/mcp",
         stateless_http=True,
         transport_security=security,
-        host=settings.mcp_summarizer_host,
+        host=settings.transport.mcp_summarizer_host,
         custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         # AUTH_TOKENS: the SDK's bearer authentication on /mcp (401 without a known token).
         auth=auth_settings(settings) if proxy.tokens else None,

@@ -42,7 +42,7 @@ CHANGES = [
 
 def keys(**env: str) -> CacheKeys:
     settings = load_settings({**BASE, **env})
-    model = settings.llm_model if settings.backend == "openai" else "extractive"
+    model = settings.llm.llm_model if settings.llm.backend == "openai" else "extractive"
     return cache_keys(settings, model=model)
 
 

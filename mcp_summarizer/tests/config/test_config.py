@@ -17,11 +17,19 @@ from mcp_summarizer.assembly.from_settings import (
     llm_options,
 )
 from mcp_summarizer.clients import profiles
-from mcp_summarizer.config import DEFAULT_BASE_URL, WEBSUM_ALIASES, Settings, load_settings
+from mcp_summarizer.config import (
+    DEFAULT_BASE_URL,
+    PARTS,
+    WEBSUM_ALIASES,
+    Environment,
+    Settings,
+    flat_values,
+    load_settings,
+)
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.summarize import options
 
-ENV_NAMES = [name.upper() for name in [*Settings.model_fields, *WEBSUM_ALIASES]]
+ENV_NAMES = [name.upper() for name in [*Environment.model_fields, *WEBSUM_ALIASES]]
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +37,36 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No setting from the developer's shell may leak into these tests."""
     for name in ENV_NAMES:
         monkeypatch.delenv(name, raising=False)
+
+
+def test_each_variable_is_one_part_s() -> None:
+    """The settings are nested by part, and the reader's variables are the parts' fields, each
+    in one part, in the order of .env.example's sections (the order errors are listed in)."""
+    names = [name for part in PARTS.values() for name in part.model_fields]
+    assert names == list(Environment.model_fields) and len(set(names)) == len(names)
+    s = load_settings({"LLM_MODEL": "vendor/m", "FETCH_MAX_BYTES": "2048", "CACHE": "off"})
+    assert (s.llm.llm_model, s.fetch.fetch_max_bytes, s.result_cache.cache) == ("vendor/m", 2048, "off")
+    assert flat_values(s)["llm_model"] == "vendor/m" and len(flat_values(s)) == len(names)
+
+
+def test_a_part_knows_which_of_its_variables_were_set() -> None:
+    """A default that shrinks (FETCH_MAX_TOKENS) and a ceiling that rises (LLM_CONCURRENCY_MAX)
+    go by what was set: each part keeps that for its own variables."""
+    s = load_settings({"FETCH_MAX_TOKENS": "1000", "LLM_CONCURRENCY_MAX": "9"})
+    assert s.fetch.model_fields_set == {"fetch_max_tokens"}
+    assert s.llm.model_fields_set == {"llm_concurrency_max"}
+    assert s.summarization.model_fields_set == set()
+
+
+def test_a_part_s_name_sets_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Variables named like the parts (LLM, TRANSPORT, FETCH...) are nobody's settings: read from
+    the process environment, a .env file or a mapping, they change nothing and break nothing."""
+    junk = {"LLM": '{"llm_model": "x"}', "TRANSPORT": "junk", "FETCH": "{}", "RESULT_CACHE": "off"}
+    for name, value in junk.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / ".env").write_text("".join(f"{k}='{v}'\n" for k, v in junk.items()), encoding="utf-8")
+    for s in (load_settings(), load_settings(env_file=tmp_path / ".env"), load_settings(junk)):
+        assert s == load_settings({})
 
 
 def test_the_choices_are_the_capabilities_own() -> None:
@@ -44,31 +82,31 @@ def test_the_choices_are_the_capabilities_own() -> None:
 
 def test_defaults_match_the_documented_ones() -> None:
     s = load_settings({})
-    assert s.mcp_summarizer_host == "127.0.0.1"
-    assert s.mcp_summarizer_port == 8007
-    assert s.llm_model == "openai/gpt-4o-mini"
-    assert s.openrouter_base_url == "https://openrouter.ai/api/v1" == DEFAULT_BASE_URL
-    assert s.default_chunk_size_tokens == 8000
-    assert s.default_chunk_overlap_tokens == 500
-    assert s.default_max_output_tokens == 5000
-    assert s.max_concurrent_llm_calls == 5
+    assert s.transport.mcp_summarizer_host == "127.0.0.1"
+    assert s.transport.mcp_summarizer_port == 8007
+    assert s.llm.llm_model == "openai/gpt-4o-mini"
+    assert s.llm.openrouter_base_url == "https://openrouter.ai/api/v1" == DEFAULT_BASE_URL
+    assert s.summarization.default_chunk_size_tokens == 8000
+    assert s.summarization.default_chunk_overlap_tokens == 500
+    assert s.summarization.default_max_output_tokens == 5000
+    assert s.llm.max_concurrent_llm_calls == 5
     assert (concurrency_options(s).mode, concurrency_options(s).limit, concurrency_options(s).maximum) == (
         "adaptive",
         5,
         64,
     )
-    assert s.llm_context_tokens == 128_000
-    assert s.llm_max_attempts == 3
-    assert s.on_llm_failure == "extractive"
-    assert s.summarizer_backend == "auto"
-    assert s.log_level == "INFO"
-    assert s.llm_tokenizer_margin == 0.25
+    assert s.llm.llm_context_tokens == 128_000
+    assert s.llm.llm_max_attempts == 3
+    assert s.summarization.on_llm_failure == "extractive"
+    assert s.llm.summarizer_backend == "auto"
+    assert s.process.log_level == "INFO"
+    assert s.llm.llm_tokenizer_margin == 0.25
     # T with 1.25 x (32 + 128000 / 8 + T) + T <= 128000: the final merge reads what it writes,
     # counted by a tokenizer that makes a quarter more tokens than cl100k.
     assert budget(s).max_output == 47_982
     cl100k = load_settings({"LLM_TOKENIZER_MARGIN": "0"})
     assert budget(cl100k).max_output == 55_984  # (128000 - 32 - 16000) / 2
-    assert s.openrouter_api_key.get_secret_value() == ""
+    assert s.llm.openrouter_api_key.get_secret_value() == ""
 
 
 def test_values_are_parsed_to_their_types() -> None:
@@ -81,11 +119,11 @@ def test_values_are_parsed_to_their_types() -> None:
             "LLM_MODEL": "anthropic/claude-3-haiku",
         }
     )
-    assert s.mcp_summarizer_port == 9001
-    assert s.llm_timeout_seconds == 2.5
-    assert s.max_concurrent_llm_calls == 12
-    assert s.on_llm_failure == "truncate"
-    assert s.llm_model == "anthropic/claude-3-haiku"
+    assert s.transport.mcp_summarizer_port == 9001
+    assert s.llm.llm_timeout_seconds == 2.5
+    assert s.llm.max_concurrent_llm_calls == 12
+    assert s.summarization.on_llm_failure == "truncate"
+    assert s.llm.llm_model == "anthropic/claude-3-haiku"
 
 
 def test_the_adaptive_ceiling_rises_to_a_larger_start_unless_it_was_set() -> None:
@@ -103,14 +141,14 @@ def test_the_adaptive_ceiling_rises_to_a_larger_start_unless_it_was_set() -> Non
 
 def test_names_are_case_insensitive_and_unknown_names_ignored() -> None:
     s = load_settings({"llm_model": "m1", "Max_Concurrent_LLM_Calls": "7", "UNRELATED_VARIABLE": "x"})
-    assert s.llm_model == "m1"
-    assert s.max_concurrent_llm_calls == 7
+    assert s.llm.llm_model == "m1"
+    assert s.llm.max_concurrent_llm_calls == 7
 
 
 def test_settings_are_frozen() -> None:
     s = load_settings({})
     with pytest.raises(ValidationError):
-        s.llm_model = "other"
+        s.llm.llm_model = "other"
 
 
 # -- bad values ------------------------------------------------------------------------------
@@ -221,8 +259,8 @@ def test_config_error_does_not_echo_the_api_key() -> None:
 )
 def test_backend_resolution(env: dict[str, str], backend: str) -> None:
     s = load_settings(env)
-    assert s.backend == backend
-    assert s.llm_configured == (
+    assert s.llm.backend == backend
+    assert s.llm.configured == (
         "OPENROUTER_API_KEY" in env or "127.0.0.1" in str(env) or "localhost" in str(env)
     )
 
@@ -236,7 +274,7 @@ def test_openai_backend_without_any_llm_settings_is_refused() -> None:
 
 
 def test_default_allowed_hosts_accept_any_port() -> None:
-    assert load_settings({}).allowed_hosts == [
+    assert load_settings({}).transport.allowed_hosts == [
         "localhost",
         "localhost:*",
         "127.0.0.1",
@@ -248,12 +286,12 @@ def test_default_allowed_hosts_accept_any_port() -> None:
 
 def test_allowed_hosts_are_trimmed_and_blanks_dropped() -> None:
     s = load_settings({"MCP_SUMMARIZER_ALLOWED_HOSTS": " example.com , ,svc,"})
-    assert s.allowed_hosts == ["example.com", "example.com:*", "svc", "svc:*"]
+    assert s.transport.allowed_hosts == ["example.com", "example.com:*", "svc", "svc:*"]
 
 
 @pytest.mark.parametrize("value", ["*", "localhost, *", " * "])
 def test_star_turns_the_host_check_off(value: str) -> None:
-    assert load_settings({"MCP_SUMMARIZER_ALLOWED_HOSTS": value}).allowed_hosts is None
+    assert load_settings({"MCP_SUMMARIZER_ALLOWED_HOSTS": value}).transport.allowed_hosts is None
 
 
 # -- secrets ---------------------------------------------------------------------------------
@@ -261,8 +299,8 @@ def test_star_turns_the_host_check_off(value: str) -> None:
 
 def test_api_key_is_a_secret_not_shown_in_repr() -> None:
     s = load_settings({"OPENROUTER_API_KEY": "sk-or-very-secret"})
-    assert isinstance(s.openrouter_api_key, SecretStr)
-    assert s.openrouter_api_key.get_secret_value() == "sk-or-very-secret"
+    assert isinstance(s.llm.openrouter_api_key, SecretStr)
+    assert s.llm.openrouter_api_key.get_secret_value() == "sk-or-very-secret"
     assert "sk-or-very-secret" not in repr(s)
     assert "sk-or-very-secret" not in str(s)
     assert "sk-or-very-secret" not in repr(s.model_dump())
@@ -304,7 +342,7 @@ def test_an_unexpanded_variable_is_refused_at_start_up_naming_it(
 
 def test_a_dollar_sign_alone_is_not_a_placeholder() -> None:
     s = load_settings({"OPENROUTER_API_KEY": "sk-or-a$b", "OPENROUTER_BASE_URL": "http://h/v1?x=$y"})
-    assert s.openrouter_api_key.get_secret_value() == "sk-or-a$b"
+    assert s.llm.openrouter_api_key.get_secret_value() == "sk-or-a$b"
 
 
 # -- the process environment -----------------------------------------------------------------
@@ -315,10 +353,10 @@ def test_load_settings_reads_the_process_environment(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("MCP_SUMMARIZER_PORT", "9123")
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-from-env")
     s = load_settings()
-    assert s.llm_model == "anthropic/claude-3-haiku"
-    assert s.mcp_summarizer_port == 9123
-    assert s.openrouter_api_key.get_secret_value() == "sk-or-from-env"
-    assert s.backend == "openai"
+    assert s.llm.llm_model == "anthropic/claude-3-haiku"
+    assert s.transport.mcp_summarizer_port == 9123
+    assert s.llm.openrouter_api_key.get_secret_value() == "sk-or-from-env"
+    assert s.llm.backend == "openai"
 
 
 def test_bad_process_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -332,15 +370,15 @@ def test_explicit_mapping_is_not_mixed_with_the_process_environment(monkeypatch:
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-leaked")
     # An explicit mapping is the whole configuration: nothing leaks in from the process.
     s = load_settings({"MCP_SUMMARIZER_PORT": "9001"})
-    assert s.mcp_summarizer_port == 9001
-    assert s.llm_model == "openai/gpt-4o-mini"
-    assert s.backend == "extractive"
+    assert s.transport.mcp_summarizer_port == 9001
+    assert s.llm.llm_model == "openai/gpt-4o-mini"
+    assert s.llm.backend == "extractive"
     assert isinstance(s, Settings)
 
 
 def test_bad_process_variable_does_not_break_an_explicit_mapping(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAX_CONCURRENT_LLM_CALLS", "zero")
-    assert load_settings({}).max_concurrent_llm_calls == 5
+    assert load_settings({}).llm.max_concurrent_llm_calls == 5
 
 
 # -- the small objects each part takes ------------------------------------------------------
@@ -406,13 +444,13 @@ def test_websums_settings_configure_the_service_as_its_readme_writes_them() -> N
             "MAX_CONTEXT_LENGTH": "32768",
         }
     )
-    assert s.openrouter_base_url == "http://10.0.0.7:8080/v1" and s.backend == "openai"
-    assert s.openrouter_api_key.get_secret_value() == "sk-local"
-    assert (s.fetch_max_tokens, s.llm_context_tokens) == (2048, 32768)
+    assert s.llm.openrouter_base_url == "http://10.0.0.7:8080/v1" and s.llm.backend == "openai"
+    assert s.llm.openrouter_api_key.get_secret_value() == "sk-local"
+    assert (s.fetch.fetch_max_tokens, s.llm.llm_context_tokens) == (2048, 32768)
     assert budget(s).fetch_output == 2048, "a value someone set, not a default to shrink"
     assert s.websum_names == ("API_KEY", "BASE_URL", "MAX_CONTEXT_LENGTH", "MAX_TOKENS")
     assert llm_endpoint(s) == "http://10.0.0.7:8080/v1"
-    assert load_settings({"BASE_URL": "http://h:8080/v1/"}).openrouter_base_url == "http://h:8080/v1"
+    assert load_settings({"BASE_URL": "http://h:8080/v1/"}).llm.openrouter_base_url == "http://h:8080/v1"
 
 
 def test_this_projects_names_win_over_websums() -> None:
@@ -424,7 +462,7 @@ def test_this_projects_names_win_over_websums() -> None:
             "FETCH_MAX_TOKENS": "1000",
         }
     )
-    assert s.openrouter_base_url == "http://mine:8000/v1" and s.fetch_max_tokens == 1000
+    assert s.llm.openrouter_base_url == "http://mine:8000/v1" and s.fetch.fetch_max_tokens == 1000
     assert s.websum_names == ()
 
 
@@ -432,9 +470,9 @@ def test_an_api_key_is_never_sent_to_the_default_endpoint_under_websums_name() -
     """API_KEY is a common name: another program's key left in the environment must not
     switch the service to OpenRouter with it.  It counts with an endpoint someone chose."""
     alone = load_settings({"API_KEY": "sk-some-other-service"})
-    assert alone.openrouter_api_key.get_secret_value() == "" and alone.backend == "extractive"
+    assert alone.llm.openrouter_api_key.get_secret_value() == "" and alone.llm.backend == "extractive"
     chosen = load_settings({"API_KEY": "sk-x", "OPENROUTER_BASE_URL": "http://vllm:8000/v1"})
-    assert chosen.openrouter_api_key.get_secret_value() == "sk-x"
+    assert chosen.llm.openrouter_api_key.get_secret_value() == "sk-x"
 
 
 def test_a_bad_value_under_websums_name_is_named_as_it_was_set() -> None:
@@ -450,4 +488,4 @@ def test_websums_names_are_read_from_the_process_environment_and_dotenv(
     (tmp_path / ".env").write_text("BASE_URL=http://from-dotenv:8080\nMAX_TOKENS=1500\n", encoding="utf-8")
     monkeypatch.setenv("MAX_TOKENS", "1200")  # the process environment wins, as for any setting
     s = load_settings(env_file=tmp_path / ".env")
-    assert s.openrouter_base_url == "http://from-dotenv:8080/v1" and s.fetch_max_tokens == 1200
+    assert s.llm.openrouter_base_url == "http://from-dotenv:8080/v1" and s.fetch.fetch_max_tokens == 1200

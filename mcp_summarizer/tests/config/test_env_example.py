@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.config import Environment, load_settings
 
 ENV_EXAMPLE = Path(__file__).resolve().parents[3] / ".env.example"
 
@@ -23,7 +23,7 @@ def _documented() -> dict[str, str]:
 
 def test_every_setting_is_documented() -> None:
     documented = _documented()
-    missing = {name.upper() for name in Settings.model_fields} - documented.keys()
+    missing = {name.upper() for name in Environment.model_fields} - documented.keys()
     assert not missing, f".env.example lacks {sorted(missing)}"
 
 
@@ -46,4 +46,4 @@ def test_the_shell_can_read_it(tmp_path) -> None:
     )
     # bash goes on past a line it cannot run (a value with an unquoted space): stderr tells.
     assert result.returncode == 0 and not result.stderr, result.stderr
-    assert result.stdout == load_settings({}).fetch_user_agent
+    assert result.stdout == load_settings({}).fetch.fetch_user_agent

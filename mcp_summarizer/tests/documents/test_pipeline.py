@@ -52,7 +52,7 @@ async def test_a_long_sources_facts_are_scanned_while_the_llm_works(
     engine = build_engine(settings)
     store = open_store(settings)
     try:
-        pipeline = DocumentsPipeline(engine, store, min_relevance=settings.cluster_min_relevance)
+        pipeline = DocumentsPipeline(engine, store, min_relevance=settings.documents.cluster_min_relevance)
         out = await pipeline.summarize(documents, "", 2000, tenant=LOCAL)
     finally:
         await store.aclose()

@@ -16,7 +16,7 @@ from mcp_summarizer.assembly.store_setup import open_store
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit as client_fit
 from mcp_summarizer.clients.profiles import PROFILES, Limits
-from mcp_summarizer.config import Settings
+from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.documents.schema import (
     ClusterSummary,
@@ -53,17 +53,19 @@ def wire_bytes(summary: DocumentsSummary) -> int:
 
 def summarized(tmp: Path, budget: int) -> DocumentsSummary:
     async def run() -> DocumentsSummary:
-        settings = Settings(  # type: ignore[call-arg]
-            summarizer_backend="extractive",
-            cache_dir=str(tmp),
-            default_chunk_size_tokens=600,
-            default_chunk_overlap_tokens=50,
-            llm_context_tokens=16000,
+        settings = load_settings(
+            {
+                "SUMMARIZER_BACKEND": "extractive",
+                "CACHE_DIR": str(tmp),
+                "DEFAULT_CHUNK_SIZE_TOKENS": "600",
+                "DEFAULT_CHUNK_OVERLAP_TOKENS": "50",
+                "LLM_CONTEXT_TOKENS": "16000",
+            }
         )
         store = open_store(settings)
         try:
             pipeline = DocumentsPipeline(
-                build_engine(settings), store, min_relevance=settings.cluster_min_relevance
+                build_engine(settings), store, min_relevance=settings.documents.cluster_min_relevance
             )
             docs = [DocumentIn.model_validate(d) for d in forty_documents()]
             return (await pipeline.summarize(docs, "wolves hunting deer", budget, tenant=LOCAL)).structured

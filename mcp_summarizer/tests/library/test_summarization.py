@@ -48,11 +48,11 @@ def test_the_service_initializes_from_the_settings(monkeypatch: pytest.MonkeyPat
         found = get_summarization_service()
         assert found is get_summarization_service(), "one service for the process"
         assert (found.model, found.timeout) == ("claude-3-5-haiku-latest", 30.0)
-        assert found.settings.openrouter_base_url == "http://litellm.internal:4000/v1"
-        assert found.settings.openrouter_api_key.get_secret_value() == "sk-from-env"
+        assert found.settings.llm.openrouter_base_url == "http://litellm.internal:4000/v1"
+        assert found.settings.llm.openrouter_api_key.get_secret_value() == "sk-from-env"
         given = SummarizationService("http://other:4000/v1", model="gpt-4o-mini", timeout=7.5)
         assert (given.model, given.timeout) == ("gpt-4o-mini", 7.5), "arguments win over the settings"
-        assert given.settings.openrouter_api_key.get_secret_value() == "sk-from-env"
+        assert given.settings.llm.openrouter_api_key.get_secret_value() == "sk-from-env"
     finally:
         get_summarization_service.cache_clear()
     with pytest.raises(ValueError, match=r"base_url: .*https\?://.; timeout: "):

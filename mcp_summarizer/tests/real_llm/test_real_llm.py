@@ -32,7 +32,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from mcp_summarizer.citations.syntax import cited
-from mcp_summarizer.config import Settings
+from mcp_summarizer.config import Environment
 from mcp_summarizer.mcp.results import META_SUMMARY
 from mcp_summarizer.text import tokens
 from tests.support.servers import RunningServer, start_server
@@ -206,7 +206,7 @@ async def test_every_cited_id_opens_text_of_the_source(service: RunningServer, a
 def test_a_deadline_answers_in_time_within_budget() -> None:
     """With TOOL_DEADLINE_SECONDS, the answer comes by then (generous room for a loaded
     machine: a freeze, not speed), within its budget, and says what it covers."""
-    if "tool_deadline_seconds" not in Settings.model_fields:
+    if "tool_deadline_seconds" not in Environment.model_fields:
         pytest.skip("this version of the service has no TOOL_DEADLINE_SECONDS")
     deadline = 20
     source = head(README.read_text(encoding="utf-8"), 6000)
