@@ -94,6 +94,7 @@ _COMMENT = re.compile(r"\#|//")
 _OPENS = re.compile(r"(?:async[ \t]+)?def[ \t]|class[ \t]|@|[rRbBuU]?(?:\"\"\"|\'\'\')|\#!")
 # How a source file opens: a module docstring, a shebang, an import.
 _FILE_START = re.compile(r"[rRbBuU]?(?:\"\"\"|''')|\#!|from[ \t]|import[ \t]|package[ \t]|\#include")
+_BLANK_LINES = re.compile(r"(?:[ \t]*+\n)++")
 # A statement that only imports (comments above it, its parenthesized names on lines of their own).
 _IMPORTS = re.compile(
     r"(?:\#[^\n]*+\n)*+(?:from|import)[ \t][^\n]*+(?:\n(?:(?:from|import)[ \t]|[ \t)\#]|(?=\n))[^\n]*+)*+"
@@ -108,8 +109,11 @@ Region = tuple[int, list[int]]  # (end, statement starts): the region is text[st
 
 def comment_leads_to_code(text: str, pos: int) -> int:
     """From a comment line at ``pos`` (column 0), the start of the first line after the run
-    of comment lines that holds it (no blank line between), negated when that line is no
-    `SEED`: the caller remembers where the run ends, so each comment line is read once."""
+    of comment lines that holds it (no blank line between) and the blank lines after it,
+    negated when that line is no `SEED`: the caller remembers where the run ends, so each
+    comment line is read once.  Blank lines may part the run from its code: a section rule
+    (``# -- success ----``) stands above the definitions it names with two blank lines between,
+    and where a text is cut into pieces one may start with it."""
     end = pos
     while True:
         eol = text.find("\n", end)
@@ -117,7 +121,9 @@ def comment_leads_to_code(text: str, pos: int) -> int:
             return -len(text)
         end = eol + 1
         if not _COMMENT.match(text, end):
-            return end if SEED.match(text, end) else -end
+            blanks = _BLANK_LINES.match(text, end)
+            code = blanks.end() if blanks else end
+            return code if SEED.match(text, code) else -end
 
 
 def starts_a_file(text: str, pos: int) -> bool:
@@ -151,6 +157,7 @@ def code_region(text: str, start: int, step: Callable[[str, int, int], None] | N
     starts = [start]
     pending = -1  # comment lines after a blank line: the next statement starts with them
     decorated = False  # the last top-level line was a decorator: its definition follows
+    coded = not _COMMENT.match(text, start)  # a region opened by comments holds its first code
     pos = start
     stop = size  # the start of the first line after the region (or the end)
     while pos < size:
@@ -181,9 +188,10 @@ def code_region(text: str, start: int, step: Callable[[str, int, int], None] | N
         if not _CONTINUES.match(text, line):
             # A statement starts after a blank line, or where a definition or a file opens
             # (files pasted one after the other have no blank line between them).
-            if _after_blank(text, line) or (_OPENS.match(text, line) and not decorated):
+            if coded and (_after_blank(text, line) or (_OPENS.match(text, line) and not decorated)):
                 starts.append(pending if pending >= 0 else _comments_above(text, line, starts[-1]))
             decorated = text[line] == "@"
+        coded = True
         pending = -1
     end = _last_code_line_end(text, start, stop)
     while len(starts) > 1 and starts[-1] >= end:

@@ -122,6 +122,21 @@ def test_comments_right_above_code_open_it_and_other_comments_are_headings() -> 
     assert parse("# Title\nimport sys\n").headers == [], "a comment above an import is code"
 
 
+def test_a_section_rule_above_definitions_opens_their_region_across_blank_lines() -> None:
+    """A text cut into pieces may start at a section rule with two blank lines under it (the
+    repository's own tests have 109): it opens the code, with the definition under it as one
+    statement, not a heading alone, as inside a module (the first-impression test found one
+    printed as a heading)."""
+    piece = "# -- success ------------\n\n\nasync def f():\n    pass\n\n\ndef g(x):\n    return x\n"
+    doc = parse(piece)
+    assert doc.headers == []
+    rule_and_f = "# -- success ------------\n\n\nasync def f():\n    pass"
+    assert _code(piece) == [rule_and_f, "def g(x):\n    return x"]
+    assert _code(MODULE + "\n" + piece)[-2:] == _code(piece), "the same statements inside a module"
+    # A heading over prose stays a heading, whatever code comes later.
+    assert parse("# Usage\n\nRun it like this.\n\ndef f():\n    pass\n").headers == ["# Usage"]
+
+
 def test_prose_that_merely_mentions_code_stays_prose() -> None:
     text = textwrap.dedent(
         """\
