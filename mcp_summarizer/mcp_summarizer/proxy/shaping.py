@@ -331,6 +331,8 @@ async def _body(
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
         return "", "truncated", describe_failure(exc), {}
     facts: dict[str, object] = {"cached": True} if cached else {}
+    if outcome.llm_share is not None:  # how much of the result the LLM's own summaries cover
+        facts["llm_share"] = outcome.llm_share
     if outcome.asked_llm():  # zero counts too: the same facts whenever a deadline came
         facts["rejected"] = outcome.rejected_meta()
     if partial is not None:  # the header line says so: the engine's notice line goes

@@ -9,6 +9,8 @@ a cached summary cites the same ids).
 
 from __future__ import annotations
 
+from typing import Any
+
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, not_kept, summarize_by
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request, Writer
@@ -38,13 +40,7 @@ async def summarized(
     if answers is not None:
         key = await answers.key(_TOOL, request.content, **_decides(request))
         if (hit := await answers.lookup(request.tenant, "result", key)) is not None:
-            outcome = Outcome(
-                text=str(hit["text"]),
-                input_tokens=int(hit["input_tokens"]),
-                output_tokens=int(hit["output_tokens"]),
-                backend=_KEPT_WRITERS.get(str(hit["backend"]), "extractive"),
-            )
-            return outcome, None, True
+            return _kept(hit), None, True
     partial = None
     if jobs is None or deadline is None:
         made = await engine.summarize(request, progress)
@@ -82,8 +78,27 @@ async def _keep(answers: Answers, request: Request, key: str, outcome: Outcome) 
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
         "backend": outcome.backend,
+        # What `_meta` says of the LLM's part, as the summarize tool's cached answers keep it.
+        "llm_share": outcome.llm_share,
+        "rejected": outcome.rejected_meta() if outcome.asked_llm() else None,
     }
     await answers.keep(request.tenant, key, kept)
+
+
+def _kept(hit: dict[str, Any]) -> Outcome:
+    """The outcome a kept summary stands for: its text, counts and who wrote it, the share the
+    LLM covered and the answers it rejected (an entry kept before they were has neither)."""
+    rejected = hit.get("rejected") or {}
+    share = hit.get("llm_share")
+    return Outcome(
+        text=str(hit["text"]),
+        input_tokens=int(hit["input_tokens"]),
+        output_tokens=int(hit["output_tokens"]),
+        backend=_KEPT_WRITERS.get(str(hit["backend"]), "extractive"),
+        rejected={str(k): int(v) for k, v in dict(rejected.get("reasons") or {}).items()},
+        parts_replaced=int(rejected.get("parts_replaced") or 0),
+        llm_share=float(share) if share is not None else None,
+    )
 
 
 def _decides(request: Request) -> dict[str, object]:

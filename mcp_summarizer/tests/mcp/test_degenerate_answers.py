@@ -353,3 +353,47 @@ async def test_the_proxy_checks_its_summaries_too(fresh_llm: FakeLLM, tmp_path: 
             and facts["rejected"]["parts_replaced"] == 0
         )
         assert "I'm sorry" not in result.content[0].text
+
+
+async def test_a_cached_proxy_answer_says_what_the_llm_wrote_as_the_first_did(
+    fresh_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """One part's answers refused twice (its embedded summary stands in), the rest fine; the
+    same call again comes from the result cache with the same `llm_share` and `rejected`
+    (the cache kept only the text and the backend: the second answer said nothing of them)."""
+    from tests.proxy.test_proxy_citations import proxied
+
+    refused: list[str] = []  # the first part's text: its answers are refusals
+
+    def answer(r: Recorded) -> Reply:
+        if not refused and MERGE_MARK not in r.system:
+            refused.append(r.user)
+        return ok("I'm sorry, but I cannot summarize tool output.") if r.user == refused[0] else ok()
+
+    fresh_llm.responder = answer
+    env = {
+        "OPENROUTER_BASE_URL": fresh_llm.base_url,
+        "LLM_RETRY_BASE_SECONDS": "0",
+        "LLM_MAX_ATTEMPTS": "2",
+        "DEFAULT_CHUNK_SIZE_TOKENS": "1500",
+        "DEFAULT_CHUNK_OVERLAP_TOKENS": "0",
+        "CACHE": "on",
+    }
+    async with proxied(tmp_path, 60, 600, **env) as (client, first):
+        calls = fresh_llm.calls
+        again = await client.call_tool(
+            "call_tool_summarized",
+            {"server": "reports", "tool": "racks", "arguments": {"count": 60}, "max_output_tokens": 600},
+        )
+    assert not first.is_error and not again.is_error
+    facts, cached = first.meta[META], again.meta[META]  # type: ignore[index]
+    assert fresh_llm.calls == calls and cached.get("cached") is True, cached
+    assert "cached" not in facts and facts["rejected"] == {
+        "answers": 2,
+        "parts_replaced": 1,
+        "reasons": {"refusal": 2},
+    }, facts
+    assert 0 < facts["llm_share"] < 1, facts
+    said = (facts["llm_share"], facts["rejected"])
+    assert (cached.get("llm_share"), cached.get("rejected")) == said, cached
+    assert first.content[0].text == again.content[0].text  # type: ignore[union-attr]
