@@ -80,7 +80,8 @@ class MapCalls:
                 answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
                 more, error = batches.parse_batch(answer, [s.excerpt.source_id for s in missing])
                 found.update(more)
-        except RejectedAnswer as exc:
+        except RejectedAnswer as exc:  # what it read is given the fallback: a part replaced
+            run.outcome.parts_replaced += 1
             error = str(exc)
         return [
             await self._mapped(s.excerpt, found.get(s.excerpt.source_id), s.summary_tokens, error)
@@ -101,7 +102,8 @@ class MapCalls:
                 retry = system + "\n\n" + fill(self.prompts["documents_json_retry"], error=error)
                 answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
                 parsed, error = batches.parse_one(answer)
-        except RejectedAnswer as exc:
+        except RejectedAnswer as exc:  # the excerpt is given the fallback: a part replaced
+            run.outcome.parts_replaced += 1
             parsed, error = None, str(exc)
         return await self._mapped(e, parsed, self.target, error)
 

@@ -7,9 +7,11 @@ A rejected answer is asked for once more, with a line saying why after the syste
 still fits the context).  If that answer is rejected too, the part is the embedded
 (extractive) summary of what the call read, at the call's budget; a caller with a fallback of
 its own (summarize_documents' JSON map calls, the repair call) gets `RejectedAnswer` instead.
-Each rejected answer is counted in the request's outcome (`Outcome.rejected` by reason,
-`Outcome.parts_replaced`), in the metrics (the engine's observer) and logged
-(``llm_answer_rejected``, with no text of the answer: it may hold the caller's content).
+Each rejected answer is counted in the request's outcome (`Outcome.rejected` by reason), in
+the metrics (the engine's observer) and logged (``llm_answer_rejected``, with no text of the
+answer: it may hold the caller's content).  `Outcome.parts_replaced` counts the source's parts
+the embedded summary stands in for: here, or by a caller's fallback (which counts its own); a
+repair call rejected twice replaces nothing (the summary stays as it was).
 """
 
 from __future__ import annotations
@@ -81,10 +83,10 @@ async def vetted(
         if attempt == 1:
             run.planned += 1
             asked, limit = _again(system, max_tokens, verdict)
-    run.outcome.parts_replaced += 1
     reason = str(verdict.reason)
-    if not fallback:
+    if not fallback:  # not replaced here: the caller counts a part its own fallback replaces
         raise RejectedAnswer(f"the LLM's answer was rejected twice ({reason})", reason=reason)
+    run.outcome.parts_replaced += 1
     request = run.request
     text = await asyncio.to_thread(
         extractive.summarize,

@@ -120,7 +120,8 @@ async def test_the_map_cache_keeps_accepted_answers_only(
 
 async def test_a_rejected_repair_keeps_the_summary(fresh_llm: FakeLLM, make_engine: MakeEngine) -> None:
     """FIDELITY_REPAIR's call answered with a refusal, twice: the summary stays as it was, the
-    receipt says the repair failed and why."""
+    receipt says the repair failed and why.  Its answers count as rejected, but no part of the
+    source was replaced (`parts_replaced` counted the repair call: 1 part of an LLM answer)."""
     repair_mark = "correcting a summary"
     fresh_llm.responder = lambda r: (
         ok("I'm sorry, but I cannot help with that.") if repair_mark in r.system else ok(BLAND + " In 1999.")
@@ -132,7 +133,8 @@ async def test_a_rejected_repair_keeps_the_summary(fresh_llm: FakeLLM, make_engi
     assert len(repairs) == 2 and out.text.startswith(BLAND[:40])
     assert out.fidelity is not None and out.fidelity.repair is not None
     assert "rejected twice (refusal)" in str(out.fidelity.repair["failed"])
-    assert out.rejected == {"refusal": 2} and out.parts_replaced == 1
+    assert out.rejected_meta() == {"answers": 2, "parts_replaced": 0, "reasons": {"refusal": 2}}
+    assert out.backend == "llm" and out.llm_share == 1.0, (out.backend, out.llm_share)
 
 
 @pytest.mark.parametrize("policy", ["flag", "replace", "off"])
