@@ -36,7 +36,6 @@ from mcp import Client, StdioServerParameters
 from mcp.client import Transport
 from mcp.types import CallToolResult
 
-from mcp_summarizer.text import tokens
 from shared.testing import ServiceProcess, free_port, scrubbed_environ, start_service
 from tests.support.local_site import Site
 from tests.support.servers import RunningServer
@@ -49,7 +48,6 @@ TASK_SLACK = 3
 RSS_TOLERANCE = 0.20  # memory after a burst: within 20% of the post-warm-up baseline, or
 LEAK_PASSES = 3  # ... not growing on every one of this many more passes of the same work
 LEAK_MB_PER_PASS = 1.0  # (growth under this is reading noise)
-META = "io.github.mythline/summary"
 
 
 # -- the figures report ---------------------------------------------------------------------------
@@ -405,56 +403,6 @@ async def burst(
         for task in tasks:
             task.cancel()
     return results, start, time.monotonic()
-
-
-def text_of(result: CallToolResult) -> str:
-    assert result.content, f"a result with no content: {result}"
-    text: str = result.content[0].text  # type: ignore[union-attr]
-    return text
-
-
-def facts(result: CallToolResult) -> dict[str, Any]:
-    meta = result.meta or {}
-    value: dict[str, Any] = meta.get(META, {})
-    return value
-
-
-OFFLINE_NOTICE = "[summarized offline: the LLM failed: "
-FETCH_OFFLINE = "embedded extractive summary: the LLM failed: "
-
-
-def answer_problem(tool: str, result: Any, budget: int, *, degraded: tuple[str, ...] = ()) -> str | None:
-    """What is wrong with a tool's answer, or None.  Without ``degraded``: an LLM answer within
-    ``budget`` tokens (fetch_url: its text after the header lines, summarized).  With it: the
-    default failure policy's answer (ON_LLM_FAILURE=extractive), within the budget, saying so on
-    its first line (fetch_url: on its Status line), its cause containing one of ``degraded``."""
-    if isinstance(result, BaseException):
-        return f"{tool}: no answer: {result!r}"
-    if result.is_error:
-        return f"{tool}: error {text_of(result)[:300]!r}"
-    text, about = text_of(result), facts(result)
-    if tool == "fetch_url":
-        header, _, text = text.partition("\n\n")
-        status = next((line for line in header.splitlines() if line.startswith("Status: ")), "")
-        if not status.startswith("Status: summarized from"):
-            return f"fetch_url: not summarized: {header!r}"
-        if degraded and FETCH_OFFLINE not in status:
-            return f"fetch_url: the Status line does not say the LLM failed: {status!r}"
-    elif degraded:
-        notice = text.split("\n", 1)[0]
-        if not notice.startswith(OFFLINE_NOTICE):
-            return f"{tool}: no notice line: {notice[:200]!r}"
-    if not 0 < tokens.count(text) <= budget:
-        return f"{tool}: {tokens.count(text)} tokens, budget {budget}"
-    if degraded:
-        cause = about.get("cause") or ""
-        if not (about.get("degraded") is True and about.get("backend") == "extractive"):
-            return f"{tool}: _meta does not say degraded/extractive: {about}"
-        if not any(fragment in cause for fragment in degraded):
-            return f"{tool}: cause {cause!r} names none of {degraded}"
-    elif about.get("degraded") is not False or about.get("backend") != "llm":
-        return f"{tool}: not an LLM answer: {about}"
-    return None
 
 
 # -- servers ---------------------------------------------------------------------------------------

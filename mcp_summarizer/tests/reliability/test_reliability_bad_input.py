@@ -46,8 +46,8 @@ from tests.reliability.reliability_support import (
     service_env,
     settle,
     start_jailed,
-    text_of,
 )
+from tests.support.answer_kinds import text_of
 from tests.support.servers import FREEZE_SECONDS, RunningServer, stop_server
 
 MAX_ERROR_CHARS = 4000  # an error names the problem; it does not echo a 10 MB argument back

@@ -37,7 +37,6 @@ from tests.reliability.reliability_support import (
     Baseline,
     HealthPoller,
     LongPages,
-    answer_problem,
     burst,
     document,
     end_child,
@@ -47,6 +46,7 @@ from tests.reliability.reliability_support import (
     settle,
     steady_rss_mb,
 )
+from tests.support.answer_kinds import Tally, answer_kind, answer_problem
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, error, hang, ok, trickle
 from tests.support.servers import FREEZE_SECONDS, RunningServer, start_server, stop_server
 
@@ -114,15 +114,19 @@ def jobs(site: LongPages, seed: int, n: int = N) -> list[tuple[str, dict[str, An
     return out
 
 
-def answered_by_the_llm(results: list[tuple[str, Any, float]]) -> tuple[list[str], list[str]]:
-    """The problems of answers that should all come from the LLM, and apart from them the calls
-    that missed the 0.5 s deadline: noise on a busy machine (the LLM answers in 0.05 s), where
-    a failure to connect would be a pool still holding a dead process's connections."""
-    problems, late = list[str](), list[str]()
+def answered_by_the_llm(results: list[tuple[str, Any, float]]) -> tuple[list[str], list[str], Tally]:
+    """The problems of answers that should all come from the LLM (`llm` or `mixed`), and apart
+    from them the calls that missed the 0.5 s deadline: noise on a busy machine (the LLM
+    answers in 0.05 s), where a failure to connect would be a pool still holding a dead
+    process's connections; and the answers' kinds (those calls' answers `degraded`)."""
+    problems, late, kinds = list[str](), list[str](), Tally()
     for t, r, _ in results:
-        if p := answer_problem(t, r, BUDGET):
-            (late if answer_problem(t, r, BUDGET, degraded=("timed out",)) is None else problems).append(p)
-    return problems, late
+        answer = answer_kind(t, r, BUDGET)
+        offline = answer_kind(t, r, BUDGET, degraded=("timed out",)) if answer.problem else answer
+        kinds.count(offline if offline.kind == "degraded" else answer)
+        if answer.problem:
+            (late if offline.kind == "degraded" else problems).append(answer.problem)
+    return problems, late, kinds
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +139,7 @@ def baseline(server: RunningServer, llm: FakeLLM, site: LongPages) -> Baseline:
     llm.responder = lambda record: error(500)
     offline, _, _ = asyncio.run(burst(server.url, jobs(site, 10_100)))
     llm.responder, llm.latency = None, 0.0
-    problems, late = answered_by_the_llm(answered)
+    problems, late, _ = answered_by_the_llm(answered)
     assert problems == [] and len(late) <= len(answered) // 4, (problems, late)
     assert [p for t, r, _ in offline if (p := answer_problem(t, r, BUDGET, degraded=("HTTP 500",)))] == []
     return Baseline.take(server)
@@ -157,9 +161,8 @@ async def run_storm(
         results, start, end = await burst(server.url, jobs(site, seed), within=DEADLINE + 30)
     peak = max((s[3]["llm_calls_in_flight"] for s in poller.window(start, end) if s[3]), default=0)
     slowest = max(seconds for _, _, seconds in results)
-    problems = [
-        p for tool, result, _ in results if (p := answer_problem(tool, result, BUDGET, degraded=degraded))
-    ]
+    kinds = Tally()  # llm or mixed (parts replaced, a deadline), or with ``degraded`` degraded
+    problems = [p for tool, result, _ in results if (p := kinds.add(tool, result, BUDGET, degraded=degraded))]
     late = [f"{tool}: {seconds:.1f} s" for tool, _, seconds in results if seconds > DEADLINE]
     after = await baseline.check_async(in_flight=lambda: llm.in_flight)
     outcomes = Counter(r.outcome for r in llm.requests)
@@ -170,14 +173,15 @@ async def run_storm(
     )
     record(
         SECTION,
-        f"{name}: {len(results)} requests, {len(results) - len(problems)} {how} within {BUDGET} tokens, "
-        f"{len(problems)} problems; slowest {slowest:.2f} s (deadline {DEADLINE:.1f} s); test LLM calls "
+        f"{name}: {len(results)} requests, {len(results) - len(problems)} {how} within {BUDGET} tokens "
+        f"({kinds.said()}); slowest {slowest:.2f} s (deadline {DEADLINE:.1f} s); test LLM calls "
         f"{dict(outcomes)}; peak LLM calls in flight {peak} (/health), {llm.peak_concurrency} (test LLM), "
         f"limit {LIMIT}; {baseline.describe(after)}",
         slowest_s=slowest,
         deadline_s=DEADLINE,
         problems=problems,
         outcomes=dict(outcomes),
+        **kinds.as_data(),
         rss_after_mb=after["rss_mb"],
         rss_baseline_mb=baseline.rss,
     )
@@ -436,7 +440,7 @@ async def test_llm_killed_mid_request(site: LongPages) -> None:
     server = start_server({"OPENROUTER_BASE_URL": f"http://127.0.0.1:{port}/v1", **SETTINGS})
     try:
         warm, _, _ = await burst(server.url, jobs(site, 800))
-        warm_problems, warm_late = answered_by_the_llm(warm)
+        warm_problems, warm_late, _ = answered_by_the_llm(warm)
         assert warm_problems == [] and len(warm_late) <= len(warm) // 4, (warm_problems, warm_late)
         baseline = await asyncio.to_thread(Baseline.take, server)
         llm.stop()
@@ -466,7 +470,7 @@ async def test_llm_killed_mid_request(site: LongPages) -> None:
 
         llm = LLMProcess(port, "ok")  # the LLM is back
         again, _, _ = await burst(server.url, jobs(site, 1000))
-        back, late = answered_by_the_llm(again)
+        back, late, kinds = answered_by_the_llm(again)
         after = await baseline.check_async()
     finally:
         llm.stop()
@@ -485,8 +489,9 @@ async def test_llm_killed_mid_request(site: LongPages) -> None:
         SECTION,
         f"LLM back on the same port: {len(again) - len(back) - len(late)} of {len(again)} requests "
         f"answered by it, "
-        f"{len(late)} timed out, {len(back)} failed otherwise; {baseline.describe(after)}",
+        f"{len(late)} timed out, {len(back)} failed otherwise ({kinds.said()}); {baseline.describe(after)}",
         problems=back,
+        **kinds.as_data(),
     )
     assert problems == []
     assert ended <= DEADLINE

@@ -27,7 +27,6 @@ from tests.reliability.reliability_support import (
     HealthPoller,
     LongPages,
     RssSampler,
-    answer_problem,
     burst,
     document,
     figures,  # noqa: F401  (autouse: the end-of-run report)
@@ -35,6 +34,7 @@ from tests.reliability.reliability_support import (
     record,
     rss_mb,
 )
+from tests.support.answer_kinds import Tally
 from tests.support.fake_llm import FakeLLM
 from tests.support.servers import RunningServer, start_server, stop_server
 
@@ -93,10 +93,6 @@ def job(i: int, site: LongPages) -> tuple[str, dict[str, Any]]:
     return "fetch_url", {"url": f"{site.base}/long/{i}.md", "context": "wolves and years"}
 
 
-def problem(tool: str, result: Any) -> str | None:
-    return answer_problem(tool, result, BUDGET)
-
-
 def health_stats(poller: HealthPoller, start: float, end: float) -> dict[str, Any]:
     polls = poller.window(start, end)
     latencies = [s[1] * 1000 for s in polls] or [0.0]
@@ -132,7 +128,8 @@ async def test_50_concurrent_clients(server: RunningServer, fresh_llm: FakeLLM, 
             in_flight=lambda: fresh_llm.in_flight,
             again=lambda: asyncio.run(burst(server.url, [job(i, site) for i in range(CLIENTS)], ramp=RAMP)),
         )
-    problems = [p for tool, result, _ in herd + results if (p := problem(tool, result))]
+    kinds = Tally()  # llm, mixed (parts replaced, a deadline) or a problem
+    problems = [p for tool, result, _ in herd + results if (p := kinds.add(tool, result, BUDGET))]
     wall = end - start
     latencies = [seconds for _, _, seconds in results]
     measured, first = health_stats(poller, start, end), health_stats(poller, herd_start, herd_end)
@@ -147,8 +144,9 @@ async def test_50_concurrent_clients(server: RunningServer, fresh_llm: FakeLLM, 
         SECTION,
         f"{CLIENTS} clients, each its own MCP session over HTTP ({mix}), calls started evenly over "
         f"{RAMP:g} s; {answers - len(problems)} of {answers} answers (this burst and the warm-up) "
-        f"within budget, {len(problems)} problems; "
+        f"within budget: {kinds.said()}; "
         f"MAX_CONCURRENT_LLM_CALLS={LIMIT}, test LLM latency {LATENCY} s",
+        **kinds.as_data(),
     )
     record(
         SECTION,

@@ -15,12 +15,11 @@ from typing import Any
 from mcp import Client
 
 from tests.reliability.reliability_support import (
-    answer_problem,
     document,
     figures,  # noqa: F401  (autouse: the end-of-run report)
     record,
-    text_of,
 )
+from tests.support.answer_kinds import Tally, text_of
 from tests.support.fake_llm import FakeLLM, Recorded, Reply, hang, ok
 from tests.support.servers import start_server
 
@@ -93,13 +92,13 @@ async def test_sigterm_under_load(fresh_llm: FakeLLM) -> None:
         if server.proc.poll() is None:
             server.kill()
 
-    answered, shut, other = [], [], []
+    answered, shut, other, kinds = [], [], [], Tally()  # kinds: the finishing requests' answers
     for (kind, _), outcome in zip(jobs, results, strict=True):
         if isinstance(outcome, BaseException):
             other.append(f"{kind}: no answer: {outcome!r}")
             continue
         result, ended = outcome
-        if kind == "finishing" and (p := answer_problem("summarize", result, BUDGET)) is None:
+        if kind == "finishing" and (p := kinds.add("summarize", result, BUDGET)) is None:
             answered.append(ended - term)
         elif kind == "stuck" and result.is_error and SHUT_DOWN in text_of(result):
             assert f"SHUTDOWN_GRACE_SECONDS={GRACE:g}" in text_of(result)
@@ -110,8 +109,8 @@ async def test_sigterm_under_load(fresh_llm: FakeLLM) -> None:
     record(
         "SIGTERM under load",
         f"{len(jobs)} requests in flight at SIGTERM (SHUTDOWN_GRACE_SECONDS={GRACE:g}): "
-        f"{len(answered)} answered within {BUDGET} tokens (last {max(answered, default=0):.2f} s after "
-        f"the signal), {len(shut)} ended with the shutdown error "
+        f"{len(answered)} answered within {BUDGET} tokens ({kinds.said()}; "
+        f"last {max(answered, default=0):.2f} s after the signal), {len(shut)} ended with the shutdown error "
         f"(at {min(shut, default=0):.2f}-{max(shut, default=0):.2f} s), "
         f"{len(other)} otherwise; {refused} of 4 late clients refused; exit status {code} "
         f"{exited:.2f} s after the signal; test LLM calls {dict(outcomes)}",
