@@ -3,9 +3,10 @@
 A tool keeps its own name when that name is its alone; otherwise it is published as
 ``<server>__<tool>``: when another server (or the proxy itself) has a tool of that name, and
 when the name reads as another tool's prefixed name (``fs__env`` from a server other than
-``fs``).  Server names never contain ``__`` nor end in ``_`` (see config.py), so a prefixed
-name has one reading: no name can be taken by another server, whatever its tools are called,
-and every tool is published (none hidden behind another of the same name).
+``fs``).  Server names never contain ``__`` nor end in ``_`` (`server_list`, which reads the
+proxy's list of servers, refuses them), so a prefixed name has one reading: no name can be
+taken by another server, whatever its tools are called, and every tool is published (none
+hidden behind another of the same name).
 
 Prefixing only the names involved, not refusing the config: tools are only known once the
 servers run, and change when a server restarts; a server out of the user's hands must not be
