@@ -57,9 +57,11 @@ def redis() -> Iterator[RedisServer | None]:
 # `pytest -m "not integration"` runs them alone in about a minute.
 #
 # *serial* tests measure the service under load (storms, kills, SIGTERM with requests in
-# flight, fifty clients at once) or hold it to a clock (an answer by the client's deadline,
-# progress every few seconds): other tests running beside them on the same two cores would
+# flight, fifty clients at once): other tests running beside them on the same two cores would
 # be part of what they measure.  scripts/test.sh runs them after the others, one at a time.
+# *clocked* tests hold the service to a clock (an answer by the client's deadline, progress
+# every few seconds) while it mostly waits on a slow test LLM.  They barely load the cores, so
+# test.sh runs them beside the suite, three at a time: the deadline proven on a busy machine.
 
 _LAUNCHER_MODULES = (
     "tests.support.servers",
@@ -78,9 +80,9 @@ _SERIAL_MODULES = {
     "tests.reliability.test_reliability_faults",
     "tests.reliability.test_reliability_load",
     "tests.reliability.test_reliability_shutdown",
-    "tests.deadline.test_deadline_http",
     "tests.server.test_redis_load",
 }
+_CLOCKED_MODULES = {"tests.deadline.test_deadline_http"}
 
 
 def _starts_real_parts(module: object) -> bool:
@@ -105,3 +107,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         if name in _SERIAL_MODULES:
             item.add_marker(pytest.mark.serial)
+        if name in _CLOCKED_MODULES:
+            item.add_marker(pytest.mark.clocked)
