@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
-from pydantic import AnyHttpUrl
+from typing import TYPE_CHECKING
 
 from mcp_summarizer.config import Settings
 from mcp_summarizer.errors import ConfigError
 from mcp_summarizer.tenant import LOCAL, TENANT_NAME, Tenant
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
+
+# The MCP SDK is imported where it is used: the command line's `summarize` reads the tokens
+# (the stores' tenant shares) but serves no MCP, and importing the SDK is a second of its
+# start's CPU.
 
 __all__ = ["MIN_TOKEN_CHARS", "Tokens", "auth_settings", "load_tokens", "tenant_of"]
 
@@ -39,6 +43,8 @@ class Tokens:
         return len(self._by_hash)
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
         name = self._by_hash.get(_hash(token))
         return None if name is None else AccessToken(token=token, client_id=name, scopes=[])
 
@@ -89,6 +95,9 @@ def load_tokens(settings: Settings) -> Tokens:
 def auth_settings(settings: Settings) -> AuthSettings:
     """The SDK's auth settings for a resource server whose tokens are checked by `Tokens`
     (no OAuth flow: the issuer is only named, never called)."""
+    from mcp.server.auth.settings import AuthSettings
+    from pydantic import AnyHttpUrl
+
     here = AnyHttpUrl(
         f"http://{settings.transport.mcp_summarizer_host}:{settings.transport.mcp_summarizer_port}"
     )
@@ -99,6 +108,8 @@ def tenant_of() -> Tenant:
     """The tenant of the request being served: its bearer token's (the SDK's authentication
     put it in the request's context), else the one tenant (no AUTH_TOKENS, or stdio: with
     AUTH_TOKENS, an HTTP request without a valid token never reaches a tool)."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
     token = get_access_token()
     return LOCAL if token is None else Tenant(token.client_id)
 

@@ -4,8 +4,10 @@ figure of bench/README.md, "Start-up"; here, what it loads)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +57,21 @@ def test_the_library_surface_loads_when_first_used() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_summarize_command_loads_no_mcp_sdk(tmp_path: Path) -> None:
+    """The command line serves no MCP: the SDK (a second of a start's CPU) stays unloaded,
+    whatever the stores' setup reads (the tenants' tokens) on the way."""
+    page = tmp_path / "page.md"
+    page.write_text("## Gates\n\n" + "The gate opens at dawn and shuts at dusk. " * 400, encoding="utf-8")
+    probe = _PROBE.format(heavy=("mcp.", "mcp_types"))
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "summarize", str(page), "--max-output-tokens", "50"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=tmp_path,
+        env={**os.environ, "OPENROUTER_API_KEY": "", "CACHE": "off"},
+    )
+    assert done.stdout.strip() == "[]", f"summarize imported {done.stdout.strip()}"
