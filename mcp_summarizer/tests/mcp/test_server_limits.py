@@ -137,5 +137,8 @@ async def test_a_server_refusing_every_prompt_ends_without_sending_one_twice(
     text, meta = await summarize(server, document(sections=1), 100)
     assert meta["degraded"] is True and 0 < tokens.count(text) <= 100
     assert "LLM_CONTEXT_TOKENS=12000" in str(meta["cause"]) and "4096" in str(meta["cause"])
-    users = [r.user for r in fresh_llm.requests]
-    assert 1 < len(users) <= 6 and len(set(users)) == len(users), "each part sent once, each smaller"
+    # A call cancelled before the test LLM read its body (the run ended on another part's
+    # refusal; on a busy machine that read comes late) shows nothing of what it sent.
+    users = [r.user for r in fresh_llm.requests if r.body]
+    assert 1 < len(fresh_llm.requests) <= 6, "the part cut in halves, the calls bounded"
+    assert len(set(users)) == len(users), "each part sent once, each smaller"
