@@ -23,8 +23,6 @@ from collections.abc import AsyncIterator, Hashable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
-import openai
-
 from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, Signal
 from mcp_summarizer.summarize.llm import AttemptTimeout
 
@@ -119,6 +117,8 @@ def signal_of(exc: BaseException) -> Signal:
     """What an attempt's error says about the provider's capacity: overload for a 429, 503 or
     529 and for a timeout; nothing for the rest (a 400 is the request's fault, a refused
     connection or a cancelled call says nothing about how many calls the provider takes)."""
+    import openai  # here, not with the module: see summarize/llm.py
+
     if isinstance(exc, AttemptTimeout | openai.APITimeoutError):
         return "overload"
     if isinstance(exc, openai.APIStatusError) and exc.status_code in _OVERLOAD_STATUS:

@@ -36,11 +36,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import openai
-from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletion
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_random_exponential
 
@@ -48,6 +45,15 @@ from mcp_summarizer.errors import AttemptTimeout, ContextOverflow, LLMError
 from mcp_summarizer.summarize.context_error import ContextRejection, read_context_error
 from mcp_summarizer.summarize.options import LLMOptions
 from mcp_summarizer.summarize.pace import CAP, Pace, prompt_work
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletion
+
+# The OpenAI SDK is imported by the functions that use it, never with this module: a service
+# on the embedded summary (no key, no base URL) makes no LLM call, and loading the SDK is 0.8 s
+# of its start's CPU.  An error can only be the SDK's once it is loaded, so the checks of an
+# error import it where they run (a dictionary lookup after the first).
 
 __all__ = ["AttemptTimeout", "Backend", "Completion", "OpenAIBackend", "Slot", "context_rejection"]
 
@@ -79,6 +85,8 @@ class Backend(Protocol):
 
 
 def is_transient(exc: BaseException) -> bool:
+    import openai
+
     if isinstance(exc, openai.APIConnectionError | AttemptTimeout):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -88,6 +96,8 @@ def is_transient(exc: BaseException) -> bool:
 
 def retry_after_seconds(exc: BaseException | None) -> float | None:
     """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said."""
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     headers = exc.response.headers
@@ -127,6 +137,8 @@ class _Wait:
 
 def context_rejection(exc: BaseException) -> ContextRejection | None:
     """What a server said when it refused a prompt as too long for its context, if it did."""
+    import openai
+
     if not isinstance(exc, openai.APIStatusError):
         return None
     body = exc.body if isinstance(exc.body, dict) else {}
@@ -138,6 +150,8 @@ def context_rejection(exc: BaseException) -> ContextRejection | None:
 def _describe(exc: BaseException, secrets: Iterable[str] = ()) -> str:
     """One line for the logs and for LLMError, whose text reaches the caller: the status code
     and the server's reason, sanitized (``secrets`` redacted, see `sanitize`)."""
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
         error = body.get("error")
@@ -196,6 +210,8 @@ class OpenAIBackend:
         )
 
     def _client(self) -> AsyncOpenAI:
+        from openai import AsyncOpenAI
+
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
@@ -220,6 +236,8 @@ class OpenAIBackend:
         """One chat completion, retried as the module says.  Each attempt runs inside
         ``slot()`` (waiting for it is not part of the attempt's deadline); the waits between
         attempts are outside it, so a call sleeping on a Retry-After holds no slot."""
+        import openai
+
         o = self._options
         retrying = AsyncRetrying(
             stop=stop_after_attempt(o.max_attempts),
@@ -254,6 +272,8 @@ class OpenAIBackend:
         )
 
     async def _attempt(self, system: str, user: str, max_tokens: int) -> ChatCompletion:
+        import openai
+
         o = self._options
         attempt = self.pace.start(prompt_work(system, user), max_tokens)
         began = asyncio.get_running_loop().time()

@@ -59,12 +59,13 @@ def test_the_library_surface_loads_when_first_used() -> None:
     assert done.stdout.strip() == "ok", done.stderr
 
 
-def test_the_summarize_command_loads_no_mcp_sdk(tmp_path: Path) -> None:
-    """The command line serves no MCP: the SDK (a second of a start's CPU) stays unloaded,
-    whatever the stores' setup reads (the tenants' tokens) on the way."""
+def test_the_summarize_command_loads_no_sdk_it_does_not_use(tmp_path: Path) -> None:
+    """The command line serves no MCP: that SDK (a second of a start's CPU) stays unloaded,
+    whatever the stores' setup reads (the tenants' tokens) on the way; and with no LLM
+    configured, the embedded summary answers without loading the OpenAI SDK (0.8 s)."""
     page = tmp_path / "page.md"
     page.write_text("## Gates\n\n" + "The gate opens at dawn and shuts at dusk. " * 400, encoding="utf-8")
-    probe = _PROBE.format(heavy=("mcp.", "mcp_types"))
+    probe = _PROBE.format(heavy=("mcp.", "mcp_types", "openai"))
     done = subprocess.run(
         [sys.executable, "-c", probe, "summarize", str(page), "--max-output-tokens", "50"],
         capture_output=True,
@@ -72,6 +73,6 @@ def test_the_summarize_command_loads_no_mcp_sdk(tmp_path: Path) -> None:
         timeout=120,
         check=True,
         cwd=tmp_path,
-        env={**os.environ, "OPENROUTER_API_KEY": "", "CACHE": "off"},
+        env={**os.environ, "OPENROUTER_API_KEY": "", "OPENROUTER_BASE_URL": "", "CACHE": "off"},
     )
-    assert done.stdout.strip() == "[]", f"summarize imported {done.stdout.strip()}"
+    assert done.stdout.strip() == "[]", f"summarize imported {done.stdout.strip()[:300]}"

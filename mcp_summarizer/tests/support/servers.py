@@ -27,6 +27,10 @@ PRELOAD = (
     "mcp_summarizer.proxy.server_list",
     "mcp_summarizer.process.ending",
     "mcp_summarizer.process.logs",
+    # the OpenAI SDK, which the summarize modules import when they first call an LLM, with the
+    # chat resources a service's start readies (`OpenAIBackend.warm`)
+    "openai",
+    "openai.resources.chat.completions",
 )
 
 
