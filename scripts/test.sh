@@ -63,20 +63,18 @@ together "mypy tests" mypy_tests   # the tests' bodies: mypy-tests.ini (its own 
 together "shared tests" pytest_in shared
 together "a_world_lore_researcher tests" pytest_in a_world_lore_researcher
 joined
-# The tests held to a clock (an answer by the client's deadline) mostly wait on a slow test
-# LLM: they run beside the service's suite, three at a time, which makes them prove the
-# deadline on a busy machine (tests/conftest.py says which tests are which).
-together "mcp_summarizer clocked tests" pytest_in mcp_summarizer -m clocked -n 3 -p no:cov
 # Coverage is measured in the test processes and in every service process a test starts
 # (mcp_summarizer/pyproject.toml, [tool.coverage.run]); the data goes to one file wherever a
 # test runs its service from.
 export COVERAGE_FILE="$PWD/mcp_summarizer/.coverage"
 rm -f "$COVERAGE_FILE" "$COVERAGE_FILE".*
 step "mcp_summarizer tests" pytest_in mcp_summarizer -m "not serial and not clocked" --cov --cov-report=
-joined
 # The load tests measure the service on this machine: alone, one at a time, and not under the
-# coverage tracer.
+# coverage tracer.  Then the tests held to a clock (an answer by the client's deadline), which
+# mostly wait on a slow test LLM: three at a time, with nothing else running (beside the
+# suite, its timing tests failed more often: tests/conftest.py says which tests are which).
 step "mcp_summarizer serial tests" pytest_in mcp_summarizer -m serial -n 0 -p no:cov
+step "mcp_summarizer clocked tests" pytest_in mcp_summarizer -m clocked -n 3 -p no:cov
 step "coverage" .venv/bin/python scripts/coverage_summary.py "$COVERAGE_FILE"
 unset COVERAGE_FILE
 

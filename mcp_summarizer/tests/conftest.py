@@ -61,7 +61,7 @@ def redis() -> Iterator[RedisServer | None]:
 # be part of what they measure.  scripts/test.sh runs them after the others, one at a time.
 # *clocked* tests hold the service to a clock (an answer by the client's deadline, progress
 # every few seconds) while it mostly waits on a slow test LLM.  They barely load the cores, so
-# test.sh runs them beside the suite, three at a time: the deadline proven on a busy machine.
+# test.sh runs them three at a time, after the serial ones.
 
 _LAUNCHER_MODULES = (
     "tests.support.servers",
