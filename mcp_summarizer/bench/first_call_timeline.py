@@ -146,7 +146,7 @@ class Tool:
     """What the summarize tool does before the engine (`mcp.summarize_tools._summarize`)."""
 
     def __init__(self, settings: Any, engine: Engine) -> None:
-        self.store, cache = open_storage(settings)  # in a folder of its own, made for the bench
+        self.store, cache = open_storage(settings, 0)  # in a folder of its own, made for the bench
         self.answers = None if cache is None else Answers(cache, engine.keys)
 
     async def summarize(self, engine: Engine, text: str) -> None:

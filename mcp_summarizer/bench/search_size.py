@@ -30,7 +30,7 @@ from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[impor
 from bench import corpus
 from mcp_summarizer.search import find, rank
 from mcp_summarizer.search import passages as P
-from mcp_summarizer.store.content import Source, source_id
+from mcp_summarizer.store.content import Source, StoreOptions, source_id
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text import tokens
@@ -113,7 +113,7 @@ def timed(work: Callable[[], object]) -> tuple[object, float, float]:
 async def run(name: str, text: str) -> None:
     doc = "big~0123456789abcdef"
     sources = excerpts(text, doc)
-    store = SQLiteStore(None, ttl_seconds=3600, max_bytes=10**10)
+    store = SQLiteStore(None, StoreOptions(ttl_seconds=3600, max_bytes=10**10))
     await store.put(LOCAL, sources)
     cut = P.passages([s.text for s in sources])
     pieces = [sources[p.excerpt].text[p.start : p.end] for p in cut]

@@ -5,9 +5,11 @@ never imports the service's settings."""
 from __future__ import annotations
 
 from mcp_summarizer.assembly.from_settings import cache_keys, concurrency_options, engine_options, llm_options
+from mcp_summarizer.cache.backend import ResultCache
+from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.config import Settings
 from mcp_summarizer.summarize.adaptive_limit import AdaptiveLimit, LimitParams
-from mcp_summarizer.summarize.engine import Engine
+from mcp_summarizer.summarize.engine import Engine, Observer
 from mcp_summarizer.summarize.limiter import AdaptiveLimiter, FairLimiter
 from mcp_summarizer.summarize.llm import Backend, OpenAIBackend
 from mcp_summarizer.summarize.options import ConcurrencyOptions
@@ -15,17 +17,30 @@ from mcp_summarizer.summarize.options import ConcurrencyOptions
 __all__ = ["build_engine", "build_limiter"]
 
 
-def build_engine(settings: Settings, backend: Backend | None = None) -> Engine:
+def build_engine(
+    settings: Settings,
+    backend: Backend | None = None,
+    *,
+    observer: Observer | None = None,
+    results: ResultCache | None = None,
+) -> Engine:
     """An engine with its own concurrency limit.  ``backend`` defaults to the configured
-    one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive)."""
+    one: the LLM when SUMMARIZER_BACKEND resolves to openai, else None (extractive).
+
+    A server's engine (`assembly.root`) reports to its metrics (``observer``) and keeps its
+    map summaries in the result cache (``results``), through the one `Answers` seam that the
+    server's tools share (`Engine.cache`); a one-shot caller's (the command line's summarize,
+    the in-process API) has neither."""
     if backend is None and settings.llm.backend == "openai":
         backend = OpenAIBackend(llm_options(settings))
-    model = backend.model if backend is not None else "extractive"
+    keys = cache_keys(settings, model=backend.model if backend is not None else "extractive")
     return Engine(
         engine_options(settings),
         backend,
         build_limiter(concurrency_options(settings)),
-        cache_keys(settings, model=model),
+        keys,
+        observer=observer,
+        cache=None if results is None else Answers(results, keys, observer),
     )
 
 

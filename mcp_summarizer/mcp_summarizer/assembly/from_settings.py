@@ -1,12 +1,11 @@
 """Each capability's small option objects, made from the settings.  Here, above both, so
 `config` reads the environment without importing a capability and no capability imports the
-settings: `build_engine` takes the engine's, `mcp.app` the pages', the tools each request's
-output limits and deadline.  mypy holds each setting's values to what its option accepts."""
+settings: `build_engine` takes the engine's, `assembly.root` the pages' (a request's output
+limits and deadline are `mcp.service`'s).  mypy holds each setting's values to what its option accepts."""
 
 from __future__ import annotations
 
 from mcp_summarizer.cache.key import CacheKeys, endpoint
-from mcp_summarizer.clients.profiles import Limits, deadline, limits_for
 from mcp_summarizer.config import Settings
 from mcp_summarizer.summarize.budget import Budget
 from mcp_summarizer.summarize.options import ConcurrencyOptions, EngineOptions, LLMOptions
@@ -21,9 +20,7 @@ __all__ = [
     "engine_options",
     "llm_endpoint",
     "llm_options",
-    "output_limits",
     "pages_options",
-    "tool_deadline",
 ]
 
 
@@ -127,21 +124,3 @@ def cache_keys(settings: Settings, *, model: str) -> CacheKeys:
 def llm_endpoint(settings: Settings) -> str | None:
     """The LLM endpoint in use, without credentials; None on the embedded backend."""
     return endpoint(settings.llm.openrouter_base_url) if settings.llm.backend == "openai" else None
-
-
-def output_limits(settings: Settings, client_name: str | None) -> Limits:
-    """What a tool answer to this client must keep within (CLIENT_PROFILE,
-    TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES); ``client_name`` is its clientInfo.name,
-    None when the request did not say."""
-    return limits_for(
-        settings.tools.client_profile,
-        client_name,
-        max_bytes=settings.tools.tool_output_max_bytes,
-        max_lines=settings.tools.tool_output_max_lines,
-    )
-
-
-def tool_deadline(settings: Settings, limits: Limits) -> float | None:
-    """Seconds a tool may take to answer a client with these ``limits`` (None: no
-    deadline): TOOL_DEADLINE_SECONDS, else what the client's profile knows, else 50."""
-    return deadline(limits, settings.deadlines.tool_deadline_seconds)

@@ -110,6 +110,7 @@ def _serving_settings(args: argparse.Namespace) -> Settings:
 def serve_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer [serve]`: the tools over streamable HTTP or stdio."""
     from mcp_summarizer.assembly.from_settings import llm_endpoint
+    from mcp_summarizer.assembly.root import build_service
     from mcp_summarizer.mcp.app import build_server, logger
     from mcp_summarizer.mcp.http_runner import build_http_app, serve
     from mcp_summarizer.process.ending import end_process
@@ -118,7 +119,8 @@ def serve_command(args: argparse.Namespace) -> None:
     settings = _serving_settings(args)
     # On stdio, stdout carries the protocol: logs go to stderr.
     setup_logging(settings.process.log_level, sys.stderr if args.transport == "stdio" else sys.stdout)
-    server, service = build_server(settings)
+    service = build_service(settings)
+    server = build_server(service)
     tenants = service.auth_tenants if args.transport != "stdio" else 0  # stdio has no bearer tokens
     logger.info(
         "service_starting",
@@ -149,6 +151,7 @@ def proxy_command(args: argparse.Namespace) -> None:
     """`mcp-summarizer proxy --config servers.json`: other MCP servers' tools, results that fit."""
     import asyncio
 
+    from mcp_summarizer.assembly.root import build_proxy
     from mcp_summarizer.errors import ConfigError
     from mcp_summarizer.process.ending import end_process
     from mcp_summarizer.process.logs import setup_logging
@@ -161,7 +164,7 @@ def proxy_command(args: argparse.Namespace) -> None:
         config = load_proxy_config(args.config)
     except ConfigError as exc:
         args.parser.exit(2, f"mcp-summarizer proxy: {exc}\n")
-    asyncio.run(run_proxy(settings, config, args.transport))
+    asyncio.run(run_proxy(build_proxy(settings, config), args.transport))
     end_process(0)  # the upstreams are closed: no teardown to wait for (see `ending`)
 
 

@@ -2,7 +2,8 @@
 
 `Service` holds the settings, the engine, the page reader, the store and cache, the requests
 in flight (so that a shutdown drains them), the jobs they share and that go on after a
-deadline (`summarize.jobs`), and counters an operator can read.  The helpers below read a
+deadline (`summarize.jobs`), and counters an operator can read.  It is built, every part
+through its constructor, by `assembly.root.build_service`.  The helpers below read a
 request's client limits, deadline and progress callback, and count and log an answer or a
 refusal, the same way for every tool.
 """
@@ -19,9 +20,9 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_summarizer.assembly.from_settings import output_limits, tool_deadline
+from mcp_summarizer.auth import Tokens
 from mcp_summarizer.cache.lookup import Answers
-from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.clients.profiles import Limits, deadline, limits_for
 from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.errors import SummarizerError
@@ -37,7 +38,16 @@ from mcp_summarizer.web.pages import Pages
 
 from .sessions import client_name
 
-__all__ = ["Service", "answered", "client_limits", "deadline_of", "progress_of", "rejected"]
+__all__ = [
+    "Service",
+    "answered",
+    "client_limits",
+    "deadline_of",
+    "output_limits",
+    "progress_of",
+    "rejected",
+    "tool_deadline",
+]
 
 logger = logging.getLogger("mcp_summarizer")
 
@@ -47,22 +57,38 @@ _T = TypeVar("_T")
 @dataclass
 class Service:
     """What the tools share: settings, the engine, the page reader, the requests in flight and
-    counters an operator can read."""
+    counters an operator can read.  The metrics' live gauges read its requests and the
+    engine's limits from the start."""
 
     settings: Settings
     engine: Engine
     pages: Pages
     store: ContentStore
     documents: DocumentsPipeline
-    answers: Answers | None = None  # the result cache (None: CACHE=off)
-    indexes: Indexes = field(default_factory=Indexes)
-    metrics: Metrics = field(default_factory=Metrics)
-    counters: Counter[str] = field(default_factory=Counter)
-    inflight: set[asyncio.Task[Any]] = field(default_factory=set)
-    draining: bool = False
-    auth_tenants: int = 0  # tenants with a bearer token over HTTP (0: authentication off, one tenant)
-    jobs: Jobs = field(default_factory=lambda: Jobs(8, 4_000_000))  # build_server: the settings'
-    dependencies: Dependencies = field(default_factory=lambda: Dependencies([]))
+    answers: Answers | None  # the result cache (None: CACHE=off); the engine's own seam
+    indexes: Indexes
+    metrics: Metrics
+    jobs: Jobs
+    dependencies: Dependencies  # what /health and /metrics report as up or down
+    tokens: Tokens  # AUTH_TOKENS: the bearer tokens over HTTP, and their tenants
+    counters: Counter[str] = field(default_factory=Counter, init=False)
+    inflight: set[asyncio.Task[Any]] = field(default_factory=set, init=False)
+    draining: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        engine = self.engine
+        self.metrics.gauges(
+            requests=lambda: len(self.inflight),
+            llm_in_flight=lambda: engine.limiter.in_flight,
+            llm_waiting=lambda: engine.limiter.waiting,
+            llm_limit=lambda: engine.limiter.limit,
+            input_tokens=lambda: engine.admission.held,
+        )
+
+    @property
+    def auth_tenants(self) -> int:
+        """Tenants with a bearer token over HTTP (0: authentication off, one tenant)."""
+        return len(self.tokens)
 
     async def run(self, tool: str, work: Coroutine[Any, Any, _T]) -> _T:
         """Run one request's work as a task of its own, so a shutdown can end it with an
@@ -129,6 +155,24 @@ def deadline_of(settings: Settings, limits: Limits) -> Deadline:
     """When a request of a client with these ``limits`` must have answered, from now
     (TOOL_DEADLINE_SECONDS, or the client's profile)."""
     return Deadline(tool_deadline(settings, limits))
+
+
+def output_limits(settings: Settings, client_name: str | None) -> Limits:
+    """What a tool answer to this client must keep within (CLIENT_PROFILE,
+    TOOL_OUTPUT_MAX_BYTES, TOOL_OUTPUT_MAX_LINES); ``client_name`` is its clientInfo.name,
+    None when the request did not say."""
+    return limits_for(
+        settings.tools.client_profile,
+        client_name,
+        max_bytes=settings.tools.tool_output_max_bytes,
+        max_lines=settings.tools.tool_output_max_lines,
+    )
+
+
+def tool_deadline(settings: Settings, limits: Limits) -> float | None:
+    """Seconds a tool may take to answer a client with these ``limits`` (None: no
+    deadline): TOOL_DEADLINE_SECONDS, else what the client's profile knows, else 50."""
+    return deadline(limits, settings.deadlines.tool_deadline_seconds)
 
 
 def progress_of(ctx: Context) -> Progress:

@@ -33,11 +33,8 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.assembly.from_settings import output_limits, tool_deadline
-from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
-from mcp_summarizer.auth import auth_settings, load_tokens, tenant_of
-from mcp_summarizer.cache.lookup import Answers
+from mcp_summarizer.auth import Tokens, auth_settings, tenant_of
+from mcp_summarizer.cache.backend import ResultCache
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import Settings
@@ -45,6 +42,7 @@ from mcp_summarizer.errors import InputError, SummarizerError
 from mcp_summarizer.mcp.arguments import check_arguments
 from mcp_summarizer.mcp.http_runner import serve_until_stopped, transport_security
 from mcp_summarizer.mcp.results import inline
+from mcp_summarizer.mcp.service import deadline_of, output_limits
 from mcp_summarizer.mcp.sessions import client_name, recognize_clients
 from mcp_summarizer.mcp.source_tools import EXCERPT_TEMPLATE, excerpt_id, read_excerpt
 from mcp_summarizer.mcp.stdio import serve_stdio
@@ -67,7 +65,7 @@ from mcp_summarizer.proxy.tools import (
     with_goal,
 )
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
-from mcp_summarizer.search.find import search
+from mcp_summarizer.search.find import Indexes, search
 from mcp_summarizer.store import ContentStore
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.deadline import Deadline
@@ -89,27 +87,32 @@ _INSTRUCTIONS = (
 
 
 class Proxy:
-    """The upstreams, the routes from published tool names to them, and the calls."""
+    """The upstreams, the routes from published tool names to them, and the calls.
+
+    Built by `assembly.root.build_proxy`: ``engine`` (its map level in the result cache),
+    ``store`` (the originals behind handles), ``cache`` (the result cache, closed with the
+    proxy; None: CACHE=off), ``indexes`` (search: recently searched handles, indexed),
+    ``jobs`` (summaries identical calls share), ``tokens`` (AUTH_TOKENS over HTTP)."""
 
     def __init__(
         self,
         settings: Settings,
         config: ProxyConfig,
         *,
-        engine: Engine | None = None,
-        store: ContentStore | None = None,
+        engine: Engine,
+        store: ContentStore,
+        cache: ResultCache | None,
+        indexes: Indexes,
+        jobs: Jobs,
+        tokens: Tokens,
     ) -> None:
         self.settings = settings
-        self.engine = engine or build_engine(settings)
-        self._indexes = open_indexes(settings)  # search: recently searched handles, indexed
-        self.tokens = load_tokens(settings)
-        # The result cache's map level: a large output summarized again (a log read twice, a
-        # page changed in one place) costs LLM calls only for the chunks not seen before.
-        opened, self.cache = open_storage(settings)
-        self.store = store or opened
-        if self.engine.cache is None and self.cache is not None:
-            # Its lookups counted by the engine's observer, if it has one.
-            self.engine.cache = Answers(self.cache, self.engine.keys, self.engine.observer)
+        self.engine = engine
+        self.store = store
+        self.cache = cache
+        self._indexes = indexes
+        self.jobs = jobs
+        self.tokens = tokens
         self.upstreams = {
             spec.name: Upstream(
                 spec,
@@ -128,10 +131,6 @@ class Proxy:
         self._renamed: set[Published] = set()  # logged once each
         self._listing: list[types.Tool] = own_tools(settings.tools.tool_output_max_tokens, self._inline)
         self._retries: set[asyncio.Task[None]] = set()
-        # Summaries identical calls share, going on past a client's deadline (summarize.jobs).
-        self.jobs = Jobs(
-            settings.deadlines.background_jobs_max, settings.deadlines.background_jobs_max_input_tokens
-        )
 
     async def __aenter__(self) -> Self:
         await asyncio.gather(*(self._connect_quietly(u) for u in self.upstreams.values()))
@@ -199,9 +198,9 @@ class Proxy:
         limits: Limits | None = None,
     ) -> types.CallToolResult:
         """Call one tool for ``tenant`` (its handles are stored and opened in its namespace);
-        ``limits`` are the client's (`assembly.from_settings.output_limits`), every answer within them."""
+        ``limits`` are the client's (`mcp.service.output_limits`), every answer within them."""
         limits = limits or Limits()
-        deadline = Deadline(tool_deadline(self.settings, limits))  # the client's clock runs from here
+        deadline = deadline_of(self.settings, limits)  # the client's clock runs from here
         if name == "call_tool_summarized":
             return await self._call_summarized(arguments, progress, tenant, limits, deadline)
         if name == "expand":
@@ -448,12 +447,11 @@ def proxy_http_app(server: Server[Any], proxy: Proxy, settings: Settings) -> Sta
     return app
 
 
-async def run_proxy(
-    settings: Settings, config: ProxyConfig, transport: Literal["stdio", "streamable-http"]
-) -> None:
+async def run_proxy(built: Proxy, transport: Literal["stdio", "streamable-http"]) -> None:
     """Start every upstream, serve until stdin closes (stdio) or SIGTERM/SIGINT (HTTP), then
     stop the upstreams (a stdio upstream's process ends with its connection)."""
-    async with Proxy(settings, config) as proxy:
+    settings = built.settings
+    async with built as proxy:
         server = build_proxy_server(proxy)
         tenants = len(proxy.tokens) if transport != "stdio" else 0  # stdio has no bearer tokens
         logger.info(

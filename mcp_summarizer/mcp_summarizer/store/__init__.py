@@ -3,6 +3,6 @@ configured one is opened by `assembly.store_setup.open_store`."""
 
 from __future__ import annotations
 
-from mcp_summarizer.store.content import ContentStore, Source, StoreStats
+from mcp_summarizer.store.content import ContentStore, Source, StoreOptions, StoreStats
 
-__all__ = ["ContentStore", "Source", "StoreStats"]
+__all__ = ["ContentStore", "Source", "StoreOptions", "StoreStats"]

@@ -16,7 +16,16 @@ from typing import Protocol
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["ContentStore", "Source", "StoreStats", "check_id", "doc_of", "sibling", "source_id"]
+__all__ = [
+    "ContentStore",
+    "Source",
+    "StoreOptions",
+    "StoreStats",
+    "check_id",
+    "doc_of",
+    "sibling",
+    "source_id",
+]
 
 _MAX_ID = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -48,6 +57,17 @@ class Source:
     text: str  # the chunk's exact original text
     title: str = ""
     url: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreOptions:
+    """What a store is configured with, either backend (`assembly.store_setup.store_options`
+    makes it of the settings)."""
+
+    ttl_seconds: float  # SOURCE_TTL_SECONDS
+    max_bytes: int  # SOURCE_STORE_MAX_MB
+    tenant_max_bytes: int | None = None  # a tenant's share of max_bytes (None: all of it)
+    secret: str = ""  # SOURCE_ID_SECRET ("": the store's own, made once and kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp_summarizer.errors import ExpiredSource, StoreError, UnknownSource
 from mcp_summarizer.health.redis_guard import Outage, RedisUnavailable
-from mcp_summarizer.store.content import Source, StoreStats, check_id
+from mcp_summarizer.store.content import Source, StoreOptions, StoreStats, check_id
 from mcp_summarizer.store.ids import new_secret
 from mcp_summarizer.store.share import EVICT_OVER_SHARES, check_put
 from mcp_summarizer.tenant import Tenant
@@ -131,19 +131,11 @@ _SECRET_SCRIPT = "redis.call('SET', KEYS[1], ARGV[1], 'NX'); return redis.call('
 
 
 class RedisStore:
-    def __init__(
-        self,
-        url: str,
-        *,
-        ttl_seconds: float,
-        max_bytes: int,
-        tenant_max_bytes: int | None = None,
-        secret: str = "",
-    ) -> None:
-        self.ttl = max(1, int(ttl_seconds))
-        self.max_bytes = max_bytes
-        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
-        self._configured = secret.encode() if secret else b""  # SOURCE_ID_SECRET
+    def __init__(self, url: str, options: StoreOptions) -> None:
+        self.ttl = max(1, int(options.ttl_seconds))
+        self.max_bytes = max_bytes = options.max_bytes
+        self.tenant_max_bytes = max_bytes if options.tenant_max_bytes is None else options.tenant_max_bytes
+        self._configured = options.secret.encode()  # SOURCE_ID_SECRET
         self._known = b""  # the secret Redis held when last asked
         self.outage = Outage("content store", url)
         self._redis = self.outage.redis

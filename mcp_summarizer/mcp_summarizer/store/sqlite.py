@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from mcp_summarizer.errors import ConfigError, ExpiredSource, StoreError, UnknownSource
-from mcp_summarizer.store.content import Source, StoreStats, check_id
+from mcp_summarizer.store.content import Source, StoreOptions, StoreStats, check_id
 from mcp_summarizer.store.dbfile import DBFile
 from mcp_summarizer.store.ids import new_secret
 from mcp_summarizer.store.share import check_put
@@ -81,20 +81,12 @@ def default_cache_dir() -> Path:
 
 
 class SQLiteStore:
-    def __init__(
-        self,
-        folder: Path | None,
-        *,
-        ttl_seconds: float,
-        max_bytes: int,
-        tenant_max_bytes: int | None = None,
-        secret: str = "",
-    ) -> None:
+    def __init__(self, folder: Path | None, options: StoreOptions) -> None:
         """``folder`` None keeps the records in this process's memory (CACHE=off)."""
-        self.ttl = ttl_seconds
-        self.max_bytes = max_bytes
-        self.tenant_max_bytes = max_bytes if tenant_max_bytes is None else tenant_max_bytes
-        self._configured = secret.encode() if secret else b""  # SOURCE_ID_SECRET
+        self.ttl = options.ttl_seconds
+        self.max_bytes = max_bytes = options.max_bytes
+        self.tenant_max_bytes = max_bytes if options.tenant_max_bytes is None else options.tenant_max_bytes
+        self._configured = options.secret.encode()  # SOURCE_ID_SECRET
         self._known = ""  # the secret the file held when last asked
         self._failure = ""  # what the last call failed with ("" if it worked), for /health
         self.path = folder / FILE_NAME if folder is not None else None

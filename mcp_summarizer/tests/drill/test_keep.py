@@ -17,6 +17,7 @@ from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import cut, document_ids
 from mcp_summarizer.drill import keep as keep_module
 from mcp_summarizer.drill.keep import EXCERPT_TOKENS, Kept, begin, keep
+from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.chunker import chunk
@@ -28,7 +29,7 @@ from tests.drill.test_drill import LOG
 
 @pytest.fixture
 def store() -> Iterator[SQLiteStore]:
-    yield SQLiteStore(None, ttl_seconds=3600, max_bytes=1 << 30)
+    yield SQLiteStore(None, StoreOptions(ttl_seconds=3600, max_bytes=1 << 30))
 
 
 def whole_cut(secret: bytes, text: str) -> Kept:

@@ -12,6 +12,7 @@ import pytest
 from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.proxy.shaping import META_PROXY, shape
+from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
@@ -38,7 +39,7 @@ async def joined_original(store: SQLiteStore, handle: str) -> str:
 async def run(
     result: types.CallToolResult, tmp_path: Path, budget: int = 500, eng: Engine | None = None, **kw: object
 ):
-    store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10**9)
+    store = SQLiteStore(tmp_path, StoreOptions(ttl_seconds=3600, max_bytes=10**9))
     args: dict[str, object] = {
         "server": "fs",
         "tool": "read_text_file",
@@ -181,7 +182,7 @@ async def test_an_llm_that_fails_still_gives_an_answer_within_the_budget(
 
 
 async def test_an_original_over_the_stores_cap_still_gets_its_answer(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10_000)  # LONG is ~150 KB
+    store = SQLiteStore(tmp_path, StoreOptions(ttl_seconds=3600, max_bytes=10_000))  # LONG is ~150 KB
     shaped = await shape(
         text_result(LONG),
         budget=500,

@@ -9,7 +9,7 @@ import pytest
 
 from mcp_summarizer.clients.profiles import PROFILES, Limits
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.store.content import Source
+from mcp_summarizer.store.content import Source, StoreOptions
 from mcp_summarizer.store.expand import expand
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import LOCAL
@@ -26,7 +26,7 @@ def excerpt(seed: int) -> str:
 
 @pytest.mark.parametrize("profile", ["codex", "copilot", "opencode", "claude-code"])
 async def test_pages_fit_and_join_into_the_excerpt(tmp_path: Path, profile: str) -> None:
-    store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=100_000_000)
+    store = SQLiteStore(tmp_path, StoreOptions(ttl_seconds=3600, max_bytes=100_000_000))
     limits = PROFILES[profile]
     try:
         for seed in range(5):
@@ -54,7 +54,7 @@ async def test_pages_fit_and_join_into_the_excerpt(tmp_path: Path, profile: str)
 
 
 async def test_an_offset_past_the_end_says_so(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=10_000_000)
+    store = SQLiteStore(tmp_path, StoreOptions(ttl_seconds=3600, max_bytes=10_000_000))
     try:
         await store.put(LOCAL, [Source(source_id="d#0", doc_id="d", index=0, chunk_count=1, text="short")])
         with pytest.raises(InputError, match="offset=9 is past the end of d#0"):

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_summarizer.errors import ExpiredSource, OverStoreCap, UnknownSource
-from mcp_summarizer.store.content import Source
+from mcp_summarizer.store.content import Source, StoreOptions
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.tenant import LOCAL
 from tests.support.redis_server import RedisServer
@@ -31,7 +31,7 @@ def src(sid: str, text: str) -> Source:
 
 
 async def test_the_cap_holds_for_the_total_and_the_least_recently_used_go_first(redis: RedisServer) -> None:
-    store = RedisStore(redis.url, ttl_seconds=3600, max_bytes=1000)
+    store = RedisStore(redis.url, StoreOptions(ttl_seconds=3600, max_bytes=1000))
     try:
         for i in range(40):  # 40 puts of 100 bytes, each alone well under the cap
             await store.put(LOCAL, [src(f"doc{i}#0", f"{i:03d}" + "x" * 97)])
@@ -48,7 +48,7 @@ async def test_the_cap_holds_for_the_total_and_the_least_recently_used_go_first(
 
 
 async def test_reading_a_record_keeps_it_over_older_unread_ones(redis: RedisServer) -> None:
-    store = RedisStore(redis.url, ttl_seconds=3600, max_bytes=1000)
+    store = RedisStore(redis.url, StoreOptions(ttl_seconds=3600, max_bytes=1000))
     try:
         await store.put(LOCAL, [src("a#0", "a" * 400)])
         await store.put(LOCAL, [src("b#0", "b" * 400)])
@@ -63,8 +63,8 @@ async def test_reading_a_record_keeps_it_over_older_unread_ones(redis: RedisServ
 
 
 async def test_replicas_share_one_total(redis: RedisServer) -> None:
-    one = RedisStore(redis.url, ttl_seconds=3600, max_bytes=1000)
-    two = RedisStore(redis.url, ttl_seconds=3600, max_bytes=1000)
+    one = RedisStore(redis.url, StoreOptions(ttl_seconds=3600, max_bytes=1000))
+    two = RedisStore(redis.url, StoreOptions(ttl_seconds=3600, max_bytes=1000))
     try:
         await one.put(LOCAL, [src(f"one#{i}", "1" * 100) for i in range(6)])
         await two.put(LOCAL, [src(f"two#{i}", "2" * 100) for i in range(6)])
@@ -78,7 +78,7 @@ async def test_replicas_share_one_total(redis: RedisServer) -> None:
 
 
 async def test_a_put_larger_than_the_cap_is_not_stored(redis: RedisServer) -> None:
-    store = RedisStore(redis.url, ttl_seconds=3600, max_bytes=1000)
+    store = RedisStore(redis.url, StoreOptions(ttl_seconds=3600, max_bytes=1000))
     try:
         await store.put(LOCAL, [src("kept#0", "k" * 500)])
         with pytest.raises(OverStoreCap, match=r"SOURCE_STORE_MAX_MB=0\.001, so it was not stored"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcp_summarizer.errors import ExpiredSource
-from mcp_summarizer.store.content import ContentStore, Source
+from mcp_summarizer.store.content import ContentStore, Source, StoreOptions
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import Tenant
@@ -43,9 +43,9 @@ def redis(kind: str) -> Iterator[RedisServer | None]:
 async def store(kind: str, redis: RedisServer | None, tmp_path: Path) -> AsyncIterator[ContentStore]:
     opened: ContentStore
     if redis is not None:
-        opened = RedisStore(redis.url, ttl_seconds=TTL, max_bytes=1_000_000)
+        opened = RedisStore(redis.url, StoreOptions(ttl_seconds=TTL, max_bytes=1_000_000))
     else:
-        opened = SQLiteStore(tmp_path, ttl_seconds=TTL, max_bytes=1_000_000)
+        opened = SQLiteStore(tmp_path, StoreOptions(ttl_seconds=TTL, max_bytes=1_000_000))
     yield opened
     await opened.aclose()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_summarizer.errors import ExpiredSource, InputError, StoreError, UnknownSource
-from mcp_summarizer.store.content import Source
+from mcp_summarizer.store.content import Source, StoreOptions
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import LOCAL
 
@@ -23,7 +23,7 @@ def src(sid: str, text: str = "text", **kw: object) -> Source:
 
 
 def store(tmp_path: Path, ttl: float = 3600, max_bytes: int = 10_000_000) -> SQLiteStore:
-    return SQLiteStore(tmp_path, ttl_seconds=ttl, max_bytes=max_bytes)
+    return SQLiteStore(tmp_path, StoreOptions(ttl_seconds=ttl, max_bytes=max_bytes))
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_an_unwritable_cache_dir_names_the_setting(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(Exception, match="CACHE_DIR"):
-        SQLiteStore(blocker / "sub", ttl_seconds=1, max_bytes=1)
+        SQLiteStore(blocker / "sub", StoreOptions(ttl_seconds=1, max_bytes=1))
 
 
 async def test_two_processes_share_one_file(tmp_path: Path) -> None:
@@ -117,9 +117,9 @@ async def test_two_processes_share_one_file(tmp_path: Path) -> None:
         from pathlib import Path
         from mcp_summarizer.store.sqlite import SQLiteStore
         from mcp_summarizer.tenant import LOCAL
-        from mcp_summarizer.store.content import Source
+        from mcp_summarizer.store.content import Source, StoreOptions
         async def main():
-            s = SQLiteStore(Path({str(tmp_path)!r}), ttl_seconds=3600, max_bytes=10**8)
+            s = SQLiteStore(Path({str(tmp_path)!r}), StoreOptions(ttl_seconds=3600, max_bytes=10**8))
             for batch in range(20):
                 await s.put(LOCAL, [Source(source_id=f"other#{{n}}", doc_id="other", index=n, chunk_count=200,
                                     text="o" * 1000) for n in range(batch * 10, batch * 10 + 10)])

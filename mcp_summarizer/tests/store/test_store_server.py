@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
+from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.text import tokens
 from shared.testing import free_port, scrubbed_environ, start_service
@@ -91,7 +92,7 @@ async def test_the_redis_store_keeps_its_cap_over_many_requests() -> None:
     expandable.  Here: a 20 kB cap, 40 documents of about 2 kB, one request each."""
     redis = RedisServer().start()
     server = start_server({**EMBEDDED, "REDIS_URL": redis.url, "SOURCE_STORE_MAX_MB": "0.02"})
-    store = RedisStore(redis.url, ttl_seconds=3600, max_bytes=20_000)
+    store = RedisStore(redis.url, StoreOptions(ttl_seconds=3600, max_bytes=20_000))
     try:
         ids = []
         for i in range(40):

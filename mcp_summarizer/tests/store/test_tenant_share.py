@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcp_summarizer.errors import ExpiredSource, OverStoreCap
-from mcp_summarizer.store.content import ContentStore, Source
+from mcp_summarizer.store.content import ContentStore, Source, StoreOptions
 from mcp_summarizer.store.redis import RedisStore
 from mcp_summarizer.store.share import tenant_max_bytes
 from mcp_summarizer.store.sqlite import SQLiteStore
@@ -48,10 +48,12 @@ async def open_store(kind: str, redis: RedisServer | None, tmp_path: Path) -> As
         if kind == "redis":
             assert redis is not None
             store: ContentStore = RedisStore(
-                redis.url, ttl_seconds=3600, max_bytes=max_bytes, tenant_max_bytes=share
+                redis.url, StoreOptions(ttl_seconds=3600, max_bytes=max_bytes, tenant_max_bytes=share)
             )
         else:
-            store = SQLiteStore(tmp_path, ttl_seconds=3600, max_bytes=max_bytes, tenant_max_bytes=share)
+            store = SQLiteStore(
+                tmp_path, StoreOptions(ttl_seconds=3600, max_bytes=max_bytes, tenant_max_bytes=share)
+            )
         opened.append(store)
         return store
 

@@ -86,22 +86,29 @@ STREAM_CHARS = 200_000
 
 class Engine:
     """``keys``: the service's side of the map cache's keys (made for this engine's model:
-    ``assembly.engine_setup.build_engine`` builds an engine from the settings)."""
+    ``assembly.engine_setup.build_engine`` builds an engine from the settings).
+    ``observer``: told of each LLM call and each wait for a slot (the server's metrics), if
+    anyone listens.  ``cache``: map summaries already made, by chunk (the server's result
+    cache, if it has one, as its callers use it): a page changed in one section costs LLM
+    calls for the changed chunks only."""
 
     def __init__(
-        self, options: EngineOptions, backend: Backend | None, limiter: FairLimiter, keys: CacheKeys
+        self,
+        options: EngineOptions,
+        backend: Backend | None,
+        limiter: FairLimiter,
+        keys: CacheKeys,
+        *,
+        observer: Observer | None = None,
+        cache: Answers | None = None,
     ) -> None:
         self.options = options
         self.context = ServerContext(options.budget)  # the budget, as servers' rejections taught it
         self.backend = backend
         self.limiter = limiter
         self.admission = Admission(options.max_inflight_input_tokens, options.admission_wait_seconds)
-        # Told of each LLM call and each wait for a slot (the server's metrics), if anyone listens.
-        self.observer: Observer | None = None
-        # Map summaries already made, by chunk (the server's result cache, if it has one, as
-        # its callers use it): a page changed in one section costs LLM calls for the changed
-        # chunks only.
-        self.cache: Answers | None = None
+        self.observer = observer
+        self.cache = cache
         self.keys = keys
         self.prompts = Prompts()
 

@@ -19,6 +19,7 @@ from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.drill.keep import begin
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.budget import map_output_tokens
 from mcp_summarizer.summarize.chunker import chunk
@@ -288,7 +289,9 @@ async def test_the_sources_cut_is_held_until_the_heads_calls_are_out(
     engine holds that cut while the head is read and its calls go out (the cut's thread would
     take the GIL from them), and releases it then, not at the request's end."""
     content = prose(700)
-    keeping = await begin(SQLiteStore(None, ttl_seconds=3600, max_bytes=1 << 30), LOCAL, content)
+    keeping = await begin(
+        SQLiteStore(None, StoreOptions(ttl_seconds=3600, max_bytes=1 << 30)), LOCAL, content
+    )
     steps: list[tuple[str, int]] = []  # (hold or release, the LLM's calls by then)
     hold, release = keeping.hold, keeping.release
 

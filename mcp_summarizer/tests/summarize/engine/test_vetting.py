@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.cache.sqlite import SQLiteResultCache
 from mcp_summarizer.errors import Stopped
 from mcp_summarizer.fidelity.receipt import receipt
@@ -86,14 +85,11 @@ async def test_a_retry_with_no_room_for_the_note_is_asked_as_it_was(
     assert "sorry" not in out.text and 0 < tokens.count(out.text) <= 40
 
 
-async def test_the_map_cache_keeps_accepted_answers_only(
-    fresh_llm: FakeLLM, make_engine: MakeEngine, tmp_path: Path
-) -> None:
+async def test_the_map_cache_keeps_accepted_answers_only(fresh_llm: FakeLLM, tmp_path: Path) -> None:
     """A retry's accepted answer is kept under its call; an embedded summary that stood in
     for two rejected answers is not (the next request asks the model again)."""
-    engine = make_engine()
     results = SQLiteResultCache(tmp_path, ttl_seconds=3600, max_bytes=10_000_000)
-    engine.cache = Answers(results, engine.keys, None)
+    engine = build_engine(settings(fresh_llm), results=results)
     content = document(sections=12)
     good: set[str] = set()
 
@@ -115,6 +111,7 @@ async def test_the_map_cache_keeps_accepted_answers_only(
         assert again.cached_calls == 1 and len(maps(fresh_llm)) == chunks - 1
         assert not any(r.user in good for r in fresh_llm.requests)
     finally:
+        await engine.aclose()
         await results.aclose()
 
 
