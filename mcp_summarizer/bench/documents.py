@@ -39,7 +39,7 @@ from tests.support.servers import start_server, stop_server
 
 from bench import corpus
 from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.assembly.store_setup import open_store
+from mcp_summarizer.assembly.store_setup import open_store, store_options
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.documents.schema import DocumentIn, DocumentsSummary
@@ -101,7 +101,7 @@ def purity(s: DocumentsSummary) -> float:
 async def embedded(docs: list[DocumentIn], repeats: int, budget: int, focus: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as cache:
         settings = load_settings({"SUMMARIZER_BACKEND": "extractive", "CACHE_DIR": cache})
-        store = open_store(settings)
+        store = open_store(settings, store_options(settings, 0))
         pipeline = DocumentsPipeline(
             build_engine(settings), store, min_relevance=settings.documents.cluster_min_relevance
         )

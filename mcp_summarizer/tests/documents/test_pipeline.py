@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.assembly.store_setup import open_store
+from mcp_summarizer.assembly.store_setup import open_store, store_options
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.documents.schema import DocumentIn
@@ -50,7 +50,7 @@ async def test_a_long_sources_facts_are_scanned_while_the_llm_works(
         {"OPENROUTER_BASE_URL": fresh_llm.base_url, "CACHE_DIR": str(tmp_path), "LLM_TIMEOUT_SECONDS": "60"}
     )
     engine = build_engine(settings)
-    store = open_store(settings)
+    store = open_store(settings, store_options(settings, 0))
     try:
         pipeline = DocumentsPipeline(engine, store, min_relevance=settings.documents.cluster_min_relevance)
         out = await pipeline.summarize(documents, "", 2000, tenant=LOCAL)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.assembly.store_setup import open_store
+from mcp_summarizer.assembly.store_setup import open_store, store_options
 from mcp_summarizer.citations.syntax import cited
 from mcp_summarizer.clients import fit as client_fit
 from mcp_summarizer.clients.profiles import PROFILES, Limits
@@ -62,7 +62,7 @@ def summarized(tmp: Path, budget: int) -> DocumentsSummary:
                 "LLM_CONTEXT_TOKENS": "16000",
             }
         )
-        store = open_store(settings)
+        store = open_store(settings, store_options(settings, 0))
         try:
             pipeline = DocumentsPipeline(
                 build_engine(settings), store, min_relevance=settings.documents.cluster_min_relevance
