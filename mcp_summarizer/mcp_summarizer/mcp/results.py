@@ -18,7 +18,15 @@ from mcp_summarizer.documents.compose import DocumentsOutcome
 from mcp_summarizer.documents.trim_structure import fit_structure
 from mcp_summarizer.summarize.engine import Outcome, by_llm
 
-__all__ = ["META_SUMMARY", "cached_result", "documents_result", "inline", "summary_result", "text_result"]
+__all__ = [
+    "META_SUMMARY",
+    "cached_result",
+    "documents_result",
+    "inline",
+    "summary_facts",
+    "summary_result",
+    "text_result",
+]
 
 # The result's `_meta` key for the facts about an answer (one key per kind, namespaced as the
 # MCP spec asks for vendor keys): degraded, cause, notice, backend, model, token counts.
@@ -34,6 +42,13 @@ def summary_result(
 ) -> CallToolResult:
     """The text a model reads (and ``extra`` blocks beside it, such as the links to its
     source), and the facts about it (with ``more``) in `_meta` for the client."""
+    return cached_result(text, {**summary_facts(outcome, model), **(more or {})}, extra)
+
+
+def summary_facts(outcome: Outcome | None, model: str) -> dict[str, object]:
+    """The facts `_meta` gives of an answer the engine made (``outcome``; None: the source's
+    own text): who wrote it, whether it degraded and why, its tokens, the LLM's share and
+    rejected answers, its fidelity receipt.  Every tool's and the proxy's summaries say them."""
     facts: dict[str, object] = {"degraded": False, "cause": None, "backend": "none", "model": None}
     if outcome is not None:
         facts.update(
@@ -51,8 +66,7 @@ def summary_result(
         if outcome.asked_llm():  # how many of the LLM's answers were not used (zero counts too)
             facts["rejected"] = outcome.rejected_meta()
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
-    facts.update(more or {})
-    return cached_result(text, facts, extra)
+    return facts
 
 
 def cached_result(

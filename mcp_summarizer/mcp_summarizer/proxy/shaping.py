@@ -28,7 +28,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from typing import Any, Literal
+from typing import Any
 
 import mcp_types as types
 
@@ -38,12 +38,15 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import citation_room, cite_into, links_to_parts
 from mcp_summarizer.errors import SummarizerError
+from mcp_summarizer.mcp.results import META_SUMMARY
+from mcp_summarizer.proxy.header_line import How, blocks_note, first_line, over, structured_note
 from mcp_summarizer.proxy.originals import KeptOriginal, keep_original
-from mcp_summarizer.proxy.parts import BLOCK_BYTES, AnswerParts, cut_structured, dumps, less, split
+from mcp_summarizer.proxy.parts import AnswerParts, cut_structured, dumps, less, split
+from mcp_summarizer.proxy.said import as_it_is, cut_facts
 from mcp_summarizer.proxy.shrink import parse_json, shrink
 from mcp_summarizer.proxy.summaries import summarized
 from mcp_summarizer.store.content import ContentStore
-from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, said
+from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial
 from mcp_summarizer.summarize.engine import Engine, Progress, Request, by_llm, describe_failure
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.tenant import Tenant
@@ -55,7 +58,6 @@ logger = logging.getLogger("mcp_summarizer")
 
 # The result's `_meta` key for what the proxy did (vendor keys are namespaced, as the spec asks).
 META_PROXY = "io.github.mythline/proxy"
-META_SUMMARY = "io.github.mythline/summary"  # the service's own key (server.META_SUMMARY)
 # Text of at most budget / 4 characters is counted on the event loop (cheap); longer text
 # off it, so a megabyte result never stalls the other requests.
 _SURELY_WITHIN = 4
@@ -63,7 +65,6 @@ _ARGS_CHARS = 1000  # of the arguments, quoted to the model as context
 _PART_TOKENS = 8000  # each expand part at most this (or the budget, if smaller)
 _FIT_PASSES = 3
 
-How = Literal["passed", "summarized", "json", "error", "truncated"]
 _PARTIAL = "_partial"  # (the body's facts carry its `Partial` to the header line, not to _meta)
 
 
@@ -123,7 +124,9 @@ async def shape(
         and size + whole.structured_tokens <= budget
         and fit.fits(original, less(limits, used))
     ):
-        return Shaped(result, "passed", size, size, len(whole.others), other_bytes)
+        return Shaped(
+            as_it_is(result, result.meta, size), "passed", size, size, len(whole.others), other_bytes
+        )
 
     # The other parts first (structuredContent in its share, cut if over): the text gets the
     # tokens and bytes they leave.
@@ -132,13 +135,15 @@ async def shape(
     budget -= taken
     limits = less(limits, whole.fixed_bytes + (len(dumps(structured).encode()) if structured else 0))
     more: dict[str, object] = {"structured_content": facts or None, **whole.dropped}
-    left = _blocks_note(whole.dropped)  # a block left out is said in the text the model reads
+    left = blocks_note(whole.dropped)  # a block left out is said in the text the model reads
     notice = f"[mcp-summarizer:{left}]" if left else ""
     with_notice = f"{original}\n\n{notice}" if notice else original
     if size + tokens.count(notice) <= budget and fit.fits(with_notice, limits):  # the text as it is
         meta = {**(whole.meta or {}), META_PROXY: {"summarized": False, "how": "passed", **more}}
         blocks = [*whole.kept, *([types.TextContent(type="text", text=notice)] if notice else [])]
-        kept = result.model_copy(update={"content": blocks, "structured_content": structured, "meta": meta})
+        kept = as_it_is(
+            result.model_copy(update={"content": blocks, "structured_content": structured}), meta, size
+        )
         return Shaped(kept, "passed", size, size, len(whole.others), other_bytes)
 
     # The parts do not depend on the client: expand pages a part that is over the client's
@@ -149,14 +154,14 @@ async def shape(
     value = None if result.is_error else await asyncio.to_thread(parse_json, original)
     how: How = "error" if result.is_error else ("json" if value is not None else "summarized")
     header = functools.partial(
-        _header,
+        first_line,
         size=size,
-        over=_over(size, asked, described, fit.fits(original, described)),
+        over=over(size, asked, described, fit.fits(original, described)),
         server=server,
         tool=tool,
         handle=stored.handle,
         parts=len(stored.parts),
-        structured_note=_structured_note(facts) + left,
+        structured_note=structured_note(facts) + left,
         not_kept=stored.not_kept,
     )
     text, how, cited = await _cut_down(call, how, original, value, budget, limits, header, stored)
@@ -230,6 +235,8 @@ async def _cut_down(
         head = header(how, cause=cause)
         room = budget - tokens.count(head + "\n\n")
         body = await asyncio.to_thread(_start, original, max(room, 1), limits, head)
+    if how != "summarized":  # the result's own text, cut: what `_meta` says of it
+        cited = cut_facts(how == "truncated", cause, head)
     return f"{head}\n\n{body}", how, cited
 
 
@@ -266,13 +273,16 @@ async def _shaped(
         "structured_content_dropped": dropped,
         **more,
     }
-    # The handle where every summary carries it: <handle>#<n> are the parts expand opens.
+    # What every tool's answer says of itself (who wrote it, the model, degraded, the receipt:
+    # `summary_facts`; the upstream's own, of the text this one replaces, would mislead), and
+    # the handle where every summary carries it: <handle>#<n> are the parts expand opens.
     meta[META_SUMMARY] = {
-        **dict(meta.get(META_SUMMARY) or {}),
+        **cited,
+        "input_tokens": size,
+        "output_tokens": out_tokens,
         "handle": stored.doc_id if handle else None,
         "sources_stored": not stored.not_kept,
         "excerpts": parts,
-        **(cited if how == "summarized" else {}),
     }
     # A resource link to each part the summary cites and to the first others (up to the
     # service's cap): a client that follows links reads them without calling expand.  They come
@@ -325,16 +335,12 @@ async def _body(
             tenant=call.tenant,
             cite=asked,
         )
-        outcome, partial, cached = await summarized(
+        outcome, partial, said = await summarized(
             engine, request, call.progress, jobs=call.jobs, deadline=call.deadline
         )
     except SummarizerError as exc:  # too large, busy: the original is stored; say why it is cut
         return "", "truncated", describe_failure(exc), {}
-    facts: dict[str, object] = {"cached": True} if cached else {}
-    if outcome.llm_share is not None:  # how much of the result the LLM's own summaries cover
-        facts["llm_share"] = outcome.llm_share
-    if outcome.asked_llm():  # zero counts too: the same facts whenever a deadline came
-        facts["rejected"] = outcome.rejected_meta()
+    facts: dict[str, object] = dict(said)  # who wrote it, the model, the rejected answers...
     if partial is not None:  # the header line says so: the engine's notice line goes
         outcome = replace(outcome, text=outcome.text.removeprefix(outcome.notice).lstrip("\n"))
         facts.update({"partial": partial.as_meta(), "fidelity": PARTIAL_FIDELITY, _PARTIAL: partial})
@@ -346,71 +352,6 @@ async def _body(
 
     done = await cite_into(into, outcome.text, fits, verbatim=not by_llm(outcome.backend))
     return done.text, how, "", {**facts, "citations": done.citations, "citations_removed": done.removed}
-
-
-def _header(
-    how: How,
-    size: int,
-    over: str,
-    server: str,
-    tool: str,
-    handle: str,
-    parts: int,
-    structured_note: str,
-    cause: str = "",
-    *,
-    not_kept: str = "",
-    partial: Partial | None = None,
-) -> str:
-    done = {
-        "summarized": "summarized"
-        if partial is None
-        else f"summarized in part ({said(partial.coverage, partial.seconds, partial.reason, 'result')})",
-        "json": "cut (long arrays keep their first and last items, long strings their start)",
-        "error": "an error, kept from its start and cut at the limit",
-        "truncated": f"cut at the limit ({cause})" if cause else "cut at the limit",
-        "passed": "",
-    }[how]
-    part_note = f"{parts} parts: expand each part's Next: id" if parts > 1 else "1 part"
-    where = (
-        f'The exact original: expand("{handle}") ({part_note}).'
-        if handle
-        else f"The original could not be kept ({not_kept}), so there is no handle to expand."
-    )
-    line = f"[mcp-summarizer: this {server}/{tool} result was {size} tokens, over {over}, so it is {done}."
-    return f"{line} {where}{structured_note}]"
-
-
-def _over(size: int, budget: int, limits: Limits, fits: bool) -> str:
-    """Which limit the text is over: the budget, the client's bytes or lines, or what the
-    result's other parts leave of them."""
-    if size > budget:
-        return f"the {budget}-token limit"
-    if not fits:
-        return f"this client's limit of {limits.describe()}"
-    return f"what its other parts leave of the {budget}-token limit" + (
-        f" and {limits.describe()}" if limits.sized else ""
-    )
-
-
-def _structured_note(facts: dict[str, object]) -> str:
-    if not facts.get("cut") and not facts.get("dropped"):
-        return ""
-    original = facts.get("original")
-    where = f' (the exact original: expand("{original}"))' if original else ""
-    if facts.get("dropped"):
-        return f" Its structuredContent was left out: no cut of it fits{where}."
-    return f" Its structuredContent is cut too{where}."
-
-
-def _blocks_note(dropped: dict[str, int]) -> str:
-    n = dropped.get("blocks", 0)
-    if not n:
-        return ""
-    what = "block was" if n == 1 else "blocks were"
-    return (
-        f" {n} other {what} left out: {dropped['block_bytes']:,} bytes of fields, over {BLOCK_BYTES:,} each."
-    )
 
 
 async def _structured(

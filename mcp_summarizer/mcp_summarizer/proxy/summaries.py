@@ -4,7 +4,8 @@ once whole (made in time, or later by the job that went on past the deadline).
 
 What is kept is the engine's text, before its citations are written in: they are written
 into the result's parts each time (the parts' ids depend only on the result and the tenant, so
-a cached summary cites the same ids).
+a cached summary cites the same ids); and the facts `_meta` gave of it the first time (who
+wrote it, the model, the receipt: `mcp.results.summary_facts`), given again with it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_summarizer.cache.lookup import Answers
+from mcp_summarizer.mcp.results import summary_facts
 from mcp_summarizer.summarize.deadline import Deadline, Partial, flight, not_kept, summarize_by
 from mcp_summarizer.summarize.engine import Engine, Outcome, Progress, Request, Writer
 from mcp_summarizer.summarize.jobs import Jobs
 
-__all__ = ["summarized"]
+__all__ = ["Facts", "summarized"]
+
+Facts = dict[str, object]  # what `_meta` says of a summary (`mcp.results.summary_facts`)
 
 _TOOL = "proxy"  # the cache key's tool
 _KEPT_WRITERS: dict[str, Writer] = {
@@ -32,15 +36,16 @@ async def summarized(
     *,
     jobs: Jobs | None = None,
     deadline: Deadline | None = None,
-) -> tuple[Outcome, Partial | None, bool]:
+) -> tuple[Outcome, Partial | None, Facts]:
     """``request``'s summary, what it is when made at the deadline (`Partial`; else None), and
-    whether it came from the result cache.  Without ``jobs`` and ``deadline``, the engine's,
-    whole."""
+    the facts `_meta` says of it (``cached`` among them when it came from the result cache).
+    Without ``jobs`` and ``deadline``, the engine's, whole."""
     answers, key = engine.cache, None
     if answers is not None:
         key = await answers.key(_TOOL, request.content, **_decides(request))
-        if (hit := await answers.lookup(request.tenant, "result", key)) is not None:
-            return _kept(hit), None, True
+        hit = await answers.lookup(request.tenant, "result", key)
+        if hit is not None and isinstance(hit.get("facts"), dict):  # (kept before facts were: made again)
+            return _kept(hit), None, {**hit["facts"], "cached": True}
     partial = None
     if jobs is None or deadline is None:
         made = await engine.summarize(request, progress)
@@ -53,7 +58,7 @@ async def summarized(
                 and answers is not None
                 and key is not None
             ):
-                await _keep(answers, request, key, outcome)
+                await _keep(answers, request, key, outcome, engine.model)
 
         made, partial = await summarize_by(
             jobs,
@@ -65,15 +70,16 @@ async def summarized(
             then=keep_later if key is not None else None,
         )
     if partial is None and answers is not None and key is not None:
-        await _keep(answers, request, key, made)
-    return made, partial, False
+        await _keep(answers, request, key, made, engine.model)
+    return made, partial, summary_facts(made, engine.model)
 
 
-async def _keep(answers: Answers, request: Request, key: str, outcome: Outcome) -> None:
+async def _keep(answers: Answers, request: Request, key: str, outcome: Outcome, model: str) -> None:
     """A whole summary made by the LLM kept (a degraded one is not: the same call tries again)."""
     if outcome.degraded or outcome.bypassed:
         return
     kept = {
+        "facts": summary_facts(outcome, model),  # said again, as they were, by each cached answer
         "text": outcome.text,
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -18,6 +19,8 @@ from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text import tokens
 from tests.support.fake_llm import FakeLLM
+
+META = "io.github.mythline/summary"
 
 
 def engine(llm: FakeLLM | None = None) -> Engine:
@@ -51,10 +54,28 @@ async def run(
     return shaped, store
 
 
-async def test_a_result_within_the_budget_is_the_upstreams_own_object(tmp_path: Path) -> None:
+async def test_a_result_within_the_budget_is_the_upstreams_own_and_says_so(tmp_path: Path) -> None:
     upstream = text_result("small", structured_content={"content": "small"})
     shaped, _ = await run(upstream, tmp_path)
-    assert shaped.result is upstream and shaped.how == "passed" and shaped.input_tokens == 1
+    assert shaped.how == "passed" and shaped.input_tokens == 1
+    assert shaped.result.content is upstream.content  # its own blocks, not copies
+    assert shaped.result.structured_content is upstream.structured_content
+    # What the summarize tool says of content within its budget: the source's own text.
+    facts = (shaped.result.meta or {})[META]
+    assert facts["backend"] == "none" and facts["degraded"] is False and facts["fidelity"] == {"unchanged": True}
+    # An upstream that says it of its own text (another mcp-summarizer) is left to say it.
+    own = {"degraded": True, "backend": "extractive"}
+    theirs, _ = await run(text_result("small", _meta={META: own}), tmp_path)
+    assert (theirs.result.meta or {})[META] == own
+
+
+def cut_facts(shaped: Any, degraded: bool = False) -> dict[str, Any]:
+    """What `_meta` says of a cut: the result's own text (no writer, no model), no receipt."""
+    facts: dict[str, Any] = (shaped.result.meta or {})[META]
+    assert facts["backend"] == "none" and facts["model"] is None and facts["degraded"] is degraded, facts
+    assert facts["fidelity"]["checked"] is False, facts
+    assert facts["output_tokens"] == shaped.output_tokens and facts["input_tokens"] == shaped.input_tokens
+    return facts
 
 
 LONG = "\n\n".join(
@@ -104,6 +125,7 @@ async def test_an_error_is_kept_from_its_start_never_summarized(tmp_path: Path) 
     assert shaped.how == "error" and tokens.count(answer.text) <= 300
     body = answer.text.split("\n\n", 1)[1]
     assert error.startswith(body) and "frame 10" in body  # the start, whole up to the budget
+    assert cut_facts(shaped)["cause"] is None
 
 
 async def test_json_is_cut_not_summarized_and_stays_valid(tmp_path: Path) -> None:
@@ -118,6 +140,19 @@ async def test_json_is_cut_not_summarized_and_stays_valid(tmp_path: Path) -> Non
     out = json.loads(answer.text.split("\n\n", 1)[1])
     assert out["entries"][0]["name"] == "file0.txt" and out["entries"][-1]["name"] == "file2999.txt"
     assert json.loads(await joined_original(store, shaped.handle)) == listing
+    cut_facts(shaped)
+
+
+async def test_a_text_no_summary_could_be_made_of_is_cut_at_the_limit_and_degraded(tmp_path: Path) -> None:
+    small = build_engine(load_settings({"SUMMARIZER_BACKEND": "extractive", "MAX_INPUT_TOKENS": "1000"}))
+    try:
+        shaped, _ = await run(text_result(LONG), tmp_path, budget=300, eng=small)
+    finally:
+        await small.aclose()
+    assert shaped.how == "truncated"
+    facts = cut_facts(shaped, degraded=True)
+    line = shaped.result.content[0].text.split("\n\n", 1)[0]  # type: ignore[union-attr]
+    assert "MAX_INPUT_TOKENS" in facts["cause"] and facts["notice"] == line, facts
 
 
 async def test_structured_content_is_cut_with_its_handle_and_images_pass_unchanged(tmp_path: Path) -> None:
