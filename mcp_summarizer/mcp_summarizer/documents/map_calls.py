@@ -80,8 +80,9 @@ class MapCalls:
                 answer = await engine.call(run, retry, content, write, "map (retry)", fallback=False)
                 more, error = batches.parse_batch(answer, [s.excerpt.source_id for s in missing])
                 found.update(more)
-        except RejectedAnswer as exc:  # what it read is given the fallback: a part replaced
-            run.outcome.parts_replaced += 1
+        except RejectedAnswer as exc:  # each excerpt with no entry yet is given the fallback:
+            # each a part replaced (its map summary the embedded one), as `_one` counts its excerpt
+            run.outcome.parts_replaced += sum(s.excerpt.source_id not in found for s in batch)
             error = str(exc)
         return [
             await self._mapped(s.excerpt, found.get(s.excerpt.source_id), s.summary_tokens, error)

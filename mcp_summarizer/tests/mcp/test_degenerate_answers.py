@@ -8,6 +8,7 @@ chunk; `_meta` counts the rejections and why, the logs and /metrics say so too."
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -397,3 +398,45 @@ async def test_a_cached_proxy_answer_says_what_the_llm_wrote_as_the_first_did(
     said = (facts["llm_share"], facts["rejected"])
     assert (cached.get("llm_share"), cached.get("rejected")) == said, cached
     assert first.content[0].text == again.content[0].text  # type: ignore[union-attr]
+
+
+BATCH_MARK = "holds several excerpts"  # summarize_documents' batch map prompt's
+EXCERPT_ID = re.compile(r'<excerpt id="([^"]+)"')
+
+
+@pytest.mark.parametrize("first", ["loop", "one_entry"])
+async def test_summarize_documents_counts_each_excerpt_of_a_rejected_batch_as_a_part_replaced(
+    server: RunningServer, fresh_llm: FakeLLM, first: str
+) -> None:
+    """A batch map call rejected twice gives each excerpt it had no entry for its embedded
+    summary: each is a part replaced, as one excerpt of its own call is (it counted one in all).
+    ``one_entry``: the first answer has the first excerpt's entry, the call for the others loops."""
+
+    def answer(r: Recorded) -> Reply:
+        if BATCH_MARK not in r.system:
+            return ok()
+        ids = EXCERPT_ID.findall(r.user)
+        if first == "one_entry" and "did not give a valid entry" not in r.system:
+            entry = {"id": ids[0], "summary": "Marshal Dughan counts wolves.", "topic": "t", "subtopic": "s"}
+            return ok(json.dumps([{**entry, "relevance_score": 0.5}]))
+        return ok(LOOP)
+
+    fresh_llm.responder = answer
+    # Short pages, one excerpt each: packed into batch calls.
+    documents = [{"text": page(1, f"Zone {i}")[:600], "title": f"Page {i}"} for i in range(6)]
+    async with Client(server.url) as client:
+        result = await client.call_tool(
+            "summarize_documents", {"documents": documents, "max_output_tokens": 600}
+        )
+    assert not result.is_error, result
+    facts = (result.meta or {})[META]
+    firsts = [r for r in fresh_llm.requests if BATCH_MARK in r.system and RETRY_MARK not in r.system]
+    looped = [r for r in firsts if first == "loop" or "did not give a valid entry" in r.system]
+    replaced = sum(len(EXCERPT_ID.findall(r.user)) for r in looped)
+    assert looped and replaced > len(looped), [len(EXCERPT_ID.findall(r.user)) for r in firsts]
+    assert facts["rejected"] == {
+        "answers": 2 * len(looped),
+        "parts_replaced": replaced,
+        "reasons": {"loop": 2 * len(looped)},
+    }
+    assert facts["backend"] == "mixed" and LOOP[:40] not in result.content[0].text  # type: ignore[union-attr]
