@@ -48,6 +48,7 @@ class DocumentsOutcome:
     backend: Writer
     degraded: bool = False
     cause: str = ""
+    notice: str = ""  # the line the text opens with when degraded or partial (`_meta` says it too)
     llm_calls: int = 0
     llm_prompt_tokens: int = 0
     json_retries: int = 0
@@ -55,6 +56,7 @@ class DocumentsOutcome:
     fidelity: Receipt | None = None
     sources_stored: bool = True  # False: expand cannot open the ids (the text says so)
     rejected: dict[str, object] | None = None  # the LLM's answers not used (`Outcome.rejected_meta`)
+    llm_share: float | None = None  # of the excerpts' tokens, the LLM's map summaries (`watch.llm_share`)
 
 
 @dataclass(slots=True)

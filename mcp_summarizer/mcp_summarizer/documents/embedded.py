@@ -70,7 +70,7 @@ def summarize(
     # At a deadline: the LLM's where it summarized every excerpt, mixed where only some.
     every = all(e.source_id in mapped for e in excerpts)
     outcome.backend = ("llm" if every else "mixed") if mapped else "extractive"
-    outcome.degraded, outcome.cause = bool(cause), cause
+    outcome.degraded, outcome.cause, outcome.notice = bool(cause), cause, notice
     return outcome
 
 

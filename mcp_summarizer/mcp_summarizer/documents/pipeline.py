@@ -36,7 +36,7 @@ from mcp_summarizer.documents.map_calls import JSON_OVERHEAD, MapCalls, Mapped
 from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import Cut, cut_all, document_ids, stored
 from mcp_summarizer.documents.topics import focus_terms
-from mcp_summarizer.documents.watch import Watch
+from mcp_summarizer.documents.watch import Watch, covered, llm_share
 from mcp_summarizer.errors import InputError, LLMError, OverStoreCap, StoreError
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
@@ -141,6 +141,7 @@ class DocumentsPipeline:
             notice=line,
         )
         outcome.rejected = watch.spent.rejected_meta()  # zero counts before any call ended
+        outcome.llm_share = covered(watch).share
         return _with_notice(outcome, watch.notice)
 
     async def _cut(
@@ -257,6 +258,7 @@ class DocumentsPipeline:
         target = min(target, excerpt_target)
         map_calls = await asyncio.to_thread(self._map_calls, cuts, focus_text, target)
         run.planned = len(map_calls)
+        told: dict[str, str] = watch.mapped if watch is not None else {}  # each LLM map summary
         calls = MapCalls(
             engine,
             run,
@@ -267,7 +269,7 @@ class DocumentsPipeline:
             map_prompt=map_prompt,
             target=target,
             counts=counts,
-            told=watch.mapped if watch is not None else {},  # each LLM map summary, for a deadline
+            told=told,  # (for a deadline too)
         )
         answers = await engine.gather(calls.batch(c) for c in map_calls)
         by_id = {
@@ -294,6 +296,7 @@ class DocumentsPipeline:
         outcome.llm_prompt_tokens = run.outcome.llm_prompt_tokens
         outcome.json_retries, outcome.json_fallbacks = counts.retries, counts.fallbacks
         outcome.rejected = run.outcome.rejected_meta()
+        outcome.llm_share = llm_share(excerpts, told)
         return outcome
 
     async def _cluster(

@@ -11,13 +11,14 @@ that summary instead of its own text.  No LLM call.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
-from mcp_summarizer.documents.sources import Cut
+from mcp_summarizer.documents.sources import Cut, Excerpt
 from mcp_summarizer.summarize.engine.model import Outcome
 from mcp_summarizer.summarize.engine.partial import LLMCoverage
 
-__all__ = ["Watch", "covered"]
+__all__ = ["Watch", "covered", "llm_share"]
 
 
 @dataclass(eq=False)
@@ -39,7 +40,13 @@ class Watch:
 def covered(watch: Watch) -> LLMCoverage:
     """The share of the documents' tokens whose excerpts the LLM has summarized."""
     excerpts = watch.cuts.excerpts if watch.cuts is not None else []
-    total = sum(e.tokens for e in excerpts)
     done = [e for e in excerpts if e.source_id in watch.mapped]
-    share = round(sum(e.tokens for e in done) / total, 3) if total else 0.0
-    return LLMCoverage(len(excerpts), len(done), share)
+    return LLMCoverage(len(excerpts), len(done), llm_share(excerpts, watch.mapped))
+
+
+def llm_share(excerpts: Sequence[Excerpt], mapped: Container[str]) -> float:
+    """The share of ``excerpts``' tokens whose map summary is the LLM's own (``mapped``: their
+    ids; an excerpt given the embedded summary does not count), as `_meta.llm_share` says it."""
+    total = sum(e.tokens for e in excerpts)
+    done = sum(e.tokens for e in excerpts if e.source_id in mapped)
+    return round(done / total, 3) if total else 0.0

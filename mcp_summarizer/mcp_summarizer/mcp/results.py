@@ -98,6 +98,8 @@ def documents_result(
         "model": model if by_llm(outcome.backend) else None,
         "input_tokens": outcome.input_tokens,
         "output_tokens": outcome.output_tokens,
+        **({"notice": outcome.notice} if outcome.notice else {}),
+        **({"llm_share": outcome.llm_share} if outcome.llm_share is not None else {}),
         "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
         "sources_stored": outcome.sources_stored,
         **({"rejected": outcome.rejected} if outcome.rejected is not None else {}),

@@ -229,6 +229,7 @@ async def _cut_down(
         body, how, cause, cited = await made(how, again, room)
     if isinstance(cut := cited.pop(_PARTIAL, None), Partial):  # the line says what the deadline left
         head = header(how, partial=cut)
+        cited["notice"] = head  # the line that says so is this one (the engine's is not in the text)
         body = await asyncio.to_thread(tokens.truncate, body, max(budget - tokens.count(head + "\n\n"), 1))
     if how == "truncated" or not fit.fits(f"{head}\n\n{body}", limits):
         how = "truncated"

@@ -303,12 +303,16 @@ async def test_summarize_documents_answers_by_the_deadline_then_from_the_cache(
     assert facts["partial"]["continues"] is True and facts["partial"]["chunks_summarized"] >= 1
     assert facts["backend"] == "mixed" and facts["rejected"] == ZERO_REJECTED, facts
     assert text_of(result).startswith("[partial: LLM summary of") and tokens.count(text_of(result)) <= 800
+    # As summarize says it: the LLM's share, and the line that says so.
+    assert facts["llm_share"] == facts["partial"]["llm_share"] < 1, facts
+    assert facts["notice"] == text_of(result).split("\n\n")[0], facts
     assert result.structured_content is not None
     assert await all_open(server, cited(text_of(result))) == []
     await background_done(server)
     async with Client(server.url) as client:
         again = await client.call_tool("summarize_documents", args)
     assert meta_of(again)[FACTS]["cached"] is True and "partial" not in meta_of(again)[FACTS]
+    assert meta_of(again)[FACTS]["llm_share"] == 1.0, meta_of(again)[FACTS]
     assert await all_open(server, cited(text_of(again))) == []
 
 
@@ -405,12 +409,18 @@ async def test_the_proxy_summarizes_by_the_deadline_then_from_the_cache(
             assert "summarized in part (LLM summary of" in text.split("\n")[0], text[:400]
             assert meta_of(result)[FACTS]["partial"]["continues"] is True and tokens.count(text) <= 600
             assert meta_of(result)[FACTS]["rejected"] == ZERO_REJECTED, meta_of(result)[FACTS]
+            # What the tools say of a partial answer: its writers, and the line that says so.
+            said = meta_of(result)[FACTS]
+            assert said["backend"] in ("mixed", "extractive") and said["notice"] == text.split("\n\n")[0], (
+                said
+            )
             for source_id in cited(text):
                 assert not (await client.call_tool("expand", {"source_id": source_id})).is_error
         await asyncio.to_thread(proxy.wait_for_event, "background_job_ended", 1, 90.0)
         async with Client(proxy.url) as client:
             again = await client.call_tool("dump", {"lines": 1500})
         assert meta_of(again)[FACTS]["cached"] is True and "partial" not in meta_of(again)[FACTS]
+        assert meta_of(again)[FACTS]["backend"] == "llm" and meta_of(again)[FACTS]["model"], meta_of(again)
         assert "summarized in part" not in text_of(again)
     finally:
         proxy.stop()

@@ -362,6 +362,7 @@ async def test_llm_path_validates_json_retries_once_and_removes_made_up_ids(
     s = check_answer(result, DOCS, 1000)
     # The malformed excerpts' summaries are their fallback's (extracted): not all the LLM's.
     assert result.meta[META]["backend"] == "mixed" and result.meta[META]["degraded"] is False
+    assert 0 < result.meta[META]["llm_share"] < 1, result.meta[META]  # as summarize says it
     assert "ghost#99" not in text_of(result) and s.index.coverage.citations_removed >= 1
     topics = {c.topic for c in s.index.clusters}
     assert {"Wolves", "Mines"} <= topics
@@ -379,6 +380,8 @@ async def test_llm_down_answers_offline_with_a_notice(with_llm: RunningServer, f
     s = check_answer(result, DOCS, 600)
     assert result.meta[META]["degraded"] is True and result.meta[META]["backend"] == "extractive"
     assert text_of(result).startswith("[summarized offline: the LLM failed: HTTP 500")
+    # As every tool says it: the line that says so (it had none).
+    assert result.meta[META]["notice"] == text_of(result).split("\n\n")[0]
     assert s.cluster_summaries
 
 
@@ -488,6 +491,7 @@ async def test_small_documents_share_map_calls_each_summary_keeps_its_id(
     result = await call(defaults_llm, "summarize_documents", {"documents": docs})
     s = check_answer(result, docs, 5000)
     assert result.meta[META]["backend"] == "llm" and result.meta[META]["degraded"] is False
+    assert result.meta[META]["llm_share"] == 1.0, result.meta[META]
     maps = [r for r in fresh_llm.requests if "indexing engine" in r.system]
     assert len(maps) <= most_map_calls, len(maps)
     assert len(fresh_llm.requests) <= most_calls, len(fresh_llm.requests)

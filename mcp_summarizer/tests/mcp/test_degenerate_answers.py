@@ -440,3 +440,5 @@ async def test_summarize_documents_counts_each_excerpt_of_a_rejected_batch_as_a_
         "reasons": {"loop": 2 * len(looped)},
     }
     assert facts["backend"] == "mixed" and LOOP[:40] not in result.content[0].text  # type: ignore[union-attr]
+    # No excerpt whose map summary is the embedded one counts in the LLM's share.
+    assert (facts["llm_share"] == 0) if first == "loop" else (0 < facts["llm_share"] < 1), facts

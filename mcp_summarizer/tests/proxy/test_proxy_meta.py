@@ -35,7 +35,9 @@ SAID = {"degraded", "cause", "backend", "model", "input_tokens", "output_tokens"
 @asynccontextmanager
 async def proxy(tmp_path: Path, **env: str) -> AsyncIterator[Client]:
     config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"mcpServers": {"reports": {"command": sys.executable, "args": [UPSTREAM]}}}))
+    config.write_text(
+        json.dumps({"mcpServers": {"reports": {"command": sys.executable, "args": [UPSTREAM]}}})
+    )
     server = start_server(
         {"CACHE": "on", "CACHE_DIR": str(tmp_path), **env},
         ["proxy", "--config", str(config), "--transport", "streamable-http"],

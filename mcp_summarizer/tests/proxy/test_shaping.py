@@ -62,7 +62,9 @@ async def test_a_result_within_the_budget_is_the_upstreams_own_and_says_so(tmp_p
     assert shaped.result.structured_content is upstream.structured_content
     # What the summarize tool says of content within its budget: the source's own text.
     facts = (shaped.result.meta or {})[META]
-    assert facts["backend"] == "none" and facts["degraded"] is False and facts["fidelity"] == {"unchanged": True}
+    assert (
+        facts["backend"] == "none" and facts["degraded"] is False and facts["fidelity"] == {"unchanged": True}
+    )
     # An upstream that says it of its own text (another mcp-summarizer) is left to say it.
     own = {"degraded": True, "backend": "extractive"}
     theirs, _ = await run(text_result("small", _meta={META: own}), tmp_path)
