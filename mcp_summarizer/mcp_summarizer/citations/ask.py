@@ -23,7 +23,7 @@ from typing import Protocol
 from mcp_summarizer.citations.syntax import CITATION
 from shared.prompt_loader import load_prompt, render
 
-__all__ = ["LABEL", "LISTED", "NO_CITATIONS", "Ask", "Cutting", "relabel"]
+__all__ = ["LABEL", "LISTED", "NO_CITATIONS", "Ask", "relabel"]
 
 LABEL = "src"  # excerpt n is [src#n] in the prompts
 
@@ -48,47 +48,23 @@ class Placed(Protocol):
     def context(self) -> str: ...
 
 
-class Cutting(Protocol):
-    """A source still being cut into excerpts (`drill.keep.Keeping`): ``starts`` grows."""
-
-    @property
-    def starts(self) -> Sequence[int]: ...
-    async def reach(self, end: int) -> None: ...
-    async def first(self, n: int) -> None: ...
-    def hold(self, first: int = 0) -> None: ...
-    def release(self) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class Ask:
     """A kept source's excerpts: ``ids[i]`` starts at ``starts[i]`` of ``source``.  While the
-    source is still being cut (``cutting``), ``starts`` grows and there are no ids yet: the
-    prompts need only the starts, each once `ready` for it."""
+    source is still being cut, ``starts`` grows and there are no ids yet: the prompts need
+    only the starts, each once the excerpts it `needs` are cut (the caller waits for them)."""
 
     source: str
     ids: Sequence[str]
     starts: Sequence[int]
-    cutting: Cutting | None = None
 
-    async def ready(self, piece: Placed | None) -> None:
-        """Wait until the excerpts that ``piece``'s prompt names (for None, the first ones:
-        the prompts' size) are cut, when the source is still being cut."""
-        if self.cutting is None:
-            return
+    def needs(self, piece: Placed | None) -> tuple[int, int]:
+        """What ``piece``'s prompt names, as (the first excerpts, the character the excerpts
+        starting before it end at): for None (the prompts' size), the first `LISTED`."""
         if piece is None:
-            await self.cutting.first(LISTED)
-        elif (span := self._span(piece)) is not None:
-            await self.cutting.reach(span[1])
-
-    def hold(self) -> None:
-        """The first calls are being made: the cut goes no further than `ready` asks, until
-        `release` (its thread would take the GIL from them)."""
-        if self.cutting is not None:
-            self.cutting.hold(LISTED)
-
-    def release(self) -> None:
-        if self.cutting is not None:
-            self.cutting.release()
+            return LISTED, 0
+        span = self._span(piece)
+        return 0, span[1] if span is not None else 0
 
     def map_values(self, piece: Placed | None) -> dict[str, str]:
         """The map prompt's ``citations``: the excerpts ``piece`` holds; for None (the

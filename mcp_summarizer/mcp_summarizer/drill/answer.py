@@ -33,6 +33,7 @@ __all__ = [
     "ask",
     "citation_room",
     "cite_into",
+    "cut",
     "finish",
     "links",
     "links_to",
@@ -104,14 +105,6 @@ class Drill:
         await self.settle()
         return False
 
-    def hold(self) -> None:
-        """The cut goes no further than the prompts' first need until `release`
-        (`Keeping.hold`): the request's own first steps go first."""
-        self.keeping.hold(LISTED if self.citations else 0)
-
-    def release(self) -> None:
-        self.keeping.release()
-
     def close(self) -> None:
         self.keeping.close()
 
@@ -161,16 +154,23 @@ async def prepare(
     if not citations or room - size < 2 * fit.MIN_ROOM:
         return Drill(keeping, False, False, 0)
     cites = citations and keeping.storable
+    if cites:
+        keeping.expect(LISTED)  # the prompts' size needs them first, held or not
     return Drill(keeping, True, cites, 2 + reserve(room, cites))
 
 
 def ask(drill: Drill | None, source: str) -> Ask | None:
-    """What the model is asked to cite (the excerpts of ``source``, as `prepare` cuts them),
-    when the answer cites: else None, and the prompts carry no ids."""
+    """What the model is asked to cite (the excerpts of ``source``, as `prepare` cuts them:
+    `cut` gives the waits for them), when the answer cites: else None, and the prompts carry
+    no ids."""
     if drill is None or not drill.citations:
         return None
-    keeping = drill.keeping
-    return Ask(source, (), keeping.starts, keeping)
+    return Ask(source, (), drill.keeping.starts)
+
+
+def cut(drill: Drill | None) -> Keeping | None:
+    """The cut the prompts of `ask`'s excerpts wait for (the engine's ``Request.cut``)."""
+    return drill.keeping if drill is not None and drill.citations else None
 
 
 async def finish(

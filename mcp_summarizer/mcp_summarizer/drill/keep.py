@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
 from dataclasses import dataclass
 
 from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import Document, Excerpt, document_ids, excerpts_of, stored
 from mcp_summarizer.errors import Stopped, StoreError, SummarizerError
+from mcp_summarizer.process import pacing
 from mcp_summarizer.store.content import ContentStore
 from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize.chunker import Chunk
@@ -34,9 +33,6 @@ logger = logging.getLogger("mcp_summarizer")
 # An excerpt small enough that a citation points somewhere precise, large enough that a long
 # source does not become thousands of records.
 EXCERPT_TOKENS = 800
-# The longest a hold lasts (`Keeping.hold`): the first calls are out well before, and a hold
-# that is not released costs no more than this.
-_HOLD_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +49,9 @@ class Keeping:
 
     ``starts`` grows, in the event loop's thread, as the excerpts are found; `reach` and
     `first` wait for the ones a caller needs, `kept` for the whole, and `close` stops the
-    cut of a request that ended (its thread must not keep a core busy for nobody).  While
-    `hold` lasts, the cut goes no further than they ask."""
+    cut of a request that ended (its thread must not keep a core busy for nobody).  The cut's
+    thread is paced (`process.pacing`): while the loop holds, it goes no further than they
+    ask (or `expect` says will be asked)."""
 
     def __init__(self, text: str, storable: bool) -> None:
         self.text = text
@@ -65,9 +62,7 @@ class Keeping:
         self._error: BaseException | None = None
         self._changed = asyncio.Event()
         self._task: asyncio.Future[Kept] | None = None
-        # The hold (`hold`), shared with the cut's thread: what was asked for, what was found.
-        self._pacing = threading.Condition()
-        self._held_until = 0.0  # time.monotonic(); 0: not held
+        # Read by the cut's thread while the loop holds: what was asked for, what was found.
         self._wanted = (0, 0)  # (excerpts, the character they must reach)
         self._handed = (0, 0)
 
@@ -97,22 +92,13 @@ class Keeping:
         assert self._task is not None
         return await self._task
 
-    def hold(self, first: int = 0) -> None:
-        """Cut the ``first`` excerpts and no further than `reach` and `first` ask, until
-        `release` (at most `_HOLD_SECONDS`): the request's first steps are being made, and
-        the cut's thread would take the GIL from them."""
-        with self._pacing:
-            self._held_until = time.monotonic() + _HOLD_SECONDS
-            self._wanted = (max(self._wanted[0], first), self._wanted[1])
-
-    def release(self) -> None:
-        with self._pacing:
-            self._held_until = 0.0
-            self._pacing.notify_all()
+    def expect(self, n: int) -> None:
+        """The first ``n`` excerpts will be asked for (`first`): the cut makes them even
+        while the loop holds (`process.pacing.hold`)."""
+        self._want(n, 0)
 
     def close(self) -> None:
         """The request is over: stop the cut (at its next excerpt) and the write."""
-        self.release()
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
@@ -121,21 +107,18 @@ class Keeping:
             raise self._error
 
     def _want(self, excerpts: int, end: int) -> None:
-        with self._pacing:
-            self._wanted = (max(self._wanted[0], excerpts), max(self._wanted[1], end))
-            self._pacing.notify_all()
+        self._wanted = (max(self._wanted[0], excerpts), max(self._wanted[1], end))
+        pacing.wake()  # the cut's thread may be waiting at its step for this
+
+    def _asked(self) -> bool:
+        """(In the cut's thread.)  Whether the next excerpt is asked for."""
+        return self._handed[0] < self._wanted[0] or self._handed[1] < self._wanted[1]
 
     def _pace(self, piece: Chunk) -> None:
-        """In the cut's thread, before ``piece`` is handed out: while held, wait until what
-        was asked for needs it."""
-        with self._pacing:
-            while (
-                self._handed[0] >= self._wanted[0]
-                and self._handed[1] >= self._wanted[1]
-                and (left := self._held_until - time.monotonic()) > 0
-            ):
-                self._pacing.wait(left)
-            self._handed = (self._handed[0] + 1, piece.end)
+        """In the cut's thread, before ``piece`` is handed out: its step, where it waits for
+        the loop unless the piece is asked for."""
+        pacing.step(unless=self._asked)
+        self._handed = (self._handed[0] + 1, piece.end)
 
     def _wake(self) -> None:
         self._changed.set()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from mcp_summarizer.errors import Stopped
 from mcp_summarizer.fidelity.facts import KINDS, Fact, facts
+from mcp_summarizer.process import pacing
 from mcp_summarizer.text.lexicon import stemmed_words
 from shared.gcpause import no_gc_pauses
 
@@ -120,6 +121,7 @@ def source_facts(source: str, halt: threading.Event | None = None) -> SourceFact
         for part, in_word in _searchable_parts(source):
             if halt is not None and halt.is_set():
                 raise Stopped
+            pacing.step()
             parts.append(part)
             if cut:  # the word goes on into this part, up to its first space
                 head, space, part = part.partition(" ")

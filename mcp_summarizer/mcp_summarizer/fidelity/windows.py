@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 
 from mcp_summarizer.errors import Stopped
+from mcp_summarizer.process import pacing
 
 __all__ = ["alternatives", "scan"]
 
@@ -28,6 +29,7 @@ def scan(pattern: re.Pattern[str], text: str, halt: threading.Event | None = Non
     for start in range(0, size, _WINDOW):
         if halt is not None and halt.is_set():
             raise Stopped
+        pacing.step()
         stop = start + _WINDOW
         for m in pattern.finditer(text, max(start, resume), min(stop + _REACH, size)):
             a, b = m.span()
@@ -52,6 +54,7 @@ def alternatives(
     for start in range(0, size, _WINDOW):
         if halt is not None and halt.is_set():
             raise Stopped
+        pacing.step()
         stop, end = start + _WINDOW, min(start + _WINDOW + _REACH, size)
         pos = max(start, resume)
         ahead = [p.search(text, pos, end) for p in patterns]

@@ -12,6 +12,7 @@ deadline (`summarize.deadline`): partial then (its Status line says so), the job
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -26,6 +27,7 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
+from mcp_summarizer.drill.answer import cut as drill_cut
 from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.metrics import fetch_outcome
@@ -210,6 +212,8 @@ class _FetchCall:
         """The page's summary by the client's deadline; the full one, when it comes later,
         kept where the same call finds it."""
         service, tenant = self.service, self.tenant
+        if request.cite is not None:  # its prompts wait for the excerpts they name
+            request = replace(request, cut=drill_cut(self.asked))
         then = None
         if key is not None and service.answers is not None:
             then = _keeper(service, page, key, budget, self.wanted, self.limits, tenant, self.asked)

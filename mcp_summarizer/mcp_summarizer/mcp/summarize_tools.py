@@ -26,8 +26,10 @@ from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
+from mcp_summarizer.drill.answer import cut as drill_cut
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.refit import cut_with_notice, summary_within
+from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.deadline import (
     PARTIAL_FIDELITY,
     UNCITED,
@@ -205,6 +207,7 @@ async def _summarize(
                 strategy=strategy,
                 tenant=tenant,
                 cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
+                cut=drill_cut(drill),  # (while they are being cut)
             )
             name = tool if citations else f"{tool}/uncited"
             key = await _cache_key_first(service, name, request, drill)
@@ -254,13 +257,14 @@ async def _kept_source(
 
 
 async def _cache_key_first(service: Service, name: str, request: Request, drill: Drill | None) -> str | None:
-    """The request's cache key, its content's hash made before the source's cut goes on."""
-    if drill is not None:
-        drill.hold()
-    key = await _cache_key(service, name, request)
-    if drill is not None:
-        drill.release()
-    return key
+    """The request's cache key, its content's hash made before the source's cut goes on
+    (`pacing.hold`)."""
+    release = pacing.hold() if drill is not None else None
+    try:
+        return await _cache_key(service, name, request)
+    finally:
+        if release is not None:
+            release()
 
 
 class _Answer:

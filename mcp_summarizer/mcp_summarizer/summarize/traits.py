@@ -8,6 +8,7 @@ import re
 import threading
 
 from mcp_summarizer.errors import Stopped
+from mcp_summarizer.process import pacing
 from mcp_summarizer.text import tokens
 from mcp_summarizer.text.lexicon import Lexicon
 from mcp_summarizer.text.units import (
@@ -132,6 +133,7 @@ def read_terms(
     for k in range(0, len(units), STEP_UNITS):
         if halt is not None and halt.is_set():
             raise Stopped
+        pacing.step()
         if step is not None:
             step("weigh", k, len(units))
         terms += [

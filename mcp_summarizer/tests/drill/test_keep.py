@@ -15,12 +15,13 @@ import pytest
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.documents.schema import DocumentIn
 from mcp_summarizer.documents.sources import cut, document_ids
-from mcp_summarizer.drill import keep as keep_module
 from mcp_summarizer.drill.keep import EXCERPT_TOKENS, Kept, begin, keep
+from mcp_summarizer.process import pacing
 from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.ids import IdKey
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.chunker import chunk
+from mcp_summarizer.summarize.engine.model import named_cut
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text.boilerplate import strip_boilerplate
 from tests.citations.test_attribute import wrapped_markdown
@@ -87,7 +88,7 @@ async def test_white_space_alone_has_no_excerpt(store: SQLiteStore) -> None:
 async def test_a_map_prompt_waits_for_its_excerpts_and_names_the_whole_cuts(
     store: SQLiteStore, cleaned: bool
 ) -> None:
-    """Each chunk's prompt, built as soon as `ready` lets it while the cut is still going,
+    """Each chunk's prompt, built as soon as `named_cut` lets it while the cut is still going,
     names the excerpts the finished cut says it holds (the summary's chunks come from the
     source with the site chrome removed, so their offsets are before their place in it)."""
     source = site_page(60)
@@ -95,12 +96,12 @@ async def test_a_map_prompt_waits_for_its_excerpts_and_names_the_whole_cuts(
     assert (text != source) == cleaned
     pieces = chunk(text, strategy="semantic", chunk_size=3_000)
     keeping = await begin(store, LOCAL, source)
-    growing = Ask(source, (), keeping.starts, keeping)
-    await growing.ready(None)
+    growing = Ask(source, (), keeping.starts)
+    await named_cut(growing, keeping, None)
     early = [growing.map_values(None)]
     known = []  # excerpts cut when each prompt was made
     for piece in pieces:
-        await growing.ready(piece)
+        await named_cut(growing, keeping, piece)
         early.append(growing.map_values(piece))
         known.append(len(keeping.starts))
     kept = await keeping.kept()
@@ -129,20 +130,21 @@ async def test_a_request_that_ends_stops_the_cut(store: SQLiteStore) -> None:
 async def test_a_held_cut_gives_what_is_asked_and_no_more(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """While the request's first steps run (`Keeping.hold`), the cut's thread stops where
+    """While the request's first steps run (`pacing.hold`), the cut's thread stops where
     the excerpts asked for end, and goes on from there when released: the same excerpts."""
-    monkeypatch.setattr(keep_module, "_HOLD_SECONDS", 60.0)  # a loaded machine's pace is not the test's
+    monkeypatch.setattr(pacing, "HOLD_SECONDS", 60.0)  # a loaded machine's pace is not the test's
     text = site_page(60)  # 750k characters: a tenth of a second of cutting, ~280 excerpts
     want = whole_cut(await store.id_secret(), text)
     keeping = await begin(store, LOCAL, text)
-    keeping.hold(3)  # before its thread starts (at the event loop's next turn)
+    release = pacing.hold()  # before its thread starts (at the event loop's next turn)
+    keeping.expect(3)
     await keeping.first(3)
     await asyncio.sleep(0.3)
     assert len(keeping.starts) == 3, "the cut went past what was asked while held"
     await keeping.reach(want.starts[6] - 1)  # the excerpts that start before it: 0 to 5
     await asyncio.sleep(0.3)
     assert 6 <= len(keeping.starts) <= 7, "the cut went past what was asked while held"
-    keeping.release()
+    release()
     kept = await keeping.kept()
     assert kept.excerpts == want.excerpts and kept.starts == want.starts
 
@@ -152,7 +154,7 @@ async def test_a_hold_nobody_releases_ends_by_itself(store: SQLiteStore) -> None
     forgot) delays the cut, it cannot stop it."""
     text = site_page(20)
     keeping = await begin(store, LOCAL, text)
-    keeping.hold()
+    pacing.hold()
     kept = await asyncio.wait_for(keeping.kept(), timeout=60)
     want = whole_cut(await store.id_secret(), text)
     assert kept.excerpts == want.excerpts and kept.starts == want.starts

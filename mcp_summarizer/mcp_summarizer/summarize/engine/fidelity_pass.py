@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.fidelity.receipt import Receipt, SourceFacts, receipt, source_facts
+from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.engine.failure import describe_failure
 from mcp_summarizer.summarize.engine.model import Outcome
 from mcp_summarizer.text import tokens
@@ -51,7 +52,7 @@ class SourceScan:
             if self._make is not None:  # one worker at a time: the scan, then this
                 self._baseline = asyncio.create_task(self._after(self._scan, self._make))
         elif self._make is not None and self._baseline is None and len(self.source) >= BASELINE_AHEAD_CHARS:
-            self._baseline = asyncio.create_task(asyncio.to_thread(self._make, self._halt))
+            self._baseline = asyncio.create_task(pacing.run(self._make, self._halt))
 
     async def receipt(self, summary: str, focus: str) -> Receipt:
         src = await (self._scan or self._facts())
@@ -62,16 +63,16 @@ class SourceScan:
         if self._make is None:
             return None
         if self._baseline is None:
-            self._baseline = asyncio.create_task(asyncio.to_thread(self._make, self._halt))
+            self._baseline = asyncio.create_task(pacing.run(self._make, self._halt))
         return await self._baseline
 
     def _facts(self) -> asyncio.Task[SourceFacts]:
-        self._scan = asyncio.create_task(asyncio.to_thread(source_facts, self.source, self._halt))
+        self._scan = asyncio.create_task(pacing.run(source_facts, self.source, self._halt))
         return self._scan
 
     async def _after(self, first: asyncio.Task[SourceFacts], make: Callable[[threading.Event], str]) -> str:
         await asyncio.wait({first})
-        return await asyncio.to_thread(make, self._halt)
+        return await pacing.run(make, self._halt)
 
     def cancel(self) -> None:
         self._halt.set()

@@ -20,8 +20,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
-from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.errors import InputError, LLMError
+from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.budget import map_share_settled
 from mcp_summarizer.summarize.chunker import Chunk
 from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
@@ -61,15 +61,15 @@ class MapWhileChunking:
         self.cleaned: Cleaned | None = None
         self.stop = threading.Event()  # the head's encoding ends with the request
 
-    async def summaries(self, cite: Ask, facts: SourceScan) -> list[str] | Outcome:
+    async def summaries(self, release: Callable[[], None], facts: SourceScan) -> list[str] | Outcome:
         """Every chunk's map summary, in order; or the answer without a call, when the content
-        turns out within its budget.  ``cite`` is held by the caller: released once the
-        head's calls are out.  The first InputError, else LLMError, of the calls is raised."""
+        turns out within its budget.  ``release`` ends the caller's hold (`pacing.hold`) once
+        the head's calls are out.  The first InputError, else LLMError, of the calls is raised."""
         began = time.perf_counter()
         try:
             async with asyncio.TaskGroup() as group:
                 head = await self._head_start(group)
-                cite.release()
+                release()
                 offsets_n = await self._chunk(group, head)
                 head.end(len(self.chunks), self.settled, self.calls)
                 logger.info(
@@ -117,7 +117,7 @@ class MapWhileChunking:
     async def _chunk(self, group: asyncio.TaskGroup, head: HeadStart) -> int:
         """The whole text cleaned and chunked, each chunk's call started once the budget is
         final; returns the cleaned text's token count."""
-        self.cleaned = cleaned = await asyncio.to_thread(strip_boilerplate, self.request.content)
+        self.cleaned = cleaned = await pacing.run(strip_boilerplate, self.request.content)
         chunks, calls = self.chunks, self.calls
         ready = False  # calls for new chunks may start: their budget is final
         async with stream_chunks(

@@ -31,9 +31,10 @@ from functools import partial
 
 from mcp_summarizer.cache.key import CacheKeys
 from mcp_summarizer.cache.lookup import Answers
-from mcp_summarizer.citations.ask import NO_CITATIONS, Ask
+from mcp_summarizer.citations.ask import NO_CITATIONS
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.errors import ContextOverflow, InputError
+from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.admission import Admission, estimated
 from mcp_summarizer.summarize.budget import (
     Budget,
@@ -58,6 +59,7 @@ from mcp_summarizer.summarize.engine.model import (
     Request,
     Run,
     by_llm,
+    named_cut,
 )
 from mcp_summarizer.summarize.engine.offline import summarize_offline
 from mcp_summarizer.summarize.engine.overflow import Fitting, Said
@@ -196,8 +198,9 @@ class Engine:
         self, request: Request, progress: Progress | None, offsets: TokenOffsets | None, facts: SourceScan
     ) -> Outcome:
         content, target = request.content, request.max_output_tokens
-        if request.cite is not None:  # a source still being cut: the prompts' size needs its start
-            await request.cite.ready(None)
+        await named_cut(
+            request.cite, request.cut, None
+        )  # a source still being cut: the prompts' size needs its start
         # Site chrome goes first (cheap, linear), so that one encoding of what is left serves
         # the count, the bypass check and the chunker.
         # Small content is handled on the event loop: a thread hop costs more than the work
@@ -262,10 +265,9 @@ class Engine:
             request, run, self.context, chunk_size, partial(self._map, run, map_system, target), self.model
         )
         await mapping.reading(0, 0)  # at once: the calls' own reports come as they end
-        cite = request.cite or Ask("", (), ())  # (one with no cut holds nothing)
-        cite.hold()  # the source's cut waits while the head is read and its calls go out
+        release = pacing.hold()  # the workers wait while the head is read and its calls go out
         try:
-            summaries = await mapping.summaries(cite, facts)
+            summaries = await mapping.summaries(release, facts)
             if isinstance(summaries, Outcome):
                 return summaries
             out = run.outcome
@@ -279,7 +281,7 @@ class Engine:
             return await self._fail(request, await mapping.spent(), run.outcome, exc, progress)
         finally:
             mapping.stop.set()
-            cite.release()
+            release()
 
     async def _fail(
         self, request: Request, stripped: Request, spent: Outcome, exc: Exception, progress: Progress | None

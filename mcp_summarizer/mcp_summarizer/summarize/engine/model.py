@@ -18,7 +18,19 @@ from shared.prompt_loader import render
 if TYPE_CHECKING:
     from mcp_summarizer.summarize.engine.partial import Parts
 
-__all__ = ["Observer", "Outcome", "Progress", "Prompt", "Request", "Run", "Strategy", "Writer", "by_llm"]
+__all__ = [
+    "Cut",
+    "Observer",
+    "Outcome",
+    "Progress",
+    "Prompt",
+    "Request",
+    "Run",
+    "Strategy",
+    "Writer",
+    "by_llm",
+    "named_cut",
+]
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
 # What wrote an answer: "mixed" is the LLM for some parts and the embedded summarizer for the
@@ -29,6 +41,13 @@ Writer = Literal["llm", "mixed", "extractive", "none"]
 def by_llm(writer: Writer) -> bool:
     """Whether the LLM wrote some of an answer (its model named, its citations the model's)."""
     return writer in ("llm", "mixed")
+
+
+class Cut(Protocol):
+    """A source still being cut into excerpts (`drill.keep.Keeping`): its ``starts`` grow."""
+
+    async def first(self, n: int) -> None: ...
+    async def reach(self, end: int) -> None: ...
 
 
 class Observer(Protocol):
@@ -60,9 +79,22 @@ class Request:
     on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
     tenant: Tenant = LOCAL  # whose map-cache namespace its calls read and fill
     cite: Ask | None = None  # the kept source's excerpts: the prompts ask for their ids
+    cut: Cut | None = None  # their cut, while it goes on: a prompt waits for those it names
     # Told of the work as it is done (the chunks, each map summary): a deadline's answer
     # (`partial`) is made of it while the run goes on.
     watch: Parts | None = None
+
+
+async def named_cut(cite: Ask | None, cut: Cut | None, piece: Chunk | None) -> None:
+    """Wait until the excerpts of ``cite`` that ``piece``'s map prompt names (for None, the
+    prompts' size: the first ones) are cut, while ``cut`` goes on (a request's ``cut``)."""
+    if cite is None or cut is None:
+        return
+    first, end = cite.needs(piece)
+    if first:
+        await cut.first(first)
+    if end:
+        await cut.reach(end)
 
 
 @dataclass(slots=True, kw_only=True)

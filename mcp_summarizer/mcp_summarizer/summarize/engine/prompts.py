@@ -5,11 +5,12 @@ repair prompt, and the ``<document>`` wrapper of a call's content."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from mcp_summarizer.citations.ask import NO_CITATIONS
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.budget import Budget
-from mcp_summarizer.summarize.engine.model import Prompt, Request
+from mcp_summarizer.summarize.engine.model import Prompt, Request, named_cut
 from mcp_summarizer.text import tokens
 from shared.prompt_loader import load_prompt, render
 
@@ -38,7 +39,7 @@ class Prompts:
 
     def systems(self, request: Request, budget: Budget) -> tuple[Prompt, Prompt]:
         """The map and reduce system prompts, waiting for their ``max_tokens``; a source still
-        being cut must be ``request.cite.ready(None)`` first.  Raises InputError when the focus
+        being cut must be `named_cut` (for None) first.  Raises InputError when the focus
         or schema hint makes one longer than ``budget`` allows instructions.
 
         Rendered in one pass at call time: a caller's ``{braces}`` in a schema hint are
@@ -54,7 +55,9 @@ class Prompts:
             )
         cite = request.cite
         per_chunk = cite.map_values if cite is not None else None
-        ready = cite.ready if cite is not None and cite.cutting is not None else None
+        ready = (
+            partial(named_cut, cite, request.cut) if cite is not None and request.cut is not None else None
+        )
         if request.kind == "extraction":
             values = {"schema_hint": request.focus, **NO_CITATIONS}
             map_system = Prompt(t["map_extraction"], values, per_chunk, ready)

@@ -1,6 +1,7 @@
 """Streamed chunking: a long text encoded and chunked in a worker thread, each chunk handed to
 the event loop as soon as it is found, so that map calls start while the rest is still read
-(a million tokens take a second or two to encode; the LLM need not wait for them)."""
+(a million tokens take a second or two to encode; the LLM need not wait for them).  The thread
+is paced (`process.pacing`): it steps before each chunk it hands out."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from mcp_summarizer.errors import Stopped
+from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.chunker import Chunk, chunk
 from mcp_summarizer.text.offsets import GrowingOffsets
 
@@ -63,8 +65,9 @@ async def stream_chunks(
     pace: Callable[[Chunk], None] | None = None,
 ) -> AsyncIterator[ChunkStream]:
     """Chunk ``text`` in a worker thread (as `chunk` does, the same chunks) while the caller
-    reads them; the thread is stopped when the block ends, however it ends.  ``pace`` is
-    called in the thread before each chunk is handed out, and may wait there."""
+    reads them; the thread is stopped when the block ends, however it ends.  Before each chunk
+    is handed out, the thread steps (`pacing.step`), or calls ``pace`` instead: a caller that
+    knows which of its chunks the loop waits for (the source's cut) steps its own way."""
     loop = asyncio.get_running_loop()
     made: asyncio.Queue[tuple[Chunk, int] | None] = asyncio.Queue()
     stop = threading.Event()
@@ -73,7 +76,9 @@ async def stream_chunks(
         offsets = GrowingOffsets(text, stop)
 
         def hand_out(piece: Chunk) -> None:
-            if pace is not None:
+            if pace is None:
+                pacing.step()
+            else:
                 pace(piece)
             if stop.is_set():
                 raise Stopped  # the request is over: stop reading
@@ -97,7 +102,7 @@ async def stream_chunks(
         if not task.cancelled():
             task.exception()  # retrieved: it is raised where the result is awaited
 
-    producer = asyncio.ensure_future(asyncio.to_thread(produce))
+    producer = asyncio.ensure_future(pacing.run(produce))
     producer.add_done_callback(finished)
     try:
         yield ChunkStream(producer, made, stop)
