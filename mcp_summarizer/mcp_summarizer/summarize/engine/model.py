@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mcp_summarizer.summarize.engine.partial import Parts
 
 __all__ = [
-    "Cut",
+    "Cutting",
     "Observer",
     "Outcome",
     "Progress",
@@ -43,7 +43,7 @@ def by_llm(writer: Writer) -> bool:
     return writer in ("llm", "mixed")
 
 
-class Cut(Protocol):
+class Cutting(Protocol):
     """A source still being cut into excerpts (`drill.keep.Keeping`): its ``starts`` grow."""
 
     async def first(self, n: int) -> None: ...
@@ -79,13 +79,13 @@ class Request:
     on_failure: FailurePolicy | None = None  # None: the service's ON_LLM_FAILURE
     tenant: Tenant = LOCAL  # whose map-cache namespace its calls read and fill
     cite: Ask | None = None  # the kept source's excerpts: the prompts ask for their ids
-    cut: Cut | None = None  # their cut, while it goes on: a prompt waits for those it names
+    cut: Cutting | None = None  # their cut, while it goes on: a prompt waits for those it names
     # Told of the work as it is done (the chunks, each map summary): a deadline's answer
     # (`partial`) is made of it while the run goes on.
     watch: Parts | None = None
 
 
-async def named_cut(cite: Ask | None, cut: Cut | None, piece: Chunk | None) -> None:
+async def named_cut(cite: Ask | None, cut: Cutting | None, piece: Chunk | None) -> None:
     """Wait until the excerpts of ``cite`` that ``piece``'s map prompt names (for None, the
     prompts' size: the first ones) are cut, while ``cut`` goes on (a request's ``cut``)."""
     if cite is None or cut is None:

@@ -19,6 +19,7 @@ from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.drill.keep import begin
 from mcp_summarizer.errors import InputError
+from mcp_summarizer.process import pacing
 from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.budget import map_output_tokens
@@ -283,30 +284,34 @@ async def engine_answer(engine: Engine, content: str) -> Any:
 
 
 async def test_the_sources_cut_is_held_until_the_heads_calls_are_out(
-    fresh_llm: FakeLLM, make_engine: MakeEngine
+    fresh_llm: FakeLLM, make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A summary that cites its source has the source cut beside it (`drill.keep`): the
-    engine holds that cut while the head is read and its calls go out (the cut's thread would
-    take the GIL from them), and releases it then, not at the request's end."""
+    engine holds the paced workers, that cut among them (`pacing.hold`), while the head is
+    read and its calls go out (the cut's thread would take the GIL from them), and releases
+    them then, not at the request's end."""
     content = prose(700)
     keeping = await begin(
         SQLiteStore(None, StoreOptions(ttl_seconds=3600, max_bytes=1 << 30)), LOCAL, content
     )
     steps: list[tuple[str, int]] = []  # (hold or release, the LLM's calls by then)
-    hold, release = keeping.hold, keeping.release
+    hold = pacing.hold
 
-    def held(first: int = 0) -> None:
+    def held() -> Callable[[], None]:
         steps.append(("hold", fresh_llm.calls))
-        hold(first)
+        release = hold()
 
-    def released() -> None:
-        steps.append(("release", fresh_llm.calls))
-        release()
+        def released() -> None:
+            steps.append(("release", fresh_llm.calls))
+            release()
 
-    keeping.hold, keeping.release = held, released  # type: ignore[method-assign]
+        return released
+
+    monkeypatch.setattr(pacing, "hold", held)
     try:
-        cite = Ask(content, (), keeping.starts, keeping)
-        await make_engine().summarize(Request(content=content, max_output_tokens=TARGET, cite=cite))
+        cite = Ask(content, (), keeping.starts)
+        request = Request(content=content, max_output_tokens=TARGET, cite=cite, cut=keeping)
+        await make_engine().summarize(request)
         kept = await keeping.kept()
     finally:
         keeping.close()
