@@ -16,10 +16,11 @@ bash scripts/system-packages.sh   # the Debian packages the tests use, installed
 
 failed=()
 step() {  # step NAME COMMAND...: run it, remember a failure, go on
-    local name=$1
+    local name=$1 start=$SECONDS
     shift
     echo "--- $name"
     "$@" || failed+=("$name")
+    echo "--- $name: $((SECONDS - start)) s"
 }
 # Most tests wait on sockets and child processes, so two workers a core keep the cores busy.
 WORKERS="${TEST_WORKERS:-$(( $(nproc) * 2 ))}"
@@ -35,7 +36,8 @@ names=() pids=() logs=()
 together() {  # together NAME COMMAND...: start it now; `joined` waits for it
     local log
     log="$(mktemp)"
-    "${@:2}" > "$log" 2>&1 &
+    # Its output, then how long it took.
+    ( start=$SECONDS; status=0; "${@:2}" || status=$?; echo "--- $1: $((SECONDS - start)) s"; exit $status ) > "$log" 2>&1 &
     names+=("$1") pids+=($!) logs+=("$log")
 }
 joined() {  # print each `together` step's output as a step, in order, recording failures
@@ -62,6 +64,11 @@ together "mypy" .venv/bin/mypy   # strict on the three packages' source: mypy.in
 together "mypy tests" mypy_tests   # the tests' bodies: mypy-tests.ini (its own cache)
 together "shared tests" pytest_in shared
 together "a_world_lore_researcher tests" pytest_in a_world_lore_researcher
+# The service's tests held to a clock (an answer by the client's deadline) mostly wait on a
+# slow test LLM: three at a time, beside the checks, not under the coverage tracer.  (Beside
+# the service's suite, that suite's tight timing tests failed more often; tests/conftest.py
+# says which tests are which.)
+together "mcp_summarizer clocked tests" pytest_in mcp_summarizer -m clocked -n 3 -p no:cov
 joined
 # Coverage is measured in the test processes and in every service process a test starts
 # (mcp_summarizer/pyproject.toml, [tool.coverage.run]); the data goes to one file wherever a
@@ -70,11 +77,8 @@ export COVERAGE_FILE="$PWD/mcp_summarizer/.coverage"
 rm -f "$COVERAGE_FILE" "$COVERAGE_FILE".*
 step "mcp_summarizer tests" pytest_in mcp_summarizer -m "not serial and not clocked" --cov --cov-report=
 # The load tests measure the service on this machine: alone, one at a time, and not under the
-# coverage tracer.  Then the tests held to a clock (an answer by the client's deadline), which
-# mostly wait on a slow test LLM: three at a time, with nothing else running (beside the
-# suite, its timing tests failed more often: tests/conftest.py says which tests are which).
+# coverage tracer.
 step "mcp_summarizer serial tests" pytest_in mcp_summarizer -m serial -n 0 -p no:cov
-step "mcp_summarizer clocked tests" pytest_in mcp_summarizer -m clocked -n 3 -p no:cov
 step "coverage" .venv/bin/python scripts/coverage_summary.py "$COVERAGE_FILE"
 unset COVERAGE_FILE
 
@@ -82,4 +86,4 @@ if [ ${#failed[@]} -gt 0 ]; then
     echo "test.sh: FAILED: $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')"
     exit 1
 fi
-echo "test.sh: every step passed"
+echo "test.sh: every step passed in $SECONDS s"

@@ -4,8 +4,10 @@ support/servers.py)."""
 from __future__ import annotations
 
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import coverage
 import pytest
 from hypothesis import settings
 
@@ -19,6 +21,39 @@ from tests.support.redis_server import REDIS, RedisServer
 settings.register_profile("no-deadline", deadline=None, derandomize=True, database=None)
 settings.register_profile("explore", deadline=None, max_examples=1000)
 settings.load_profile("no-deadline")
+
+
+# A property test runs its body hundreds of times, and under the coverage tracer (scripts/test.sh)
+# Python runs 3-5x slower: the suite's property tests spent ~100 s of CPU in it, for lines their
+# first examples already reach.  So the tracer follows a property test's first
+# `TRACED_EXAMPLES` examples and is paused for the rest; every example still runs and is checked.
+TRACED_EXAMPLES = 25
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    measuring = coverage.Coverage.current()
+    if handle is None or measuring is None or item.get_closest_marker("no_cover"):
+        return (yield)
+    inner: Callable[..., Any] = handle.inner_test
+    examples, paused = 0, False
+
+    def traced_first(*args: Any, **kwargs: Any) -> Any:
+        nonlocal examples, paused
+        examples += 1
+        if examples > TRACED_EXAMPLES and not paused:
+            measuring.stop()
+            paused = True
+        return inner(*args, **kwargs)
+
+    handle.inner_test = traced_first
+    try:
+        return (yield)
+    finally:
+        handle.inner_test = inner
+        if paused:
+            measuring.start()
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +96,8 @@ def redis() -> Iterator[RedisServer | None]:
 # be part of what they measure.  scripts/test.sh runs them after the others, one at a time.
 # *clocked* tests hold the service to a clock (an answer by the client's deadline, progress
 # every few seconds) while it mostly waits on a slow test LLM.  They barely load the cores, so
-# test.sh runs them three at a time, after the serial ones.
+# test.sh runs them three at a time, beside the checks and the two smaller suites (beside this
+# suite, its own tight timing tests failed more often).
 
 _LAUNCHER_MODULES = (
     "tests.support.servers",

@@ -243,6 +243,7 @@ def statement_starts(files: dict[str, str]) -> set[str]:
 CODE_LIKE = re.compile(r"(?:import |from \S+ import |def |class |@)|.* = ")
 
 
+@pytest.mark.no_cover  # the whole checkout, megabytes (pyproject.toml, markers)
 async def test_the_repositorys_own_code_and_prose_read_as_code_and_prose() -> None:
     """All .md and .py files of the checkout (627k tokens, 2.4 MB at the time of writing),
     summarized by the embedded backend: comments are not headings, code lines are never

@@ -895,6 +895,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.no_cover  # a million characters each (pyproject.toml, markers)
 @pytest.mark.parametrize("shape", HOSTILE)
 async def test_hostile_long_content_is_summarized_within_budget(
     shape: str, fresh_llm: FakeLLM, make_engine: MakeEngine
