@@ -153,7 +153,7 @@ async def test_a_text_no_summary_could_be_made_of_is_cut_at_the_limit_and_degrad
         await small.aclose()
     assert shaped.how == "truncated"
     facts = cut_facts(shaped, degraded=True)
-    line = shaped.result.content[0].text.split("\n\n", 1)[0]  # type: ignore[union-attr]
+    line = shaped.result.content[0].text.split("\n\n", 1)[0]
     assert "MAX_INPUT_TOKENS" in facts["cause"] and facts["notice"] == line, facts
 
 
