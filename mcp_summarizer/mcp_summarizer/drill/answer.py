@@ -105,6 +105,10 @@ class Drill:
         await self.settle()
         return False
 
+    def store(self) -> None:
+        """The answer is made here, not taken from the cache: store the excerpts once cut."""
+        self.keeping.store()
+
     def close(self) -> None:
         self.keeping.close()
 
@@ -142,12 +146,15 @@ async def prepare(
     *,
     title: str = "",
     url: str = "",
+    held: bool = False,
 ) -> Drill:
     """The source being kept (cut while the summary is made: the map calls wait only for the
     excerpts their chunks hold), and what its handle will take of ``room`` (the tokens the
     answer has, within the budget and the client's limits).  Without ``citations`` the
-    answer is the summary alone: no ids in it, no handle's line.  `close` it when done."""
-    keeping = await begin(store, tenant, content, title=title, url=url)
+    answer is the summary alone: no ids in it, no handle's line.  ``held``: the answer may come
+    from the cache, and the excerpts are written only once `Drill.store` says it did not (or
+    `settle_cached` finds them gone).  `close` it when done."""
+    keeping = await begin(store, tenant, content, title=title, url=url, held=held)
     size = LINE_TOKENS + 2  # the line's most, with the blank line above it: its id is not known yet
     # citations=false asks for the summary alone (the design's plain string); too small a room
     # holds no line either.  The handle is still kept, for `_meta` and the resource links.

@@ -53,9 +53,15 @@ class Keeping:
     thread is paced (`process.pacing`): while the loop holds, it goes no further than they
     ask (or `expect` says will be asked)."""
 
-    def __init__(self, text: str, storable: bool) -> None:
+    def __init__(self, text: str, storable: bool, held: bool = False) -> None:
         self.text = text
         self.storable = storable  # the store gave its id secret: the excerpts will be offered
+        # A request that may be answered from the cache holds the store's write until it knows
+        # (`store`): a hit renews the excerpts an earlier request kept, and says so only if
+        # they were there before this request's cut could write them again.
+        self._may_store = asyncio.Event()
+        if not held:
+            self._may_store.set()
         self.starts: list[int] = []
         self._reached = 0  # every excerpt starting before this character is in ``starts``
         self._done = False
@@ -90,7 +96,12 @@ class Keeping:
     async def kept(self) -> Kept:
         """The excerpts with their ids, stored (or why not)."""
         assert self._task is not None
+        self.store()
         return await self._task
+
+    def store(self) -> None:
+        """The excerpts are wanted: write them to the store once they are cut."""
+        self._may_store.set()
 
     def expect(self, n: int) -> None:
         """The first ``n`` excerpts will be asked for (`first`): the cut makes them even
@@ -137,6 +148,7 @@ class Keeping:
             self._wake()
         if not self.storable:
             return kept
+        await self._may_store.wait()
         try:
             await store.put(tenant, [stored(e) for e in kept.excerpts])
         except SummarizerError as exc:  # down, or over its cap (OverStoreCap)
@@ -169,17 +181,20 @@ class Keeping:
         return Kept(f"{doc_id}~{document.version}", excerpts, list(self.starts), not reason, reason)
 
 
-async def begin(store: ContentStore, tenant: Tenant, text: str, *, title: str = "", url: str = "") -> Keeping:
-    """Start cutting ``text`` into excerpts, to keep them in ``tenant``'s namespace.  A store
-    that is down or over its cap gives ``stored=False`` with the reason, never an error: the
-    summary is still made, only without ids that could not be opened."""
+async def begin(
+    store: ContentStore, tenant: Tenant, text: str, *, title: str = "", url: str = "", held: bool = False
+) -> Keeping:
+    """Start cutting ``text`` into excerpts, to keep them in ``tenant``'s namespace (``held``:
+    stored only once `Keeping.store` or `Keeping.kept` is called).  A store that is down or
+    over its cap gives ``stored=False`` with the reason, never an error: the summary is still
+    made, only without ids that could not be opened."""
     reason = ""
     try:
         key = IdKey(await store.id_secret())
     except StoreError as exc:
         key = IdKey(new_secret().encode())  # ids nobody can open, and nobody will see
         reason = str(exc)
-    keeping = Keeping(text, storable=not reason)
+    keeping = Keeping(text, storable=not reason, held=held)
     task = asyncio.ensure_future(keeping._run(store, tenant, key, title, url, reason))
     task.add_done_callback(_retrieved)
     keeping._task = task

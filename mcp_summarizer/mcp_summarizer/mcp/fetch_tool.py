@@ -188,7 +188,7 @@ class _FetchCall:
             summarizer=self.summarizer,
         )
 
-    async def _prepare(self, page: Page) -> Drill:
+    async def _prepare(self, page: Page, held: bool = False) -> Drill:
         return await prepare(
             self.service.store,
             self.tenant,
@@ -197,6 +197,7 @@ class _FetchCall:
             self.citations,
             title=page.title,
             url=page.url,
+            held=held,
         )
 
     async def cite_page(self, page: Page) -> Ask | None:
@@ -245,7 +246,12 @@ class _FetchCall:
     async def cite(self, answer: Answer) -> None:
         """A summary keeps the page behind a handle, and cites it, in the room left for them."""
         page = answer.page
-        self.drill = drill = self.asked if self.asked is not None else await self._prepare(page)
+        self.drill = drill = (
+            self.asked
+            if self.asked is not None
+            # from the cache: its excerpts are renewed, or written again only if gone
+            else await self._prepare(page, held=answer.facts is not None)
+        )
         head, _ = _header_body(answer)
         if answer.facts is not None:  # from the result cache: cited already
             if not await drill.settle_cached(self.service.store, self.tenant, answer.facts):

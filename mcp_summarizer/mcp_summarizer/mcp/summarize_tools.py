@@ -216,6 +216,8 @@ async def _summarize(
                 and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
             ):
                 return hit
+            if drill is not None:
+                drill.store()  # not a hit: this request's cut keeps the source
             answer = _Answer(service, request, content, budget, limits, drill)
             made, partial = await summarize_by(
                 service.jobs,
@@ -253,7 +255,9 @@ async def _kept_source(
     needs none."""
     if room == budget and await _surely_within(content, budget):
         return None
-    return await prepare(service.store, tenant, content, room, citations)
+    # An answer from the cache renews the excerpts an earlier request kept: the cut's write
+    # waits until the lookup is over.
+    return await prepare(service.store, tenant, content, room, citations, held=service.answers is not None)
 
 
 async def _cache_key_first(service: Service, name: str, request: Request, drill: Drill | None) -> str | None:

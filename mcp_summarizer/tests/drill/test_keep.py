@@ -158,3 +158,25 @@ async def test_a_hold_nobody_releases_ends_by_itself(store: SQLiteStore) -> None
     kept = await asyncio.wait_for(keeping.kept(), timeout=60)
     want = whole_cut(await store.id_secret(), text)
     assert kept.excerpts == want.excerpts and kept.starts == want.starts
+
+
+async def test_a_held_write_waits_for_the_request_to_want_it(store: SQLiteStore) -> None:
+    """A request that may be answered from the cache cuts its source at once but writes the
+    excerpts only once it knows it was not (`store`, or `kept`): a hit renews what an earlier
+    request kept, so its write must not land first, and a hit that needs none writes none."""
+    ids = [e.source_id for e in whole_cut(await store.id_secret(), LOG).excerpts]
+
+    unwanted = await begin(store, LOCAL, LOG, held=True)
+    await unwanted.reach(len(LOG))  # cut whole
+    await asyncio.sleep(0.3)
+    assert not unwanted.done and not await store.renew(LOCAL, ids), "written before it was wanted"
+    unwanted.close()
+    await asyncio.sleep(0.1)
+    assert not await store.renew(LOCAL, ids), "a closed cut wrote its excerpts"
+
+    wanted = await begin(store, LOCAL, LOG, held=True)
+    await wanted.reach(len(LOG))
+    wanted.store()
+    kept = await asyncio.wait_for(wanted.kept(), timeout=60)
+    assert kept.stored and [e.source_id for e in kept.excerpts] == ids
+    assert await store.renew(LOCAL, ids) and (await store.get(LOCAL, ids[0])).text == kept.excerpts[0].text
