@@ -97,12 +97,17 @@ def test_linear_on_runs_of_one_character(ch: str) -> None:
 
     def cost(n: int) -> float:
         text = ch * n + " tail Marshal Dughan 12 km"
-        start = time.perf_counter()
+        start = time.thread_time()  # this thread's CPU: a loaded machine's other processes do not count
         receipt(text, text[: n // 10])
-        return time.perf_counter() - start
+        return time.thread_time() - start
 
-    small = min(cost(20_000) for _ in range(3))
-    big = min(cost(200_000) for _ in range(3))
+    # Over the limit it is measured again (a stall in one measurement passes; a quadratic
+    # scan is over it every time).
+    for _ in range(3):
+        small = min(cost(20_000) for _ in range(3))
+        big = min(cost(200_000) for _ in range(3))
+        if big < small * 30 + 0.05:
+            break
     assert big < small * 30 + 0.05, (ch, small, big)
 
 

@@ -592,7 +592,7 @@ def test_linear_time_on_a_large_page() -> None:
     import time
 
     text = "\n".join(site_page(n) + CRAWLED for n in range(300))  # ~1 MB
-    t0 = time.perf_counter()
+    t0 = time.thread_time()  # this thread's CPU: a loaded machine's other processes do not count
     cleaned = strip_boilerplate(text)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.thread_time() - t0 < 2.0
     assert cleaned.removed["nav_menu"] == 5 * 300
