@@ -23,6 +23,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.refit import cut_with_notice, made_within
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients import fit
@@ -34,7 +36,6 @@ from mcp_summarizer.documents.schema import DocumentIn, DocumentsSummary
 from mcp_summarizer.documents.watch import Watch, covered
 from mcp_summarizer.documents.whole import keep_whole
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.mcp.refit import cut_with_notice, made_within
 from mcp_summarizer.summarize.admission import estimated
 from mcp_summarizer.summarize.deadline import PARTIAL_FIDELITY, Deadline, Partial, not_kept, notice
 from mcp_summarizer.summarize.engine import by_llm
@@ -96,7 +97,8 @@ async def _summarize_documents(
     deadline = deadline_of(service.settings, limits)
     try:
         tenant = tenant_of()
-        budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
+        allowed = allowance(max_output_tokens, limits, ceiling=service.engine.budget)
+        budget = allowed.budget
         digest = await asyncio.to_thread(_digest, documents)
         key = None
         if service.answers is not None:
@@ -118,7 +120,7 @@ async def _summarize_documents(
             return outcome
 
         outcome, fits = await made_within(
-            make, lambda o: ("", o.text), fit.room(budget, limits), limits, final=lambda _: bool(partials)
+            make, lambda o: ("", o.text), allowed.room, limits, final=lambda _: bool(partials)
         )
         if not fits:
             outcome.text = cut_with_notice(outcome.text, limits, budget)

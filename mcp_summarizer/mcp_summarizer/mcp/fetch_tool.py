@@ -20,6 +20,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.refit import cut_with_notice, made_within
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.cache.lookup import PageSummary
 from mcp_summarizer.citations.ask import Ask
@@ -31,7 +33,6 @@ from mcp_summarizer.drill.answer import cut as drill_cut
 from mcp_summarizer.drill.answer import reserve as drill_reserve
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.metrics import fetch_outcome
-from mcp_summarizer.mcp.refit import cut_with_notice, made_within
 from mcp_summarizer.summarize.deadline import (
     PARTIAL_FIDELITY,
     UNCITED,
@@ -113,7 +114,7 @@ async def _fetch_url(call: "_FetchCall") -> CallToolResult:
         answer, fits = await made_within(
             call.make,
             _header_body,
-            fit.room(call.wanted, limits, call.header),
+            call.allowed.room,
             limits,
             final=lambda made: made.partial is not None,
         )
@@ -158,10 +159,9 @@ class _FetchCall:
         self.tenant = tenant_of()
         # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
         self.header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
-        wanted = max_length or service.engine.budget.fetch_output
-        if limits.tokens is not None:  # the client's cap is on the whole answer
-            wanted = min(wanted, max(limits.tokens - tokens.count(self.header), 1))
-        self.wanted = wanted
+        # (max_length is checked by `web.pages.read`, which names it)
+        self.allowed = allowance(max_length or service.engine.budget.fetch_output, limits, header=self.header)
+        self.wanted = self.allowed.budget
         self.asked: Drill | None = None
         # It stays open while this request or a job of its summary (which may go on past the
         # deadline, asking for its excerpts' ids) needs it.

@@ -21,6 +21,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from mcp_summarizer.answering.allowance import Allowance, allowance
+from mcp_summarizer.answering.refit import cut_with_notice, summary_within
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
@@ -28,7 +30,6 @@ from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import cut as drill_cut
 from mcp_summarizer.errors import SummarizerError
-from mcp_summarizer.mcp.refit import cut_with_notice, summary_within
 from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.deadline import (
     PARTIAL_FIDELITY,
@@ -188,9 +189,14 @@ async def _summarize(
     with ExitStack() as stack:  # a request that ends early stops its source's cut
         try:
             tenant = tenant_of()
-            budget = limits.budget(service.engine.budget.output_tokens(max_output_tokens))
-            room = budget if fit.fits(content, limits) else fit.room(budget, limits)
-            drill = await _kept_source(service, tenant, content, budget, room, citations)
+            # Content within the client's bytes and lines may come back unchanged: its room is
+            # the whole budget.
+            allowed = allowance(
+                max_output_tokens, limits, ceiling=service.engine.budget, fits=fit.fits(content, limits)
+            )
+            drill = await _kept_source(service, tenant, content, allowed, citations)
+            if drill is not None:  # room is left for the handle's line and the citations
+                allowed = allowed.reserving(drill.reserve)
             # The source stays open while this request or its job (which may go on past the
             # deadline, asking for its excerpts' ids) needs it.
             shared = Shared(drill.close) if drill is not None else None
@@ -198,10 +204,8 @@ async def _summarize(
                 stack.callback(shared.hold())
             request = Request(
                 content=content,
-                # A summary made to fit the client's bytes and lines, not cut to them afterwards
-                # (content that fits them and the budget comes back unchanged); room is left for
-                # the handle's line and the citations.
-                max_output_tokens=max(room - drill.reserve, 1) if drill else room,
+                # A summary made to fit the client's bytes and lines, not cut to them afterwards.
+                max_output_tokens=allowed.summary,
                 kind=kind,
                 focus=focus,
                 strategy=strategy,
@@ -218,7 +222,7 @@ async def _summarize(
                 return hit
             if drill is not None:
                 drill.store()  # not a hit: this request's cut keeps the source
-            answer = _Answer(service, request, content, budget, limits, drill)
+            answer = _Answer(service, request, content, allowed, drill)
             made, partial = await summarize_by(
                 service.jobs,
                 service.engine,
@@ -249,15 +253,16 @@ async def _summarize(
 
 
 async def _kept_source(
-    service: Service, tenant: Tenant, content: str, budget: int, room: int, citations: bool
+    service: Service, tenant: Tenant, content: str, allowed: Allowance, citations: bool
 ) -> Drill | None:
     """A summary keeps its source behind a handle; an answer that is the content unchanged
     needs none."""
-    if room == budget and await _surely_within(content, budget):
+    if allowed.room == allowed.budget and await _surely_within(content, allowed.budget):
         return None
     # An answer from the cache renews the excerpts an earlier request kept: the cut's write
     # waits until the lookup is over.
-    return await prepare(service.store, tenant, content, room, citations, held=service.answers is not None)
+    held = service.answers is not None
+    return await prepare(service.store, tenant, content, allowed.room, citations, held=held)
 
 
 async def _cache_key_first(service: Service, name: str, request: Request, drill: Drill | None) -> str | None:
@@ -280,12 +285,11 @@ class _Answer:
         service: Service,
         request: Request,
         content: str,
-        budget: int,
-        limits: Limits,
+        allowed: Allowance,
         drill: Drill | None,
     ) -> None:
         self.service, self.request, self.content = service, request, content
-        self.budget, self.limits, self.drill = budget, limits, drill
+        self.budget, self.limits, self.drill = allowed.budget, allowed.limits, drill
 
     async def make(self, outcome: Outcome, partial: Partial | None = None) -> tuple[CallToolResult, bool]:
         """The answer, and whether the result cache may keep it (a whole, cited answer)."""

@@ -32,6 +32,8 @@ from typing import Any
 
 import mcp_types as types
 
+from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.refit import until_fits
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.citations.attribute import uncited
 from mcp_summarizer.clients import fit
@@ -63,9 +65,11 @@ META_PROXY = "io.github.mythline/proxy"
 _SURELY_WITHIN = 4
 _ARGS_CHARS = 1000  # of the arguments, quoted to the model as context
 _PART_TOKENS = 8000  # each expand part at most this (or the budget, if smaller)
-_FIT_PASSES = 3
 
 _PARTIAL = "_partial"  # (the body's facts carry its `Partial` to the header line, not to _meta)
+
+# A result's text under its line as `_body` makes it: the text, how, why it was cut, its facts.
+_Body = tuple[str, How, str, dict[str, object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,27 +210,32 @@ async def _cut_down(
     """The answer's text (its line, then the summary or cut) within ``budget`` and ``limits``,
     how it was made, and its citations' facts.  ``header`` makes the line, given how."""
     head = header(how)
-    room = fit.room(budget - tokens.count(head + "\n\n"), limits, head + "\n\n")
+    room = allowance(budget, limits).under(head + "\n\n")
     # A summary cites the parts its lines come from (the kept ones: ids that open).
     starts = [0, *accumulate(map(len, stored.parts))][:-1]
     into = None
     if stored.handle and how == "summarized":
         into = Ask(original, [s.source_id for s in stored.sources], starts)
 
-    async def made(kind: How, text: str, size: int) -> tuple[str, How, str, dict[str, object]]:
+    async def made(kind: How, text: str, size: int) -> _Body:
         """The body of ``text`` within ``size`` tokens (the first pass, then each smaller one)."""
         return await _body(kind, text, value, size, call, limits, head, into)
 
-    body, how, cause, cited = await made(how, original, room)
-    for _ in range(_FIT_PASSES):  # a summary or a JSON cut over the client's bytes or lines: smaller
-        if how in ("truncated", "error") or fit.fits(f"{head}\n\n{body}", limits) or room <= fit.MIN_ROOM:
-            break
-        if "partial" in cited:  # made by the deadline: never made again, there is no time
-            break
-        room = fit.shrink(room, body, limits, head + "\n\n")
-        # A summary is summarized again (one small call), JSON cut again from the original.
-        again = uncited(body) if how == "summarized" else original
-        body, how, cause, cited = await made(how, again, room)
+    def final(last: _Body) -> bool:
+        """A text kept from its start is not made again; nor one made by the deadline: there is
+        no time."""
+        _, how, _, cited = last
+        return how in ("truncated", "error") or "partial" in cited
+
+    async def again(last: _Body, smaller: int) -> _Body:
+        """A summary summarized again (one small call), JSON cut again from the original."""
+        body, how, _, _ = last
+        return await made(how, uncited(body) if how == "summarized" else original, smaller)
+
+    # A summary or a JSON cut over the client's bytes or lines is made again smaller.
+    (body, how, cause, cited), _ = await until_fits(
+        await made(how, original, room), again, lambda m: (head + "\n\n", m[0]), room, limits, final
+    )
     if isinstance(cut := cited.pop(_PARTIAL, None), Partial):  # the line says what the deadline left
         head = header(how, partial=cut)
         cited["notice"] = head  # the line that says so is this one (the engine's is not in the text)

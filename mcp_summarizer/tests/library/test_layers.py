@@ -13,6 +13,7 @@ PACKAGE = Path(mcp_summarizer.__file__).parent
 
 # What stands above summarize/: the settings and what builds or serves the engine.
 ABOVE_SUMMARIZE = {
+    "answering",
     "assembly",
     "cli",
     "config",
