@@ -33,6 +33,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_summarizer.answering.allowance import allowance
 from mcp_summarizer.auth import Tokens, auth_settings, tenant_of
 from mcp_summarizer.cache.backend import ResultCache
 from mcp_summarizer.clients import fit
@@ -217,7 +218,7 @@ class Proxy:
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
         budget = upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
         return await self._forward(
-            upstream, tool.name, arguments, goal, limits.budget(budget), progress, tenant, limits, deadline
+            upstream, tool.name, arguments, goal, budget, progress, tenant, limits, deadline
         )
 
     async def _call_summarized(
@@ -250,9 +251,7 @@ class Proxy:
             )
         upstream = self.upstreams[server]
         budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
-        return await self._forward(
-            upstream, tool, args, goal, limits.budget(budget), progress, tenant, limits, deadline
-        )
+        return await self._forward(upstream, tool, args, goal, budget, progress, tenant, limits, deadline)
 
     async def _forward(
         self,
@@ -260,13 +259,14 @@ class Proxy:
         tool: str,
         arguments: dict[str, Any],
         goal: str,
-        budget: int,
+        asked: int,
         progress: UpstreamProgress | None,
         tenant: Tenant,
         limits: Limits,
         deadline: Deadline,
     ) -> types.CallToolResult:
         started = time.perf_counter()
+        budget = allowance(asked, limits).budget  # under the client's own token cap
         self.inflight += 1
         try:
             result = await upstream.call(tool, arguments, progress)

@@ -55,4 +55,5 @@ def test_it_stops_after_a_few_passes_when_nothing_fits() -> None:
         return _lines(4_000)  # never smaller
 
     answer, fits = asyncio.run(until_fits(_lines(4_000), again, _split, 4_000, LIMITS))
-    assert not fits and 1 <= len(calls) <= 3
+    assert (answer, fits) == (_lines(4_000), False)
+    assert 1 <= len(calls) <= 3 and calls == sorted(calls, reverse=True)
