@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse, Response
 from mcp_summarizer.config import Settings
 from mcp_summarizer.mcp.body_limit import BodyLimit
 from mcp_summarizer.mcp.metrics import CONTENT_TYPE
+from mcp_summarizer.process.collector import freeze_startup
 from mcp_summarizer.process.ending import end_process
 
 from .service import Service
@@ -149,6 +150,7 @@ class _DrainingServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         self._service.engine.warm()  # the first request's first LLM call does not pay for it
+        freeze_startup()  # the collector's full passes skip what the start made (see `collector`)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._draining or self.should_exit:
