@@ -24,9 +24,9 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.cached import AnswerCache, Hit
 from mcp_summarizer.answering.refit import cut_with_notice, made_within
 from mcp_summarizer.auth import tenant_of
-from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
@@ -45,7 +45,7 @@ from mcp_summarizer.tenant import Tenant
 from .arguments import bounded
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, documents_result, inline
-from .service import Service, answered, client_limits, deadline_of, progress_of, rejected
+from .service import Service, answer_cache, answered, client_limits, deadline_of, progress_of, rejected
 from .summarize_tools import budget_description
 
 __all__ = ["register"]
@@ -95,24 +95,29 @@ async def _summarize_documents(
     tool = "summarize_documents"
     limits = client_limits(service.settings, ctx)
     deadline = deadline_of(service.settings, limits)
+    cache = answer_cache(service)
     try:
         tenant = tenant_of()
         allowed = allowance(max_output_tokens, limits, ceiling=service.engine.budget)
         budget = allowed.budget
         digest = await asyncio.to_thread(_digest, documents)
         key = None
-        if service.answers is not None:
-            key = service.answers.keys.result(
-                tool, digest, focus=focus, budget=budget, limits=limits.describe()
-            )
-            if (hit := await _cached(service, documents, focus, budget, tenant, key)) is not None:
-                return hit
+        if cache is not None:
+            key = cache.documents_key(tool, digest, focus=focus, budget=budget, limits=limits)
+
+            def restore() -> Awaitable[bool]:
+                return service.documents.restore(documents, focus, budget, tenant)
+
+            if (hit := await cache.documents(tool, tenant, key, restore)) is not None:
+                return _cached_result(hit)
         partials: list[Partial] = []
 
         async def make(room: int) -> DocumentsOutcome:
             # Never under the pipeline's minimum for the fit, but a caller's own budget is checked.
             room = max(room, min(budget, DOCUMENTS_MIN_BUDGET))
-            then = None if key is None else _keeper(service, tool, tenant, key, limits)
+            then = None
+            if cache is not None and key is not None:
+                then = _keeper(service, cache, tool, tenant, key, limits)
             flight = tenant.key(service.engine.keys.result(tool, digest, focus=focus, budget=room))
             outcome, partial = await _by(service, ctx, documents, focus, room, tenant, deadline, flight, then)
             if partial is not None:
@@ -164,8 +169,8 @@ async def _summarize_documents(
         whole = await keep_whole(service.store, tenant, outcome.structured)
     result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits, more, whole)
     # Not cached when it names a whole structure: a later hit would outlive that record.
-    if key is not None and service.answers is not None and partial is None and fits and whole is None:
-        await _keep(service.answers, tenant, key, outcome, result)
+    if cache is not None and key is not None and partial is None and fits and whole is None:
+        await _keep(cache, tenant, key, outcome, result)
     return result
 
 
@@ -204,15 +209,14 @@ async def _by(
 
 
 def _keeper(
-    service: Service, tool: str, tenant: Tenant, key: str, limits: Limits
+    service: Service, cache: AnswerCache, tool: str, tenant: Tenant, key: str, limits: Limits
 ) -> Callable[[DocumentsOutcome | None], Awaitable[None]]:
     """What a documents job does with its whole answer when it goes on past the deadline:
     kept in the result cache as the request would have kept it (if it fits the client's
     limits; a degraded one is not kept)."""
 
     async def keep(outcome: DocumentsOutcome | None) -> None:
-        answers = service.answers
-        if not_kept(tool, outcome) or answers is None:
+        if not_kept(tool, outcome):
             return
         assert outcome is not None
         if not fit.fits(outcome.text, limits):  # made for a room the next call will not ask
@@ -221,7 +225,7 @@ def _keeper(
             )
             return
         result = await asyncio.to_thread(documents_result, outcome, service.engine.model, limits)
-        await _keep(answers, tenant, key, outcome, result)
+        await _keep(cache, tenant, key, outcome, result)
         logger.info(
             "background_answer_made", extra={"tool": tool, "kept": True, "llm_calls": outcome.llm_calls}
         )
@@ -230,41 +234,21 @@ def _keeper(
 
 
 async def _keep(
-    answers: Answers, tenant: Tenant, key: str, outcome: DocumentsOutcome, result: CallToolResult
+    cache: AnswerCache, tenant: Tenant, key: str, outcome: DocumentsOutcome, result: CallToolResult
 ) -> None:
-    if outcome.degraded or not outcome.sources_stored:  # no ids to open: made again next time
-        return
+    # An answer with no ids to open is made again next time.
+    keepable = not outcome.degraded and outcome.sources_stored
     facts = (result.meta or {})[META_SUMMARY]
-    await answers.keep(
-        tenant, key, {"text": outcome.text, "structured": result.structured_content, "facts": facts}
-    )
+    await cache.keep_documents(tenant, key, outcome.text, result.structured_content, facts, keepable=keepable)
 
 
-async def _cached(
-    service: Service, documents: list[DocumentIn], focus: str, budget: int, tenant: Tenant, key: str
-) -> CallToolResult | None:
-    """The answer kept for the same call, its excerpts kept again (so every id it cites
-    opens), or None."""
-    assert service.answers is not None
-    hit = await service.answers.lookup(tenant, "result", key)
-    if hit is None or not await service.documents.restore(documents, focus, budget, tenant):
-        return None
-    facts = {**hit["facts"], "cached": True}
-    answered(
-        service,
-        "summarize_documents",
-        False,
-        int(facts.get("input_tokens") or 0),
-        int(facts.get("output_tokens") or 0),
-    )
-    logger.info(
-        "documents_summary_complete", extra={"tool": "summarize_documents", "cached": True, "llm_calls": 0}
-    )
+def _cached_result(hit: Hit) -> CallToolResult:
+    """The tool's result of an answer from the cache, its structure beside it."""
     return inline(
         CallToolResult(
-            content=[TextContent(type="text", text=hit["text"])],
-            structured_content=hit["structured"],
-            _meta={META_SUMMARY: facts},
+            content=[TextContent(type="text", text=hit.text)],
+            structured_content=hit.structured,
+            _meta={META_SUMMARY: hit.facts},
         )
     )
 

@@ -21,6 +21,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.cached import AnswerCache
 from mcp_summarizer.answering.refit import cut_with_notice, made_within
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.cache.lookup import PageSummary
@@ -50,7 +51,7 @@ from mcp_summarizer.web.pages import Answer, Page, read, summary_answer
 from .arguments import bounded
 from .registry import FETCH_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
-from .service import Service, client_limits, deadline_of, progress_of
+from .service import Service, answer_cache, client_limits, deadline_of, progress_of
 
 __all__ = ["register"]
 
@@ -129,9 +130,9 @@ async def _fetch_url(call: "_FetchCall") -> CallToolResult:
     result, cost = _fetch_result(service, answer, call.drill, call.facts_more)
     _report(service, url, raw, answer, call.drill, cost, started)
     kept_sources = call.facts_more.get("sources_stored", True)
-    if answer.cache_key is not None and service.answers is not None and kept_sources:
-        kept = PageSummary(status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY])
-        await service.answers.keep_page_summary(call.tenant, answer.cache_key, kept)
+    if answer.cache_key is not None and call.cache is not None and kept_sources:
+        facts = (result.meta or {})[META_SUMMARY]
+        await call.cache.keep_page_summary(call.tenant, answer.cache_key, answer.status, answer.body, facts)
     return result
 
 
@@ -157,6 +158,7 @@ class _FetchCall:
         self.limits = limits = client_limits(service.settings, ctx)
         self.deadline = deadline_of(service.settings, limits)
         self.tenant = tenant_of()
+        self.cache = answer_cache(service)
         # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
         self.header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
         # (max_length is checked by `web.pages.read`, which names it)
@@ -186,7 +188,13 @@ class _FetchCall:
             reserve=drill_reserve(room, self.citations) if not self.raw else 0,
             cite=self.cite_page,
             summarizer=self.summarizer,
+            recall=self.recall if self.cache is not None else None,
         )
+
+    async def recall(self, page: Page, context: str, budget: int) -> tuple[str, PageSummary | None]:
+        """The page's summary already made (`web.pages.Recall`)."""
+        assert self.cache is not None
+        return await self.cache.page_summary(self.tenant, page, context, budget)
 
     async def _prepare(self, page: Page, held: bool = False) -> Drill:
         return await prepare(
@@ -212,12 +220,12 @@ class _FetchCall:
     ) -> tuple[Outcome, Partial | None]:
         """The page's summary by the client's deadline; the full one, when it comes later,
         kept where the same call finds it."""
-        service, tenant = self.service, self.tenant
+        service, tenant, cache = self.service, self.tenant, self.cache
         if request.cite is not None:  # its prompts wait for the excerpts they name
             request = replace(request, cut=drill_cut(self.asked))
         then = None
-        if key is not None and service.answers is not None:
-            then = _keeper(service, page, key, budget, self.wanted, self.limits, tenant, self.asked)
+        if key is not None and cache is not None:
+            then = _keeper(service, cache, page, key, budget, self.wanted, self.limits, tenant, self.asked)
         return await summarize_by(
             service.jobs,
             service.engine,
@@ -254,7 +262,8 @@ class _FetchCall:
         )
         head, _ = _header_body(answer)
         if answer.facts is not None:  # from the result cache: cited already
-            if not await drill.settle_cached(self.service.store, self.tenant, answer.facts):
+            assert self.cache is not None
+            if not await self.cache.renewed(drill, self.tenant, answer.facts):
                 self.facts_more = drill.facts  # its page kept again
         else:
             answer.body, self.facts_more = await finish(
@@ -356,6 +365,7 @@ def _fetch_result(
 
 def _keeper(
     service: Service,
+    cache: AnswerCache,
     page: Page,
     key: str,
     budget: int,
@@ -370,8 +380,7 @@ def _keeper(
     then tries again)."""
 
     async def keep(outcome: Outcome | None) -> None:
-        answers = service.answers
-        if not_kept("fetch_url", outcome) or answers is None:
+        if not_kept("fetch_url", outcome):
             return
         assert outcome is not None
         answer = await summary_answer(service.engine, page, outcome, budget)
@@ -395,10 +404,8 @@ def _keeper(
         )
         if kept:
             result = summary_result(answer.text, outcome, service.engine.model, more)
-            summary = PageSummary(
-                status=answer.status, body=answer.body, facts=(result.meta or {})[META_SUMMARY]
-            )
-            await answers.keep_page_summary(tenant, key, summary)
+            facts = (result.meta or {})[META_SUMMARY]
+            await cache.keep_page_summary(tenant, key, answer.status, answer.body, facts)
         logger.info(
             "background_answer_made",
             extra={"tool": "fetch_url", "url": page.url, "kept": kept, "llm_calls": outcome.llm_calls},

@@ -4,8 +4,8 @@
 in flight (so that a shutdown drains them), the jobs they share and that go on after a
 deadline (`summarize.jobs`), and counters an operator can read.  It is built, every part
 through its constructor, by `assembly.root.build_service`.  The helpers below read a
-request's client limits, deadline and progress callback, and count and log an answer or a
-refusal, the same way for every tool.
+request's client limits, deadline and progress callback, give the result cache as the tools'
+answers use it, and count and log an answer or a refusal, the same way for every tool.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
+from mcp_summarizer.answering.cached import AnswerCache
 from mcp_summarizer.auth import Tokens
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients.profiles import Limits, deadline, limits_for
@@ -40,6 +41,7 @@ from .sessions import client_name
 
 __all__ = [
     "Service",
+    "answer_cache",
     "answered",
     "client_limits",
     "deadline_of",
@@ -198,3 +200,15 @@ def answered(service: Service, tool: str, degraded: bool, input_tokens: int, out
     if degraded:
         service.counters["degraded"] += 1
     service.metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)
+
+
+def answer_cache(service: Service) -> AnswerCache | None:
+    """The result cache as a tool's answer uses it (`answering.cached`), its answers counted
+    as every answer is; None with CACHE=off."""
+    if service.answers is None:
+        return None
+
+    def counted(tool: str, input_tokens: int, output_tokens: int) -> None:
+        answered(service, tool, False, input_tokens, output_tokens)
+
+    return AnswerCache(service.answers, service.store, counted)

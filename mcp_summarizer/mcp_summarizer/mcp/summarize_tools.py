@@ -22,10 +22,10 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from mcp_summarizer.answering.allowance import Allowance, allowance
+from mcp_summarizer.answering.cached import AnswerCache
 from mcp_summarizer.answering.refit import cut_with_notice, summary_within
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.clients import fit
-from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.drill.answer import Drill, finish, links, prepare
 from mcp_summarizer.drill.answer import ask as drill_ask
 from mcp_summarizer.drill.answer import cut as drill_cut
@@ -55,7 +55,7 @@ from mcp_summarizer.text import tokens
 from .arguments import bounded, strategy_argument, strategy_used
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
-from .service import Service, answered, client_limits, deadline_of, progress_of, rejected
+from .service import Service, answer_cache, answered, client_limits, deadline_of, progress_of, rejected
 
 __all__ = ["budget_description", "register"]
 
@@ -186,6 +186,7 @@ async def _summarize(
     started = time.perf_counter()
     limits = client_limits(service.settings, ctx)
     deadline = deadline_of(service.settings, limits)
+    cache = answer_cache(service)
     with ExitStack() as stack:  # a request that ends early stops its source's cut
         try:
             tenant = tenant_of()
@@ -194,7 +195,7 @@ async def _summarize(
             allowed = allowance(
                 max_output_tokens, limits, ceiling=service.engine.budget, fits=fit.fits(content, limits)
             )
-            drill = await _kept_source(service, tenant, content, allowed, citations)
+            drill = await _kept_source(service, tenant, content, allowed, citations, held=cache is not None)
             if drill is not None:  # room is left for the handle's line and the citations
                 allowed = allowed.reserving(drill.reserve)
             # The source stays open while this request or its job (which may go on past the
@@ -214,15 +215,16 @@ async def _summarize(
                 cut=drill_cut(drill),  # (while they are being cut)
             )
             name = tool if citations else f"{tool}/uncited"
-            key = await _cache_key_first(service, name, request, drill)
+            key = await _cache_key_first(cache, name, request, drill)
             if (
-                key is not None
-                and (hit := await _cached(service, tool, tenant, key, started, limits, drill)) is not None
+                cache is not None
+                and key is not None
+                and (hit := await cache.summary(tool, tenant, key, started, limits, drill)) is not None
             ):
-                return hit
+                return cached_result(hit.text, hit.facts, links(drill, hit.text))
             if drill is not None:
                 drill.store()  # not a hit: this request's cut keeps the source
-            answer = _Answer(service, request, content, allowed, drill)
+            answer = _Answer(service, request, content, allowed, drill, cache)
             made, partial = await summarize_by(
                 service.jobs,
                 service.engine,
@@ -245,32 +247,32 @@ async def _summarize(
             raise rejected(service, tool, exc) from None
         answered(service, tool, outcome.degraded, outcome.input_tokens, outcome.output_tokens)
         _log_completion(service, tool, request, outcome, started, partial)
-        if key is not None and service.answers is not None and keepable:
-            await service.answers.keep(
-                tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
-            )
+        if cache is not None and key is not None and keepable:
+            await cache.keep_summary(tenant, key, outcome.text, (result.meta or {})[META_SUMMARY])
         return result
 
 
 async def _kept_source(
-    service: Service, tenant: Tenant, content: str, allowed: Allowance, citations: bool
+    service: Service, tenant: Tenant, content: str, allowed: Allowance, citations: bool, *, held: bool
 ) -> Drill | None:
     """A summary keeps its source behind a handle; an answer that is the content unchanged
-    needs none."""
+    needs none.  ``held``: the answer may come from the cache, which renews the excerpts an
+    earlier request kept: the cut's write waits until the lookup is over."""
     if allowed.room == allowed.budget and await _surely_within(content, allowed.budget):
         return None
-    # An answer from the cache renews the excerpts an earlier request kept: the cut's write
-    # waits until the lookup is over.
-    held = service.answers is not None
     return await prepare(service.store, tenant, content, allowed.room, citations, held=held)
 
 
-async def _cache_key_first(service: Service, name: str, request: Request, drill: Drill | None) -> str | None:
-    """The request's cache key, its content's hash made before the source's cut goes on
-    (`pacing.hold`)."""
+async def _cache_key_first(
+    cache: AnswerCache | None, name: str, request: Request, drill: Drill | None
+) -> str | None:
+    """The request's cache key (None: no cache, or content that surely fits), its content's
+    hash made before the source's cut goes on (`pacing.hold`)."""
+    if cache is None:
+        return None
     release = pacing.hold() if drill is not None else None
     try:
-        return await _cache_key(service, name, request)
+        return await cache.summary_key(name, request)
     finally:
         if release is not None:
             release()
@@ -287,9 +289,10 @@ class _Answer:
         content: str,
         allowed: Allowance,
         drill: Drill | None,
+        cache: AnswerCache | None,
     ) -> None:
         self.service, self.request, self.content = service, request, content
-        self.budget, self.limits, self.drill = allowed.budget, allowed.limits, drill
+        self.budget, self.limits, self.drill, self.cache = allowed.budget, allowed.limits, drill, cache
 
     async def make(self, outcome: Outcome, partial: Partial | None = None) -> tuple[CallToolResult, bool]:
         """The answer, and whether the result cache may keep it (a whole, cited answer)."""
@@ -330,16 +333,14 @@ class _Answer:
         one is not: the same call then tries again)."""
 
         async def keep(outcome: Outcome | None) -> None:
-            answers = self.service.answers
-            if not_kept(tool, outcome) or answers is None:
+            cache = self.cache
+            if not_kept(tool, outcome) or cache is None:
                 return
             assert outcome is not None
             outcome = await summary_within(self.service.engine, self.request, outcome, self.limits, None)
             result, keepable = await self.make(outcome)
             if keepable:
-                await answers.keep(
-                    tenant, key, {"text": outcome.text, "facts": (result.meta or {})[META_SUMMARY]}
-                )
+                await cache.keep_summary(tenant, key, outcome.text, (result.meta or {})[META_SUMMARY])
             logger.info(
                 "background_answer_made",
                 extra={
@@ -363,21 +364,6 @@ async def _flight(service: Service, tool: str, request: Request, key: str | None
     return request.tenant.key(key) if key is not None else await flight(service.engine.keys, tool, request)
 
 
-async def _cache_key(service: Service, tool: str, request: Request) -> str | None:
-    """The request's cache key, or None when there is no cache or the content surely fits the
-    budget (at most 4 tokens a character: answered unchanged, faster than any lookup)."""
-    if service.answers is None or len(request.content) * 4 <= request.max_output_tokens:
-        return None
-    return await service.answers.key(
-        tool,
-        request.content,
-        kind=request.kind,
-        budget=request.max_output_tokens,
-        focus=request.focus,
-        strategy=request.strategy,
-    )
-
-
 async def _surely_within(content: str, budget: int) -> bool:
     """Whether ``content`` is within ``budget`` tokens (so it comes back unchanged)."""
     if len(content) > budget * 16:  # no text has more than 16 characters a token
@@ -385,42 +371,6 @@ async def _surely_within(content: str, budget: int) -> bool:
     if len(content) <= INLINE_CHARS:
         return tokens.count(content) <= budget
     return await asyncio.to_thread(tokens.count, content) <= budget
-
-
-async def _cached(
-    service: Service,
-    tool: str,
-    tenant: Tenant,
-    key: str,
-    started: float,
-    limits: Limits,
-    drill: Drill | None = None,
-) -> CallToolResult | None:
-    assert service.answers is not None
-    hit = await service.answers.lookup(tenant, "result", key)
-    if hit is None or not fit.fits(hit["text"], limits):  # made for other limits: made again
-        return None
-    facts = {**hit["facts"], "cached": True}
-    # The answer's links name its source's excerpts: kept by the request that made it, or cut
-    # and stored again.
-    renewed = drill is not None and await drill.settle_cached(service.store, tenant, facts)
-    answered(service, tool, False, int(facts.get("input_tokens") or 0), int(facts.get("output_tokens") or 0))
-    logger.info(
-        "summarization_complete",
-        extra={
-            "tool": tool,
-            "cached": True,
-            "cache": service.answers.name,
-            "input_tokens": facts.get("input_tokens"),
-            "output_tokens": facts.get("output_tokens"),
-            "model": facts.get("model"),
-            "llm_calls": 0,
-            "degraded": False,
-            "sources_renewed": renewed,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-        },
-    )
-    return cached_result(hit["text"], facts, links(drill, hit["text"]))
 
 
 def _log_completion(

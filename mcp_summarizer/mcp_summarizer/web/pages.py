@@ -21,9 +21,10 @@ Converted pages are cached briefly (FETCH_CACHE_SECONDS) so paging does not re-d
 the process, and in the service's result cache when it has one, so that replicas behind a load
 balancer page through the same copy (a page changing between two windows would break the
 tiling).
-Summaries go into the service's result cache (SQLite, or Redis shared by replicas), keyed on
-the converted page, so a page fetched again unchanged costs no LLM call, and one changed in a
-section costs calls for the changed chunks only (the engine's map cache).
+A page's summary already made is the caller's to find (`Recall`: the service's result cache,
+keyed on the converted page, `answering.cached`), so a page fetched again unchanged costs no
+LLM call, and one changed in a section costs calls for the changed chunks only (the engine's
+map cache).
 
 The caller may summarize in its own way (`Summarizer`: by a deadline, `summarize.deadline`):
 then a summary can be partial, the Status line says so, and it is not kept (the full one is,
@@ -41,7 +42,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from mcp_summarizer.cache.lookup import Answers
+from mcp_summarizer.cache.lookup import Answers, PageSummary
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize.deadline import Partial, said
@@ -54,7 +55,17 @@ from mcp_summarizer.web.fetch import FetchLimits, fetch
 from mcp_summarizer.web.robots import Robots
 from mcp_summarizer.web.ssrf import validate_url
 
-__all__ = ["Answer", "Page", "Pages", "Summarizer", "read", "render_answer", "summary_answer", "window"]
+__all__ = [
+    "Answer",
+    "Page",
+    "Pages",
+    "Recall",
+    "Summarizer",
+    "read",
+    "render_answer",
+    "summary_answer",
+    "window",
+]
 
 _CACHE_MAX_CHARS = 64_000_000  # converted text held at once, all pages together
 _SHARED_MAX_CHARS = 4_000_000  # larger pages stay in the process (a cache entry, not a store)
@@ -99,6 +110,13 @@ class Summarizer(Protocol):
     async def __call__(
         self, request: Request, progress: Progress | None, *, page: Page, key: str | None, budget: int
     ) -> tuple[Outcome, Partial | None]: ...
+
+
+class Recall(Protocol):
+    """Where a page's summary in ``budget`` tokens (its citations' reserve aside) for
+    ``context`` is kept: its key, and the summary kept under it (None: not there)."""
+
+    async def __call__(self, page: Page, context: str, budget: int) -> tuple[str, PageSummary | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,11 +249,13 @@ async def read(
     reserve: int = 0,
     cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
     summarizer: Summarizer | None = None,
+    recall: Recall | None = None,
 ) -> Answer:
     """Fetch ``url`` for ``tenant`` and answer as fetch_url does (see the module docstring).
     A summary leaves ``reserve`` tokens of its budget free (for its handle and citations);
     ``cite`` keeps the page and gives the excerpts its summary's prompts ask to cite;
-    ``summarizer`` makes it (default: the engine).
+    ``summarizer`` makes it (default: the engine); ``recall`` finds it already made (None:
+    made each time, and not kept).
 
     ``max_tokens`` (0: none) caps the summary's budget and the raw window below FETCH_MAX_TOKENS
     and max_length: what the client's byte and line limits leave (`clients.fit`).
@@ -265,7 +285,7 @@ async def read(
         answer = _raw(page, start_index, window_tokens, summary_tokens)
     else:
         answer = await _summary(
-            engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite, summarizer
+            engine, page, context.strip(), progress, summary_tokens, tenant, reserve, cite, summarizer, recall
         )
     answer.cached = cached
     return answer
@@ -309,6 +329,7 @@ async def _summary(
     reserve: int = 0,
     cite: Callable[[Page], Awaitable[Ask | None]] | None = None,
     summarizer: Summarizer | None = None,
+    recall: Recall | None = None,
 ) -> Answer:
     n = page.tokens
     if n <= budget:
@@ -317,9 +338,10 @@ async def _summary(
         if tokens.count(text) <= budget:
             return Answer(text=text, page=page, status=status)
     key = None
-    if engine.cache is not None:
-        key = await _summary_key(engine.cache, page, context, budget, reserve)
-        if (hit := await engine.cache.page_summary(tenant, key)) is not None:
+    if recall is not None:
+        # A summary with room for citations is another answer.
+        key, hit = await recall(page, context, budget - reserve)
+        if hit is not None:
             return Answer(
                 text=render_answer(page, hit.status, hit.body),
                 page=page,
@@ -334,18 +356,6 @@ async def _summary(
     if not answer.degraded and answer.partial is None:
         answer.cache_key = key
     return answer
-
-
-async def _summary_key(answers: Answers, page: Page, context: str, budget: int, reserve: int) -> str:
-    """Everything that decides a page's summary; the header lines (URL, title) included."""
-    return await answers.key(
-        "fetch_url",
-        page.markdown,
-        url=page.url,
-        title=page.title,
-        budget=budget - reserve,  # a summary with room for citations is another answer
-        focus=context,
-    )
 
 
 async def _summarize_page(
