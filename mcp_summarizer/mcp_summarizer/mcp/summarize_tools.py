@@ -268,11 +268,9 @@ async def _cache_key_first(
 ) -> str | None:
     """The request's cache key (None: no cache, or content that surely fits), its content's
     hash made before the source's cut goes on (`pacing.hold`)."""
-    if cache is None:
-        return None
     release = pacing.hold() if drill is not None else None
     try:
-        return await cache.summary_key(name, request)
+        return None if cache is None else await cache.summary_key(name, request)
     finally:
         if release is not None:
             release()
