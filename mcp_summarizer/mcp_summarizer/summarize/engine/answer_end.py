@@ -20,20 +20,37 @@ _CLOSERS = "\"'\u201d\u2019\u00bb)]*_"
 _ENDS_A_SENTENCE = re.compile(rf"[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*\Z")
 _BREAK = re.compile(rf"\n|[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*(?=\s)")
 _CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split by the cut
+_TRAILING_HEADING = re.compile(r"(?:\A|\n)[ \t]*#{1,6}[ \t][^\n]*\Z")  # a markdown heading, last
 
 
 def end_cleanly(text: str) -> str:
     """An answer cut at max_tokens, made fit to read or merge: without the broken character
     the cut may leave, and ending at a sentence or line end when one is in its last third (as
-    `tokens.truncate` cuts), else at a word end: a half word or sentence is no summary."""
+    `tokens.truncate` cuts), else at a word end: a half word or sentence is no summary.
+
+    A line end inside a sentence is no end: a model that copies its source's hard-wrapped
+    lines (SmolLM2 on this repository's README) breaks its sentences across lines, and a cut
+    there left "..., which is why it is designed to".  Nor is a heading with nothing under it
+    an end: it is dropped with the cut."""
     text = _CUT_TAIL.sub("", text)
     if _ENDS_A_SENTENCE.search(text):
         return text
     floor = len(text) * 2 // 3
-    cut = max((m.end() for m in _BREAK.finditer(text, floor)), default=0)
+    cut = max((m.end() for m in _BREAK.finditer(text, floor) if not _soft_wrap(text, m)), default=0)
     if not cut:
         cut = max(text.rfind(" ", floor), text.rfind("\n", floor), 0)
-    return text[:cut].rstrip() if cut else text
+    if not cut:
+        return text
+    kept = text[:cut].rstrip()
+    while (bare := _TRAILING_HEADING.sub("", kept).rstrip()) != kept and bare:
+        kept = bare
+    return kept
+
+
+def _soft_wrap(text: str, found: re.Match[str]) -> bool:
+    """Whether the break ``found`` is a line end inside a sentence: the next line goes on in
+    lower case."""
+    return found.group() == "\n" and text[found.end() : found.end() + 1].islower()
 
 
 def fit_answer(run: Run, text: str, max_tokens: int) -> str:

@@ -383,6 +383,12 @@ async def test_a_model_that_ignores_max_tokens_is_held_to_the_budget(
 
 CUT = "Goldshire is a small town in Elwynn Forest. Its inn is old. The marshal is Dugh\ufffd"
 CUT_CLEAN = "Goldshire is a small town in Elwynn Forest. Its inn is old."
+# SmolLM2 copied its source's hard-wrapped lines: a cut at the line end inside the last
+# sentence left "..., which is why it is designed to" (bench/README.md, issue 35).
+HARD_WRAPPED = (
+    "Goldshire is a small town in Elwynn Forest. Its inn, the Lion's Pride, is old and\nbusy, and "
+    "farmers bring their grain to its market each week of the\nharvest."
+)
 
 
 @pytest.mark.parametrize(
@@ -399,8 +405,10 @@ CUT_CLEAN = "Goldshire is a small town in Elwynn Forest. Its inn is old."
             "Marshal Dughan guards Goldshire and the roads to Stormwind and",
         ),
         ("Marshal Dughan guards Goldshire. He said: \u201cWolves.\u201d", None),
+        (HARD_WRAPPED + "\n\nThe marshal guards the roads to Stormwind, which is why\nhe", HARD_WRAPPED),
+        (CUT_CLEAN + "\n\n## Northshire\n\nThe abbey sta", CUT_CLEAN),  # no heading left bare
     ],
-    ids=["split-character", "only-a-split-character", "line", "word", "complete"],
+    ids=["split-character", "only-a-split-character", "line", "word", "complete", "hard-wrapped", "heading"],
 )
 async def test_an_answer_cut_at_max_tokens_ends_cleanly(
     fresh_llm: FakeLLM, make_engine: MakeEngine, answer: str, kept: str | None
