@@ -31,7 +31,9 @@ The checks, in this order (the first that holds is the reason):
    `ECHO_LINE_SHARE` of whose n-grams are the prompt's and not ``given``'s is an echoed line.
    When echoed lines hold `ECHO_SHARE` of the answer's words, the answer is an echo.  Fewer are
    removed from the answer that is used (`Verdict.text`): an excerpt list read back from the
-   prompt would otherwise turn into citations of excerpts the model never read.
+   prompt would otherwise turn into citations of excerpts the model never read.  So is, before
+   any check, a line that is only a tag the prompt names and ``given`` does not hold: the
+   call's framing, ``</document>``, which SmolLM2 wrote at the end of a summary.
 6. ``loop``: repetition.  The answer's word `LOOP_N`-grams are counted; each occurrence of one
    after its first, beyond the number of times ``given`` holds it, is a repeat.  An answer of
    at least `LOOP_MIN_WORDS` words whose repeats are `LOOP_SHARE` of its n-grams or more is a
@@ -100,6 +102,7 @@ _TEMPLATE = (
     re.compile(r"^#{2,3} ?(?:Instruction|Response|Input):[ \t]*$", re.MULTILINE),  # Alpaca
     re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"),  # control characters
 )
+_TAG_LINE = re.compile(r"[ \t]*(</?[A-Za-z][\w-]*>)[ \t]*")  # a line that is one bare tag
 _THINK_OPEN = re.compile(r"\A\s*<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _PREAMBLE = re.compile(
@@ -147,6 +150,7 @@ def check(answer: str, *, prompt: str, given: str, finish_reason: str = "stop") 
         if close is None:
             return Verdict("cut", "an unfinished <think> block")
         text = text[close.end() :].strip()
+    text, framing = _without_framing(text, prompt, given)
     if not _WORD.search(text):
         return Verdict("empty", "no letter or digit")
     if _PREAMBLE.match(text):
@@ -170,7 +174,7 @@ def check(answer: str, *, prompt: str, given: str, finish_reason: str = "stop") 
         words = _WORD.findall(text.casefold())
     if (loop := _loop(text, words, given)) is not None:
         return Verdict("loop", loop)
-    return Verdict(None, text=text, removed_lines=removed)
+    return Verdict(None, text=text, removed_lines=removed + framing)
 
 
 # -- the checks ---------------------------------------------------------------------------
@@ -198,6 +202,22 @@ def _refusal(text: str, given: str) -> str:
     if said and f" {said} " in _phrase_text(given.replace("\u2019", "'")):
         return ""  # the source's own words (a chat log, a support thread)
     return sentence[:80]
+
+
+def _without_framing(text: str, prompt: str, given: str) -> tuple[str, int]:
+    """``text`` without its lines that are only a tag ``prompt`` names and ``given`` does not
+    hold (the ``<document>`` tags the call's content came in), and how many."""
+    if "<" not in text:
+        return text, 0
+    lines = text.split("\n")
+    kept = [
+        line
+        for line in lines
+        if not ((tag := _TAG_LINE.fullmatch(line)) and tag.group(1) in prompt and tag.group(1) not in given)
+    ]
+    if len(kept) == len(lines):
+        return text, 0
+    return "\n".join(kept).strip(), len(lines) - len(kept)
 
 
 def _echo(text: str, prompt: str, given: str, words: list[str]) -> tuple[str, int, float]:

@@ -219,6 +219,21 @@ def test_a_summary_that_read_back_a_few_lines_of_the_prompt_loses_them() -> None
     assert verdict.text == "\n".join(summary)
 
 
+def test_the_calls_framing_read_back_loses_its_line() -> None:
+    """SmolLM2 ended a summary with ``</document>``, the tag its content came in (tests/real_llm,
+    2026-12-02): that line goes, unless the text it read holds it; a tag the prompt does not
+    name stays."""
+    verdict = check("Goldshire is a small town.\n</document>", prompt=MAP, given=SOURCE)
+    assert verdict.reason is None and verdict.removed_lines == 1
+    assert verdict.text == "Goldshire is a small town."
+    assert reason("<document>\n</document>") == "empty"
+    page_with_tags = SOURCE + "\n<document>\n</document>\n"
+    kept = check("Goldshire is a small town.\n</document>", prompt=MAP, given=page_with_tags)
+    assert kept.reason is None and kept.removed_lines == 0 and kept.text.endswith("</document>")
+    other = check("Goldshire is a small town.\n</section>", prompt=MAP, given=SOURCE)
+    assert other.reason is None and other.removed_lines == 0 and other.text.endswith("</section>")
+
+
 # -- properties ----------------------------------------------------------------------------------
 
 NAMES = [

@@ -437,6 +437,20 @@ async def test_a_cut_answer_goes_into_the_merge_without_its_broken_end(
         )
 
 
+async def test_the_calls_framing_read_back_never_reaches_the_answer(
+    fresh_llm: FakeLLM, make_engine: MakeEngine
+) -> None:
+    """SmolLM2 wrote ``</document>``, the tag its content came in, after its summary, and the
+    client got it (tests/real_llm, 2026-12-02): the line goes from every answer, map and merge."""
+    said = "Goldshire is a small town in Elwynn Forest."
+    fresh_llm.responder = lambda r: ok(f"{said}\n</document>")
+    out = await make_engine().summarize(Request(content=document(sections=30), max_output_tokens=60))
+    merges = [r for r in fresh_llm.requests if MERGE in r.system]
+    assert merges and not out.degraded
+    assert all("</document>" not in body(merge) for merge in merges)
+    assert out.text == said
+
+
 # -- concurrency and progress ----------------------------------------------------------------
 
 
