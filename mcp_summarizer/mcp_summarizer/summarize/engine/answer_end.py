@@ -20,7 +20,7 @@ _CLOSERS = "\"'\u201d\u2019\u00bb)]*_"
 _ENDS_A_SENTENCE = re.compile(rf"[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*\Z")
 _BREAK = re.compile(rf"\n|[.!?\u3002\uff01\uff1f\u2026][{re.escape(_CLOSERS)}]*(?=\s)")
 _CUT_TAIL = re.compile(r"[\s\ufffd]+\Z")  # U+FFFD: a multi-byte character split by the cut
-_TRAILING_HEADING = re.compile(r"(?:\A|\n)[ \t]*#{1,6}[ \t][^\n]*\Z")  # a markdown heading, last
+_HEADING_LINE = re.compile(r"[ \t]*#{1,6}[ \t][^\n]*")  # a markdown heading's line
 
 
 def end_cleanly(text: str) -> str:
@@ -41,10 +41,24 @@ def end_cleanly(text: str) -> str:
         cut = max(text.rfind(" ", floor), text.rfind("\n", floor), 0)
     if not cut:
         return text
-    kept = text[:cut].rstrip()
-    while (bare := _TRAILING_HEADING.sub("", kept).rstrip()) != kept and bare:
-        kept = bare
-    return kept
+    return _without_bare_headings(text[:cut].rstrip())
+
+
+def _without_bare_headings(text: str) -> str:
+    """``text`` without the headings it ends with, unless nothing else would be left.  From
+    the end a line at a time, each character seen once: a model's answer of thousands of
+    heading lines took minutes when each one removed meant a pass over the whole answer."""
+    end = len(text)
+    while True:
+        start = text.rfind("\n", 0, end) + 1
+        if start == 0 or not _HEADING_LINE.fullmatch(text, start, end):
+            return text[:end]
+        before = start
+        while before and text[before - 1].isspace():
+            before -= 1
+        if not before:
+            return text[:end]
+        end = before
 
 
 def _soft_wrap(text: str, found: re.Match[str]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import nullcontext
 from typing import Any
@@ -20,6 +21,7 @@ from mcp_summarizer.errors import InputError
 from mcp_summarizer.summarize import extractive
 from mcp_summarizer.summarize.budget import MESSAGE_OVERHEAD, max_output_tokens
 from mcp_summarizer.summarize.engine import SEPARATOR, Engine, Request, failure, mapreduce
+from mcp_summarizer.summarize.engine.answer_end import end_cleanly
 from mcp_summarizer.summarize.llm import Backend, Completion, Slot
 from mcp_summarizer.summarize.options import FailurePolicy
 from mcp_summarizer.text import tokens
@@ -420,6 +422,26 @@ async def test_an_answer_cut_at_max_tokens_ends_cleanly(
     assert out.llm_calls == out.length_stops == 1 and not out.degraded
     assert out.text == kept
     assert out.trimmed == (kept != answer), "what was dropped is a trim"
+
+
+@pytest.mark.no_cover  # timed (pyproject.toml, markers)
+def test_a_run_of_bare_headings_is_dropped_in_linear_time() -> None:
+    """An answer of thousands of heading lines, cut at max_tokens: they go in one pass from the
+    end (when each one dropped meant a pass over the whole answer, 30,000 took 80 s).  Compared
+    with an answer 10x shorter: linear ~10x, quadratic ~100x."""
+
+    def cost(n: int) -> tuple[float, str]:
+        text = CUT_CLEAN + "\n" + "".join(f"## Part {i}\n" for i in range(n)) + "The abbey sta"
+        start = time.thread_time()  # this thread's CPU: a loaded machine's other processes do not count
+        out = end_cleanly(text)
+        return time.thread_time() - start, out
+
+    for _ in range(3):  # over the limit it is measured again (a stall passes, a quadratic scan does not)
+        (small, cut_small), (big, cut_big) = cost(2_000), cost(20_000)
+        if big < small * 30 + 0.05:
+            break
+    assert cut_small == cut_big == CUT_CLEAN
+    assert big < small * 30 + 0.05, (small, big)
 
 
 async def test_a_cut_answer_goes_into_the_merge_without_its_broken_end(
