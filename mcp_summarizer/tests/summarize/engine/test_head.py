@@ -273,8 +273,11 @@ async def test_content_clearly_over_max_input_tokens_gets_no_head_start(
 ) -> None:
     engine = make_engine(MAX_INPUT_TOKENS="100000")
     with pytest.raises(InputError, match="over the limit of MAX_INPUT_TOKENS=100000"):
-        await engine.summarize(Request(content=prose(1600), max_output_tokens=TARGET))
-    assert fresh_llm.calls == 0, "no call for content whose head says it is far over the limit"
+        await engine.summarize(Request(content=prose(1600, title="Far over"), max_output_tokens=TARGET))
+    # This content's calls, by its title (a head start's first call holds it): the module's test
+    # LLM may still receive a call an earlier test cancelled, on a loaded machine.
+    ours = [r for r in fresh_llm.requests if "# Far over" in r.user]
+    assert not ours, "no call for content whose head says it is far over the limit"
 
 
 async def engine_answer(engine: Engine, content: str) -> Any:
