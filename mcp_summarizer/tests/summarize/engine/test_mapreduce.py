@@ -590,7 +590,8 @@ async def test_progress_arrives_in_order_and_ends_with_every_planned_call_done(
     )
     # Chunked whole, every call is planned before the first; streamed, the calls start while the
     # text is cut, and a call that answers first reports the chunks found by then.
-    assert totals[0] == out.num_chunks if chunking == "whole" else totals[0] <= out.num_chunks
+    first = totals[0]
+    assert first is not None and (first == out.num_chunks if chunking == "whole" else first <= out.num_chunks)
     assert totals[-1] == dones[-1] == out.llm_calls
     phases = [message.split(":")[0] for _, _, message in reports]
     assert phases[: out.num_chunks] == ["map"] * out.num_chunks
