@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from snowballstemmer.english_stemmer import EnglishStemmer  # type: ignore[import-untyped]
 
 from bench import corpus
+from mcp_summarizer.answering.search_answer import search
 from mcp_summarizer.search import find, rank
 from mcp_summarizer.search import passages as P
 from mcp_summarizer.store.content import Source, StoreOptions, source_id
@@ -149,11 +150,11 @@ async def run(name: str, text: str) -> None:
     del kept_before, kept_now
     indexes = find.Indexes()
     t0 = time.perf_counter()
-    await find.search(store, LOCAL, doc, QUERIES[0], 2000, indexes=indexes)
+    await search(store, LOCAL, doc, QUERIES[0], 2000, indexes=indexes)
     first = time.perf_counter() - t0
     t0 = time.perf_counter()
     for q in QUERIES:
-        await find.search(store, LOCAL, doc, q, 2000, indexes=indexes)
+        await search(store, LOCAL, doc, q, 2000, indexes=indexes)
     later = (time.perf_counter() - t0) / len(QUERIES)
     corpus.table_row(
         name,

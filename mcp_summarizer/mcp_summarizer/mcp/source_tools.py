@@ -15,12 +15,12 @@ from mcp.shared.uri_template import UriTemplate
 from mcp.types import CallToolResult, ResourceTemplate
 from pydantic import Field
 
+from mcp_summarizer.answering.expand_answer import expand as expand_source
+from mcp_summarizer.answering.search_answer import search as search_source
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.drill.answer import URI_TEMPLATE
 from mcp_summarizer.errors import InputError, StoreError, SummarizerError
-from mcp_summarizer.search.find import search as search_source
 from mcp_summarizer.store.content import ContentStore, check_id
-from mcp_summarizer.store.expand import expand as expand_source
 from mcp_summarizer.tenant import Tenant
 
 from .arguments import bounded

@@ -34,6 +34,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.expand_answer import expand
+from mcp_summarizer.answering.search_answer import search
 from mcp_summarizer.auth import Tokens, auth_settings, tenant_of
 from mcp_summarizer.cache.backend import ResultCache
 from mcp_summarizer.clients import fit
@@ -66,9 +68,8 @@ from mcp_summarizer.proxy.tools import (
     with_goal,
 )
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
-from mcp_summarizer.search.find import Indexes, search
+from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.store import ContentStore
-from mcp_summarizer.store.expand import expand
 from mcp_summarizer.summarize.deadline import Deadline
 from mcp_summarizer.summarize.engine import Engine
 from mcp_summarizer.summarize.jobs import Jobs

@@ -1,4 +1,4 @@
-"""What `search` answers: the passages of one stored source that best match a query.
+"""`search`'s data: the passages of one stored source that best match a query, best first.
 
 Shared by the service's `search` and the proxy's: both read the same content store.  The
 source is a handle (a proxy result's ``r<hex>``, a summary's handle, with or without
@@ -9,11 +9,10 @@ made), cut into passages and indexed once; an index is kept for the next query o
 source (an id names one content for good, so a kept index never goes stale, and the store is
 asked first every time, so an expired source is an error, not an old answer).
 
-The answer: a line saying what was searched and found, then the best passages, best first,
-each ``[<excerpt id>] (offset <n>) <exact passage>``, n the character where the passage
-starts in its excerpt (`expand`'s ``offset``: an excerpt too long for one answer is read on
-from the passage, not from its start), as many as fit ``max_tokens`` and the client's limits
-(a passage is never cut).
+Each passage found is its excerpt's id, the character where it starts in that excerpt
+(`expand`'s ``offset``) and its exact text.  Which of them the answer shows, within
+``max_tokens`` and the client's limits, is `answering.search_answer`'s: this package knows
+nothing of clients.
 """
 
 from __future__ import annotations
@@ -26,26 +25,38 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from mcp_summarizer.clients import fit
-from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import InputError, UnknownSource
 from mcp_summarizer.search import passages, rank
 from mcp_summarizer.store.content import ContentStore, Source, check_id, source_id
 from mcp_summarizer.tenant import Tenant
-from mcp_summarizer.text import tokens
 
-__all__ = ["Found", "Indexes", "build_index", "search"]
+__all__ = ["BEST", "FoundPassage", "Indexes", "Ranked", "best_passages", "build_index"]
 
 MAX_QUERY = 1000  # characters: a question, not a document
 MAX_HANDLES = 200  # documents in one search (a set)
+BEST = 1000  # passages ranked at most: more than any answer shows
 _SPLIT = re.compile(r"[\s,]+")
 
 
 @dataclass(frozen=True, slots=True)
-class Found:
+class FoundPassage:
+    """One matching passage: its excerpt's id, where it starts there, its exact text."""
+
+    source_id: str
+    offset: int
     text: str
-    passages: int  # shown
-    matched: int  # passages holding any query word
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """What a search found: the handle and query as asked (stripped), how much was searched,
+    and the passages holding any query word, best first (at most BEST)."""
+
+    handle: str
+    query: str
+    excerpts: int
+    passages: int
+    best: tuple[FoundPassage, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,22 +133,16 @@ class Indexes:
         return await asyncio.shield(pending)
 
 
-async def search(
+async def best_passages(
     store: ContentStore,
     tenant: Tenant,
     handle: str,
     query: str,
-    max_tokens: int,
     *,
-    limits: Limits | None = None,
     indexes: Indexes | None = None,
-) -> Found:
-    """The answer for ``query`` in the source ``handle`` names; an empty query, a malformed,
-    unknown or expired handle, or a max_tokens too small for one passage is an InputError
-    naming it."""
-    limits = limits or Limits()
-    if max_tokens < 1:
-        raise InputError(f"max_tokens must be positive, got {max_tokens}")
+) -> Ranked:
+    """The passages matching ``query`` in the source ``handle`` names, best first; an empty
+    query, or a malformed, unknown or expired handle, is an InputError naming it."""
     query = query.strip()
     if not query:
         raise InputError('query is empty: give the words to look for, such as "port of node-017"')
@@ -153,8 +158,8 @@ async def search(
         built = await asyncio.to_thread(build_index, read)
     else:
         built = await indexes.get_or_build(tenant.name, "\n".join(docs), read)
-    best = await asyncio.to_thread(built.index.best, words, 1000)
-    return await asyncio.to_thread(_render, handle.strip(), query, read, built, best, max_tokens, limits)
+    best = await asyncio.to_thread(_found, read, built, words)
+    return Ranked(handle.strip(), query, len(read), built.index.size, best)
 
 
 def _documents(handle: str) -> list[str]:
@@ -195,51 +200,11 @@ def build_index(excerpts: tuple[Source, ...]) -> _Built:
     return _Built(at, index)
 
 
-def _render(
-    handle: str,
-    query: str,
-    excerpts: tuple[Source, ...],
-    built: _Built,
-    best: list[tuple[int, float]],
-    max_tokens: int,
-    limits: Limits,
-) -> Found:
-    budget = limits.budget(max_tokens)
-    shown = " ".join(query.split())
-    where = f"{len(excerpts)} excerpt{'s' * (len(excerpts) != 1)}, {built.index.size} passages"
-    if not best:
-        return Found(
-            f'Search "{shown}" in {handle} ({where}): no passage holds any of these words. '
-            "The source may say it otherwise: try other words, or expand an excerpt to read it.",
-            0,
-            0,
-        )
-
-    def head(n: int) -> str:
-        return (
-            f'Search "{shown}" in {handle} ({where}): the {n} best of {len(best)} matching '
-            "passages, best first, each after its excerpt's [id] and where it starts there; "
-            "expand(id, offset=...) reads on from it."
-        )
-
-    lines: list[str] = []
-    used = tokens.count(head(len(best))) + 1
-    for p, _ in best:
+def _found(excerpts: tuple[Source, ...], built: _Built, words: list[str]) -> tuple[FoundPassage, ...]:
+    """The BEST best passages holding any of ``words``, best first, each its exact text."""
+    found = []
+    for p, _ in built.index.best(words, BEST):
         n, start, end = (int(x) for x in built.at[p])
         excerpt = excerpts[n]
-        line = f"[{excerpt.source_id}] (offset {start}) {excerpt.text[start:end]}"
-        cost = tokens.count(line) + 1
-        if used + cost > budget or not fit.fits("\n".join([head(len(best)), *lines, line]), limits):
-            continue  # a shorter passage further down may still fit
-        lines.append(line)
-        used += cost
-    if not lines:
-        client = f" (this client's limit: {limits.describe()})" if limits.sized or limits.tokens else ""
-        raise InputError(
-            f"max_tokens={max_tokens}{client} holds no matching passage: give more room "
-            "(a passage is at most a few hundred tokens)"
-        )
-    # The sum of the lines' counts bounds the whole's; checked once, as cheap insurance.
-    while len(lines) > 1 and tokens.count("\n".join([head(len(lines)), *lines])) > budget:
-        lines.pop()
-    return Found("\n".join([head(len(lines)), *lines]), len(lines), len(best))
+        found.append(FoundPassage(excerpt.source_id, start, excerpt.text[start:end]))
+    return tuple(found)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from mcp_summarizer.answering.expand_answer import expand
 from mcp_summarizer.clients.profiles import PROFILES, Limits
 from mcp_summarizer.errors import InputError
 from mcp_summarizer.store.content import Source, StoreOptions
-from mcp_summarizer.store.expand import expand
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.tenant import LOCAL
 from mcp_summarizer.text import tokens

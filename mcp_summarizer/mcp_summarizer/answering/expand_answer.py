@@ -1,13 +1,14 @@
-"""What `expand` answers: a stored original, with where it sits among its neighbours.
+"""What `expand` answers: a stored original, with where it sits among its neighbours, within
+the client's limits.
 
-Shared by the service's `expand` and the proxy's: both open ids from the same store.  The
-answer starts with Source:, Title:, URL:, Previous:, Next: and Status: lines, then a blank
-line and the exact original text.
+Shared by the service's `expand` and the proxy's.  The excerpt is `store.opened`'s; this
+module makes the answer of it: Source:, Title:, URL:, Previous:, Next: and Status: lines,
+then a blank line and the exact original text.
 
 An excerpt too long for the answer (``max_tokens``, or the client's bytes and lines) comes a
 page at a time, never cut: each page ends at a line end (a line longer than a page, at a
-space), and Status says which characters it holds and the ``offset`` the next page starts
-at.  The pages join into exactly the excerpt.
+space), and Status says which characters it holds, the ``offset`` the next page starts at,
+and that it was fitted to the client.  The pages join into exactly the excerpt.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from mcp_summarizer.answering.allowance import allowance
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.errors import InputError
-from mcp_summarizer.store.content import ContentStore, Source, sibling
+from mcp_summarizer.store.content import ContentStore, Source
+from mcp_summarizer.store.opened import Opened, open_excerpt
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 
@@ -45,32 +48,17 @@ async def expand(
     expired or malformed id, or an offset past the end, is an InputError naming it."""
     if max_tokens < 0:
         raise InputError(f"max_tokens must be 0 (the whole excerpt) or positive, got {max_tokens}")
-    if offset < 0:
-        raise InputError(f"offset must be 0 (the start) or positive, got {offset}")
+    opened = await open_excerpt(store, tenant, source_id_, offset)
     limits = limits or Limits()
-    source = await store.get(tenant, source_id_.strip())
+    source, offset = opened.source, opened.start
     text, n = source.text, len(source.text)
-    if offset and offset >= n:
-        raise InputError(f"offset={offset} is past the end of {source.source_id} ({n} characters)")
     whole = await asyncio.to_thread(tokens.count, text)
-    lines = [f"Source: {source.source_id} (excerpt {source.index + 1} of {source.chunk_count})"]
-    if source.title:
-        lines.append(f"Title: {' '.join(source.title.split())}")
-    if source.url:
-        lines.append(f"URL: {source.url}")
-    # Neighbours of the same version: an id never leads to another version's text.
-    before = sibling(source.source_id, source.index - 1) if source.index > 0 else "none (the first)"
-    after = (
-        sibling(source.source_id, source.index + 1)
-        if source.index + 1 < source.chunk_count
-        else "none (the last)"
-    )
-    lines += [f"Previous: {before}", f"Next: {after}"]
+    lines = _about(opened)
     # Sized under a Status line longer than the real one can be (its numbers, "next offset=").
     head = _render(lines, _status(n, n, n + 1, max_tokens, whole, limits), "")
-    room = max_tokens or None  # the text's tokens; the client's cap counts the lines above too
-    if limits.tokens is not None:
-        room = min(room or limits.tokens, max(limits.tokens - tokens.count(head), 1))
+    # The text's tokens (0: all of them); the client's cap counts the lines above too.
+    asked = max_tokens or limits.tokens
+    room = None if asked is None else allowance(asked, limits, header=head).budget
     if offset == 0 and (room is None or whole <= room):
         answer = _render(lines, f"whole excerpt, {whole} tokens", text)
         if fit.fits(answer, limits):
@@ -78,6 +66,21 @@ async def expand(
     end = await asyncio.to_thread(fit.page_end, text, offset, limits, head, room)
     status = _status(offset, end, n, max_tokens, whole, limits)
     return Expanded(_render(lines, status, text[offset:end]), source, whole)
+
+
+def _about(opened: Opened) -> list[str]:
+    """The lines before Status: which excerpt it is, its title and address, its neighbours."""
+    source = opened.source
+    lines = [f"Source: {source.source_id} (excerpt {source.index + 1} of {source.chunk_count})"]
+    if source.title:
+        lines.append(f"Title: {' '.join(source.title.split())}")
+    if source.url:
+        lines.append(f"URL: {source.url}")
+    return [
+        *lines,
+        f"Previous: {opened.previous or 'none (the first)'}",
+        f"Next: {opened.next or 'none (the last)'}",
+    ]
 
 
 def _render(lines: list[str], status: str, body: str) -> str:
