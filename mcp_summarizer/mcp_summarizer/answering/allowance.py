@@ -46,6 +46,34 @@ class Allowance:
         (the proxy's first line), its bytes and lines part of the client's."""
         return fit.room(self.budget - tokens.count(head), self.limits, head)
 
+    def fits(self, text: str) -> bool:
+        """Whether ``text`` is within the client's bytes and lines (its tokens are the caller's
+        to count against the budget)."""
+        return fit.fits(text, self.limits)
+
+    def less(self, taken_bytes: int, taken_tokens: int = 0) -> Allowance:
+        """What is left for the text once other parts of the answer took ``taken_tokens`` of
+        the budget and ``taken_bytes`` of the client's bytes (the proxy's `_meta`, other
+        blocks and structuredContent travel with the text)."""
+        limits = self.limits
+        if limits.bytes is not None and taken_bytes > 0:
+            limits = replace(limits, bytes=max(limits.bytes - taken_bytes, 1))
+        budget = self.budget - taken_tokens
+        return Allowance(budget, fit.room(budget, limits), limits, self.reserve)
+
+    def left(self, head: str) -> int:
+        """The budget's tokens left for a text under ``head`` (at least one), its bytes and
+        lines aside."""
+        return max(self.budget - tokens.count(head), 1)
+
+    def start(self, text: str, head: str, room: int | None = None) -> str:
+        """The start of ``text`` that fits under ``head``: whole lines where one fits
+        (`clients.fit.page_end`), within the client's bytes and lines and ``room`` tokens
+        (at least one; without it, what the budget leaves under the head).  For a text kept
+        exact, cut rather than summarized."""
+        most = self.left(head) if room is None else max(room, 1)
+        return text[: fit.page_end(text, 0, self.limits, head, most)]
+
 
 def allowance(
     asked: int,

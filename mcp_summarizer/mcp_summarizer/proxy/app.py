@@ -33,7 +33,7 @@ from starlette.requests import Request as HTTPRequest
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_summarizer.answering.allowance import allowance
+from mcp_summarizer.answering.allowance import Allowance, allowance
 from mcp_summarizer.answering.expand_answer import expand
 from mcp_summarizer.answering.search_answer import search
 from mcp_summarizer.auth import Tokens, auth_settings, tenant_of
@@ -68,6 +68,7 @@ from mcp_summarizer.proxy.tools import (
     with_goal,
 )
 from mcp_summarizer.proxy.upstream import Upstream, UpstreamError, UpstreamProgress
+from mcp_summarizer.proxy.upstream_call import UpstreamCall
 from mcp_summarizer.search.find import Indexes
 from mcp_summarizer.store import ContentStore
 from mcp_summarizer.summarize.deadline import Deadline
@@ -217,10 +218,8 @@ class Proxy:
         goal = arguments.pop(GOAL_ARGUMENT, "") if adds_goal(tool) else ""
         if not isinstance(goal, str):
             raise InputError(f"{GOAL_ARGUMENT} must be a string, got {type(goal).__name__}")
-        budget = upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
-        return await self._forward(
-            upstream, tool.name, arguments, goal, budget, progress, tenant, limits, deadline
-        )
+        allowed = self._allowance(upstream, 0, limits)
+        return await self._forward(upstream, tool.name, arguments, goal, allowed, progress, tenant, deadline)
 
     async def _call_summarized(
         self,
@@ -251,8 +250,14 @@ class Proxy:
                 f"max_output_tokens must be 0 (the server's limit) or at least {MIN_BUDGET}, got {budget!r}"
             )
         upstream = self.upstreams[server]
-        budget = budget or upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
-        return await self._forward(upstream, tool, args, goal, budget, progress, tenant, limits, deadline)
+        allowed = self._allowance(upstream, budget, limits)
+        return await self._forward(upstream, tool, args, goal, allowed, progress, tenant, deadline)
+
+    def _allowance(self, upstream: Upstream, asked: int, limits: Limits) -> Allowance:
+        """The answer's allowance, resolved once: the budget asked (0: the upstream's own
+        setting, else the proxy's), under the client's limits."""
+        asked = asked or upstream.spec.tool_output_max_tokens or self.settings.tools.tool_output_max_tokens
+        return allowance(asked, limits)
 
     async def _forward(
         self,
@@ -260,34 +265,30 @@ class Proxy:
         tool: str,
         arguments: dict[str, Any],
         goal: str,
-        asked: int,
+        allowed: Allowance,
         progress: UpstreamProgress | None,
         tenant: Tenant,
-        limits: Limits,
         deadline: Deadline,
     ) -> types.CallToolResult:
         started = time.perf_counter()
-        budget = allowance(asked, limits).budget  # under the client's own token cap
+        call = UpstreamCall(
+            engine=self.engine,
+            store=self.store,
+            server=upstream.name,
+            tool=tool,
+            arguments=arguments,
+            goal=goal,
+            tenant=tenant,
+            progress=_engine_progress(progress),
+            jobs=self.jobs,
+            deadline=deadline,
+        )
         self.inflight += 1
         try:
             result = await upstream.call(tool, arguments, progress)
             if self._listings.get(upstream.name) != id(upstream.tools):
                 self._route()  # it restarted, and listed its tools again
-            shaped = await shape(
-                result,
-                budget=budget,
-                engine=self.engine,
-                store=self.store,
-                server=upstream.name,
-                tool=tool,
-                arguments=arguments,
-                goal=goal,
-                tenant=tenant,
-                progress=_engine_progress(progress),
-                limits=limits,
-                jobs=self.jobs,
-                deadline=deadline,
-            )
+            shaped = await shape(result, allowed, call)
         except UpstreamError as exc:
             logger.warning(
                 "proxy_call_failed",
@@ -305,7 +306,7 @@ class Proxy:
                 "is_error": bool(result.is_error),
                 "input_tokens": shaped.input_tokens,
                 "output_tokens": shaped.output_tokens,
-                "max_output_tokens": budget,
+                "max_output_tokens": allowed.budget,
                 "other_blocks": shaped.other_blocks,
                 "other_bytes": shaped.other_bytes,
                 "handle": shaped.handle or None,

@@ -14,9 +14,11 @@ from mcp_summarizer.store.ids import IdKey, new_secret
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.tenant import Tenant
 
-__all__ = ["KeptOriginal", "keep_original"]
+__all__ = ["PART_TOKENS", "KeptOriginal", "keep_original"]
 
 logger = logging.getLogger("mcp_summarizer")
+
+PART_TOKENS = 8000  # each part at most this (or the answer's budget, if smaller)
 
 
 @dataclass(frozen=True, slots=True)

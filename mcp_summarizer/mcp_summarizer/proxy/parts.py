@@ -23,7 +23,6 @@ from typing import Any
 
 import mcp_types as types
 
-from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.proxy.shrink import shrink
 from mcp_summarizer.text import tokens
 
@@ -34,7 +33,6 @@ __all__ = [
     "AnswerParts",
     "cut_structured",
     "dumps",
-    "less",
     "split",
 ]
 
@@ -107,13 +105,6 @@ def split(result: types.CallToolResult) -> AnswerParts:
         fixed_bytes=fixed,
         dropped=dropped,
     )
-
-
-def less(limits: Limits, used_bytes: int) -> Limits:
-    """``limits`` with ``used_bytes`` already taken by other parts of the answer."""
-    if limits.bytes is None or used_bytes <= 0:
-        return limits
-    return Limits(tokens=limits.tokens, bytes=max(limits.bytes - used_bytes, 1), lines=limits.lines)
 
 
 def cut_structured(

@@ -69,3 +69,37 @@ def test_the_room_under_a_line_that_is_part_of_the_budget() -> None:
     allowed = allowance(3_000, Limits(bytes=4_000))
     assert allowed.under(line) == fit.room(3_000 - tokens.count(line), Limits(bytes=4_000), line)
     assert allowance(3_000, Limits()).under(line) == 3_000 - tokens.count(line)
+
+
+def test_what_other_parts_take_is_left_out_of_the_texts_allowance() -> None:
+    codex = PROFILES["codex"]
+    assert codex.bytes is not None
+    left = allowance(3_000, codex).less(2_000, 500)
+    assert left.limits == Limits(bytes=codex.bytes - 2_000, lines=codex.lines, seconds=codex.seconds)
+    assert (left.budget, left.room) == (2_500, fit.room(2_500, left.limits))
+    # Bytes are taken only where the client counts them; never all of them.
+    assert allowance(3_000, Limits(tokens=5_000)).less(2_000).limits == Limits(tokens=5_000)
+    assert allowance(3_000, Limits(bytes=1_000)).less(4_000).limits.bytes == 1
+    assert allowance(3_000, codex).less(0) == allowance(3_000, codex)
+
+
+def test_fits_is_the_clients_bytes_and_lines() -> None:
+    allowed = allowance(3_000, Limits(bytes=10, lines=2))
+    assert allowed.fits("a\nb") and not allowed.fits("a\nb\nc") and not allowed.fits("x" * 11)
+    assert allowance(3, Limits()).fits("word " * 100)  # its tokens are the caller's to count
+
+
+def test_the_start_of_a_text_kept_exact_ends_at_a_line_end_within_the_allowance() -> None:
+    head = "[proxy: cut at the limit]\n\n"
+    text = "".join(f"line {i} of the upstream's own text\n" for i in range(200))
+    allowed = allowance(100, Limits())
+    assert allowed.left(head) == 100 - tokens.count(head)
+    assert allowance(2, Limits()).left(head) == 1  # never nothing
+    start = allowed.start(text, head)
+    assert text.startswith(start) and start.endswith("\n")
+    # About as many lines as fit (a line's tokens count a little differently at the cut).
+    two_more = text[: text.index("\n", text.index("\n", len(start)) + 1) + 1]
+    assert tokens.count(start) <= allowed.left(head) < tokens.count(two_more)
+    assert tokens.count(allowed.start(text, head, room=30)) <= 30
+    sized = allowance(5_000, Limits(bytes=400))
+    assert len((head + sized.start(text, head)).encode()) <= 400

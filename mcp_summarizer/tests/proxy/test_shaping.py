@@ -10,9 +10,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 
+from mcp_summarizer.answering.allowance import allowance
 from mcp_summarizer.assembly.engine_setup import build_engine
+from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.config import load_settings
 from mcp_summarizer.proxy.shaping import META_PROXY, shape
+from mcp_summarizer.proxy.upstream_call import UpstreamCall
 from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.sqlite import SQLiteStore
 from mcp_summarizer.summarize.engine import Engine
@@ -50,7 +53,8 @@ async def run(
         "goal": "",
     }
     args.update(kw)
-    shaped = await shape(result, budget=budget, engine=eng or engine(), store=store, tenant=LOCAL, **args)  # type: ignore[arg-type]
+    call = UpstreamCall(engine=eng or engine(), store=store, tenant=LOCAL, **args)  # type: ignore[arg-type]
+    shaped = await shape(result, allowance(budget, Limits()), call)
     return shaped, store
 
 
@@ -220,17 +224,10 @@ async def test_an_llm_that_fails_still_gives_an_answer_within_the_budget(
 
 async def test_an_original_over_the_stores_cap_still_gets_its_answer(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path, StoreOptions(ttl_seconds=3600, max_bytes=10_000))  # LONG is ~150 KB
-    shaped = await shape(
-        text_result(LONG),
-        budget=500,
-        engine=engine(),
-        store=store,
-        server="fs",
-        tool="read",
-        arguments={},
-        goal="",
-        tenant=LOCAL,
+    call = UpstreamCall(
+        engine=engine(), store=store, server="fs", tool="read", arguments={}, goal="", tenant=LOCAL
     )
+    shaped = await shape(text_result(LONG), allowance(500, Limits()), call)
     answer = shaped.result.content[0]
     assert isinstance(answer, types.TextContent) and tokens.count(answer.text) <= 500
     assert "The original could not be kept (" in answer.text and "SOURCE_STORE_MAX_MB" in answer.text
