@@ -110,11 +110,10 @@ async def _body(
         if shrunk is not None:
             return shrunk.text, how, "", {}
         return "", "truncated", "JSON too deep or too wide to cut within the budget", {}
-    return await _summary(how, original, room, call, allowed, header, into)
+    return await _summary(original, room, call, allowed, header, into)
 
 
 async def _summary(
-    how: How,
     original: str,
     room: int,
     call: UpstreamCall,
@@ -152,13 +151,14 @@ async def _summary(
         outcome = replace(outcome, text=outcome.text.removeprefix(outcome.notice).lstrip("\n"))
         facts.update({"partial": partial.as_meta(), "fidelity": PARTIAL_FIDELITY, _PARTIAL: partial})
     if into is None:
-        return outcome.text, how, "", facts
+        return outcome.text, "summarized", "", facts
 
     def fits(text: str) -> bool:
         return tokens.count(text) <= room and allowed.fits(f"{header}\n\n{text}")
 
     done = await cite_into(into, outcome.text, fits, verbatim=not by_llm(outcome.backend))
-    return done.text, how, "", {**facts, "citations": done.citations, "citations_removed": done.removed}
+    cited = {**facts, "citations": done.citations, "citations_removed": done.removed}
+    return done.text, "summarized", "", cited
 
 
 def _quote(arguments: dict[str, Any]) -> str:
