@@ -11,6 +11,9 @@ the result cache, shared with the tools and fetch_url's pages) in its constructo
 
 from __future__ import annotations
 
+from collections import Counter
+
+from mcp_summarizer.answering.cached import AnswerCache
 from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.assembly.from_settings import pages_options
 from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
@@ -19,7 +22,7 @@ from mcp_summarizer.config import Settings
 from mcp_summarizer.documents.pipeline import DocumentsPipeline
 from mcp_summarizer.health.dependencies import Dependencies, Dependency
 from mcp_summarizer.mcp.metrics import Metrics
-from mcp_summarizer.mcp.service import Service
+from mcp_summarizer.mcp.service import Service, count_answer
 from mcp_summarizer.proxy.app import Proxy
 from mcp_summarizer.proxy.server_list import ProxyConfig
 from mcp_summarizer.summarize.jobs import Jobs
@@ -38,6 +41,11 @@ def build_service(settings: Settings, backend: Backend | None = None) -> Service
     metrics = Metrics()
     engine = build_engine(settings, backend, observer=metrics, results=cache)
     answers = engine.cache  # one seam over the result cache: the tools, fetch_url, the map level
+    counters: Counter[str] = Counter()
+
+    def counted(tool: str, input_tokens: int, output_tokens: int) -> None:  # an answer from the cache
+        count_answer(counters, metrics, tool, False, input_tokens, output_tokens)
+
     watched = [Dependency("content store", store.down)]
     if cache is not None:
         watched.append(Dependency("result cache", cache.down))
@@ -50,11 +58,13 @@ def build_service(settings: Settings, backend: Backend | None = None) -> Service
         store=store,
         documents=DocumentsPipeline(engine, store, min_relevance=settings.documents.cluster_min_relevance),
         answers=answers,
+        answer_cache=None if answers is None else AnswerCache(answers, store, counted),
         indexes=open_indexes(settings, len(tokens)),
         metrics=metrics,
         jobs=_jobs(settings),
         dependencies=Dependencies(watched),
         tokens=tokens,
+        counters=counters,
     )
 
 

@@ -45,7 +45,7 @@ from mcp_summarizer.tenant import Tenant
 from .arguments import bounded
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, documents_result, inline
-from .service import Service, answer_cache, answered, client_limits, deadline_of, progress_of, rejected
+from .service import Service, answered, client_limits, deadline_of, progress_of, rejected
 from .summarize_tools import budget_description
 
 __all__ = ["register"]
@@ -95,7 +95,7 @@ async def _summarize_documents(
     tool = "summarize_documents"
     limits = client_limits(service.settings, ctx)
     deadline = deadline_of(service.settings, limits)
-    cache = answer_cache(service)
+    cache = service.answer_cache
     try:
         tenant = tenant_of()
         allowed = allowance(max_output_tokens, limits, ceiling=service.engine.budget)

@@ -28,10 +28,9 @@ from mcp_summarizer.cache.lookup import PageSummary
 from mcp_summarizer.citations.ask import Ask
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.drill.answer import Drill, finish, links, prepare
-from mcp_summarizer.drill.answer import ask as drill_ask
-from mcp_summarizer.drill.answer import cut as drill_cut
+from mcp_summarizer.drill.answer import Drill, finish, links
 from mcp_summarizer.drill.answer import reserve as drill_reserve
+from mcp_summarizer.drill.kept_source import KeptSource
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.metrics import fetch_outcome
 from mcp_summarizer.summarize.deadline import (
@@ -43,7 +42,6 @@ from mcp_summarizer.summarize.deadline import (
     summarize_by,
 )
 from mcp_summarizer.summarize.engine import Outcome, Progress, Request, by_llm
-from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 from mcp_summarizer.web.pages import Answer, Page, read, summary_answer
@@ -51,7 +49,7 @@ from mcp_summarizer.web.pages import Answer, Page, read, summary_answer
 from .arguments import bounded
 from .registry import FETCH_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
-from .service import Service, answer_cache, client_limits, deadline_of, progress_of
+from .service import Service, client_limits, deadline_of, progress_of
 
 __all__ = ["register"]
 
@@ -111,24 +109,24 @@ def register(tools: Tools, service: Service) -> None:
 async def _fetch_url(call: "_FetchCall") -> CallToolResult:
     started = time.perf_counter()
     service, url, raw, limits = call.service, call.url, call.raw, call.limits
-    try:
-        answer, fits = await made_within(
-            call.make,
-            _header_body,
-            call.allowed.room,
-            limits,
-            final=lambda made: made.partial is not None,
-        )
-        if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
-            answer.text = cut_with_notice(answer.text, limits, limits.tokens)
-        elif call.citable(answer):
-            await call.cite(answer)
-    except SummarizerError as exc:
-        raise _failure(service, url, exc) from None
-    finally:
-        call.release()
-    result, cost = _fetch_result(service, answer, call.drill, call.facts_more)
-    _report(service, url, raw, answer, call.drill, cost, started)
+    cited: Drill | None = None  # the kept page the answer cites
+    with call.source:  # a page kept for an answer that did not use it, or a request that ended early
+        try:
+            answer, fits = await made_within(
+                call.make,
+                _header_body,
+                call.allowed.room,
+                limits,
+                final=lambda made: made.partial is not None,
+            )
+            if not fits or (limits.tokens is not None and tokens.count(answer.text) > limits.tokens):
+                answer.text = cut_with_notice(answer.text, limits, limits.tokens)
+            elif call.citable(answer):
+                cited = await call.cite(answer)
+        except SummarizerError as exc:
+            raise _failure(service, url, exc) from None
+    result, cost = _fetch_result(service, answer, cited, call.facts_more)
+    _report(service, url, raw, answer, cited, cost, started)
     kept_sources = call.facts_more.get("sources_stored", True)
     if answer.cache_key is not None and call.cache is not None and kept_sources:
         facts = (result.meta or {})[META_SUMMARY]
@@ -138,8 +136,8 @@ async def _fetch_url(call: "_FetchCall") -> CallToolResult:
 
 class _FetchCall:
     """One fetch_url call: the page read and summarized within the client's limits, kept
-    behind a handle (``asked``: before its summary is made, to ask for its excerpts' ids;
-    ``drill``: the one the answer cites) and cited."""
+    behind a handle (``source``: before its summary is made, to ask for its excerpts' ids, or
+    for a cached summary's) and cited."""
 
     def __init__(
         self,
@@ -158,18 +156,15 @@ class _FetchCall:
         self.limits = limits = client_limits(service.settings, ctx)
         self.deadline = deadline_of(service.settings, limits)
         self.tenant = tenant_of()
-        self.cache = answer_cache(service)
+        self.cache = service.answer_cache
         # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
         self.header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
         # (max_length is checked by `web.pages.read`, which names it)
         self.allowed = allowance(max_length or service.engine.budget.fetch_output, limits, header=self.header)
         self.wanted = self.allowed.budget
-        self.asked: Drill | None = None
         # It stays open while this request or a job of its summary (which may go on past the
         # deadline, asking for its excerpts' ids) needs it.
-        self.shared: Shared | None = None
-        self.releases: list[Callable[[], None]] = []
-        self.drill: Drill | None = None
+        self.source = KeptSource(service.store, self.tenant)
         self.facts_more: dict[str, object] = {}
 
     async def make(self, room: int) -> Answer:
@@ -196,24 +191,15 @@ class _FetchCall:
         assert self.cache is not None
         return await self.cache.page_summary(self.tenant, page, context, budget)
 
-    async def _prepare(self, page: Page, held: bool = False) -> Drill:
-        return await prepare(
-            self.service.store,
-            self.tenant,
-            page.markdown,
-            self.wanted,
-            self.citations,
-            title=page.title,
-            url=page.url,
-            held=held,
+    async def _open(self, page: Page, held: bool = False) -> Drill:
+        return await self.source.open(
+            page.markdown, self.wanted, self.citations, title=page.title, url=page.url, held=held
         )
 
     async def cite_page(self, page: Page) -> Ask | None:
-        if self.asked is None:
-            self.asked = await self._prepare(page)
-            self.shared = Shared(self.asked.close)
-            self.releases.append(self.shared.hold())
-        return drill_ask(self.asked, page.markdown)
+        if self.source.drill is None:
+            await self._open(page)
+        return self.source.ask(page.markdown)
 
     async def summarizer(
         self, request: Request, progress: Progress | None, *, page: Page, key: str | None, budget: int
@@ -222,10 +208,11 @@ class _FetchCall:
         kept where the same call finds it."""
         service, tenant, cache = self.service, self.tenant, self.cache
         if request.cite is not None:  # its prompts wait for the excerpts they name
-            request = replace(request, cut=drill_cut(self.asked))
+            request = replace(request, cut=self.source.cut())
         then = None
         if key is not None and cache is not None:
-            then = _keeper(service, cache, page, key, budget, self.wanted, self.limits, tenant, self.asked)
+            drill = self.source.drill
+            then = _keeper(service, cache, page, key, budget, self.wanted, self.limits, tenant, drill)
         return await summarize_by(
             service.jobs,
             service.engine,
@@ -237,7 +224,7 @@ class _FetchCall:
             else await flight(service.engine.keys, "fetch_url", request, url=page.url, title=page.title),
             then=then,
             offsets=page.offsets,
-            closer=self.shared.hold() if self.shared is not None else None,
+            closer=self.source.holder(),
             what="page",
         )
 
@@ -248,17 +235,18 @@ class _FetchCall:
             and answer.body
             and answer.body in answer.text
             # a partial answer does not wait past the deadline for a page still being cut
-            and (answer.partial is None or self.asked is None or self.asked.ready)
+            and (answer.partial is None or self.source.drill is None or self.source.drill.ready)
         )
 
-    async def cite(self, answer: Answer) -> None:
-        """A summary keeps the page behind a handle, and cites it, in the room left for them."""
+    async def cite(self, answer: Answer) -> Drill:
+        """A summary keeps the page behind a handle, and cites it, in the room left for them:
+        the kept page it cites."""
         page = answer.page
-        self.drill = drill = (
-            self.asked
-            if self.asked is not None
+        drill = (
+            self.source.drill
+            if self.source.drill is not None
             # from the cache: its excerpts are renewed, or written again only if gone
-            else await self._prepare(page, held=answer.facts is not None)
+            else await self._open(page, held=answer.facts is not None)
         )
         head, _ = _header_body(answer)
         if answer.facts is not None:  # from the result cache: cited already
@@ -276,13 +264,7 @@ class _FetchCall:
                 head=head,
             )
         answer.text = head + answer.body
-
-    def release(self) -> None:
-        """A page kept for an answer that did not use it, or a request that ended early."""
-        for release in self.releases:
-            release()  # (its jobs may hold it longer)
-        if self.drill is not None and self.drill is not self.asked:
-            self.drill.close()
+        return drill
 
 
 def _failure(service: Service, url: str, exc: SummarizerError) -> ToolError:

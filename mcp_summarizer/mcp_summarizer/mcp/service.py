@@ -4,8 +4,8 @@
 in flight (so that a shutdown drains them), the jobs they share and that go on after a
 deadline (`summarize.jobs`), and counters an operator can read.  It is built, every part
 through its constructor, by `assembly.root.build_service`.  The helpers below read a
-request's client limits, deadline and progress callback, give the result cache as the tools'
-answers use it, and count and log an answer or a refusal, the same way for every tool.
+request's client limits, deadline and progress callback, and count and log an answer or a
+refusal, the same way for every tool.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from .sessions import client_name
 
 __all__ = [
     "Service",
-    "answer_cache",
     "answered",
     "client_limits",
+    "count_answer",
     "deadline_of",
     "output_limits",
     "progress_of",
@@ -68,12 +68,15 @@ class Service:
     store: ContentStore
     documents: DocumentsPipeline
     answers: Answers | None  # the result cache (None: CACHE=off); the engine's own seam
+    answer_cache: AnswerCache | None  # the same cache as the tools' answers use it
     indexes: Indexes
     metrics: Metrics
     jobs: Jobs
     dependencies: Dependencies  # what /health and /metrics report as up or down
     tokens: Tokens  # AUTH_TOKENS: the bearer tokens over HTTP, and their tenants
-    counters: Counter[str] = field(default_factory=Counter, init=False)
+    # What an operator can read; the answers from the cache are counted here too (the root
+    # gives the same counter to `answer_cache`).
+    counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set, init=False)
     draining: bool = field(default=False, init=False)
 
@@ -196,19 +199,15 @@ def rejected(service: Service, tool: str, exc: SummarizerError) -> ToolError:
 
 def answered(service: Service, tool: str, degraded: bool, input_tokens: int, output_tokens: int) -> None:
     """An answer given: counted (degraded ones apart) and measured."""
-    service.counters["requests"] += 1
+    count_answer(service.counters, service.metrics, tool, degraded, input_tokens, output_tokens)
+
+
+def count_answer(
+    counters: Counter[str], metrics: Metrics, tool: str, degraded: bool, input_tokens: int, output_tokens: int
+) -> None:
+    """`answered`, on the service's ``counters`` and ``metrics`` (the result cache's answers
+    are counted so before the service is built)."""
+    counters["requests"] += 1
     if degraded:
-        service.counters["degraded"] += 1
-    service.metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)
-
-
-def answer_cache(service: Service) -> AnswerCache | None:
-    """The result cache as a tool's answer uses it (`answering.cached`), its answers counted
-    as every answer is; None with CACHE=off."""
-    if service.answers is None:
-        return None
-
-    def counted(tool: str, input_tokens: int, output_tokens: int) -> None:
-        answered(service, tool, False, input_tokens, output_tokens)
-
-    return AnswerCache(service.answers, service.store, counted)
+        counters["degraded"] += 1
+    metrics.answered(tool, "degraded" if degraded else "ok", input_tokens, output_tokens)

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import ExitStack
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
@@ -26,9 +25,8 @@ from mcp_summarizer.answering.cached import AnswerCache
 from mcp_summarizer.answering.refit import cut_with_notice, summary_within
 from mcp_summarizer.auth import tenant_of
 from mcp_summarizer.clients import fit
-from mcp_summarizer.drill.answer import Drill, finish, links, prepare
-from mcp_summarizer.drill.answer import ask as drill_ask
-from mcp_summarizer.drill.answer import cut as drill_cut
+from mcp_summarizer.drill.answer import Drill, finish, links
+from mcp_summarizer.drill.kept_source import KeptSource
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.process import pacing
 from mcp_summarizer.summarize.deadline import (
@@ -48,14 +46,13 @@ from mcp_summarizer.summarize.engine import (
     by_llm,
     log_completion,
 )
-from mcp_summarizer.summarize.jobs import Shared
 from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 
 from .arguments import bounded, strategy_argument, strategy_used
 from .registry import SUMMARIZE_ANNOTATIONS, Tools
 from .results import META_SUMMARY, cached_result, summary_result
-from .service import Service, answer_cache, answered, client_limits, deadline_of, progress_of, rejected
+from .service import Service, answered, client_limits, deadline_of, progress_of, rejected
 
 __all__ = ["budget_description", "register"]
 
@@ -186,23 +183,20 @@ async def _summarize(
     started = time.perf_counter()
     limits = client_limits(service.settings, ctx)
     deadline = deadline_of(service.settings, limits)
-    cache = answer_cache(service)
-    with ExitStack() as stack:  # a request that ends early stops its source's cut
+    cache = service.answer_cache
+    tenant = tenant_of()
+    # The source stays open while this request or its job (which may go on past the deadline,
+    # asking for its excerpts' ids) needs it; a request that ends early stops its cut.
+    with KeptSource(service.store, tenant) as source:
         try:
-            tenant = tenant_of()
             # Content within the client's bytes and lines may come back unchanged: its room is
             # the whole budget.
             allowed = allowance(
                 max_output_tokens, limits, ceiling=service.engine.budget, fits=fit.fits(content, limits)
             )
-            drill = await _kept_source(service, tenant, content, allowed, citations, held=cache is not None)
-            if drill is not None:  # room is left for the handle's line and the citations
+            if await _needs_source(content, allowed):  # room is left for the line and the citations
+                drill = await source.open(content, allowed.room, citations, held=cache is not None)
                 allowed = allowed.reserving(drill.reserve)
-            # The source stays open while this request or its job (which may go on past the
-            # deadline, asking for its excerpts' ids) needs it.
-            shared = Shared(drill.close) if drill is not None else None
-            if shared is not None:
-                stack.callback(shared.hold())
             request = Request(
                 content=content,
                 # A summary made to fit the client's bytes and lines, not cut to them afterwards.
@@ -211,20 +205,19 @@ async def _summarize(
                 focus=focus,
                 strategy=strategy,
                 tenant=tenant,
-                cite=drill_ask(drill, content),  # the model is asked for the excerpts' ids
-                cut=drill_cut(drill),  # (while they are being cut)
+                cite=source.ask(content),  # the model is asked for the excerpts' ids
+                cut=source.cut(),  # (while they are being cut)
             )
             name = tool if citations else f"{tool}/uncited"
-            key = await _cache_key_first(cache, name, request, drill)
+            key = await _cache_key_first(cache, name, request, source.drill)
             if (
                 cache is not None
                 and key is not None
-                and (hit := await cache.summary(tool, tenant, key, started, limits, drill)) is not None
+                and (hit := await cache.summary(tool, tenant, key, started, limits, source.drill)) is not None
             ):
-                return cached_result(hit.text, hit.facts, links(drill, hit.text))
-            if drill is not None:
-                drill.store()  # not a hit: this request's cut keeps the source
-            answer = _Answer(service, request, content, allowed, drill, cache)
+                return cached_result(hit.text, hit.facts, links(source.drill, hit.text))
+            source.missed()  # not a hit: this request's cut keeps the source
+            answer = _Answer(service, request, content, allowed, source.drill, cache)
             made, partial = await summarize_by(
                 service.jobs,
                 service.engine,
@@ -234,7 +227,7 @@ async def _summarize(
                 key=await _flight(service, name, request, key),
                 # The full answer, once made, goes where the same call finds it.
                 then=None if key is None else answer.keeper(tool, tenant, key),
-                closer=shared.hold() if shared is not None else None,
+                closer=source.holder(),
             )
             # An answer made at the deadline is never made again to fit: there is no time.
             outcome = (
@@ -252,15 +245,10 @@ async def _summarize(
         return result
 
 
-async def _kept_source(
-    service: Service, tenant: Tenant, content: str, allowed: Allowance, citations: bool, *, held: bool
-) -> Drill | None:
-    """A summary keeps its source behind a handle; an answer that is the content unchanged
-    needs none.  ``held``: the answer may come from the cache, which renews the excerpts an
-    earlier request kept: the cut's write waits until the lookup is over."""
-    if allowed.room == allowed.budget and await _surely_within(content, allowed.budget):
-        return None
-    return await prepare(service.store, tenant, content, allowed.room, citations, held=held)
+async def _needs_source(content: str, allowed: Allowance) -> bool:
+    """Whether the answer keeps its source behind a handle: a summary does; an answer that is
+    the content unchanged needs none."""
+    return not (allowed.room == allowed.budget and await _surely_within(content, allowed.budget))
 
 
 async def _cache_key_first(

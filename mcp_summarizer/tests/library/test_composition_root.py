@@ -116,6 +116,9 @@ def _shared_wiring(service: Service) -> None:
     assert service.pages.shared is service.answers
     assert service.documents.engine is service.engine
     assert service.answers.counter is service.metrics
+    # The tools' view of that cache, built once with the service (not per call).
+    assert service.answer_cache is not None and service.answer_cache.answers is service.answers
+    assert service.answer_cache.store is service.store
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "stdio"])
