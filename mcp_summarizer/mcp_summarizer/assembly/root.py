@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from mcp_summarizer.answering.cached import AnswerCache
+from mcp_summarizer.answering.call import Answering
 from mcp_summarizer.assembly.engine_setup import build_engine
 from mcp_summarizer.assembly.from_settings import pages_options
 from mcp_summarizer.assembly.store_setup import open_indexes, open_storage
@@ -42,6 +43,7 @@ def build_service(settings: Settings, backend: Backend | None = None) -> Service
     engine = build_engine(settings, backend, observer=metrics, results=cache)
     answers = engine.cache  # one seam over the result cache: the tools, fetch_url, the map level
     counters: Counter[str] = Counter()
+    jobs = _jobs(settings)
 
     def counted(tool: str, input_tokens: int, output_tokens: int) -> None:  # an answer from the cache
         count_answer(counters, metrics, tool, False, input_tokens, output_tokens)
@@ -58,10 +60,12 @@ def build_service(settings: Settings, backend: Backend | None = None) -> Service
         store=store,
         documents=DocumentsPipeline(engine, store, min_relevance=settings.documents.cluster_min_relevance),
         answers=answers,
-        answer_cache=None if answers is None else AnswerCache(answers, store, counted),
+        answering=Answering(
+            engine, jobs, store, None if answers is None else AnswerCache(answers, store, counted)
+        ),
         indexes=open_indexes(settings, len(tokens)),
         metrics=metrics,
-        jobs=_jobs(settings),
+        jobs=jobs,
         dependencies=Dependencies(watched),
         tokens=tokens,
         counters=counters,

@@ -95,7 +95,7 @@ async def _summarize_documents(
     tool = "summarize_documents"
     limits = client_limits(service.settings, ctx)
     deadline = deadline_of(service.settings, limits)
-    cache = service.answer_cache
+    cache = service.answering.cache
     try:
         tenant = tenant_of()
         allowed = allowance(max_output_tokens, limits, ceiling=service.engine.budget)

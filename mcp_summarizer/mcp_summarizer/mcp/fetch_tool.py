@@ -156,7 +156,7 @@ class _FetchCall:
         self.limits = limits = client_limits(service.settings, ctx)
         self.deadline = deadline_of(service.settings, limits)
         self.tenant = tenant_of()
-        self.cache = service.answer_cache
+        self.cache = service.answering.cache
         # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
         self.header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
         # (max_length is checked by `web.pages.read`, which names it)

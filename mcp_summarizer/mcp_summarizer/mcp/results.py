@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
+from mcp_summarizer.answering.meta import summary_facts
 from mcp_summarizer.clients import fit
 from mcp_summarizer.clients.profiles import Limits
 from mcp_summarizer.documents.compose import DocumentsOutcome
@@ -43,30 +44,6 @@ def summary_result(
     """The text a model reads (and ``extra`` blocks beside it, such as the links to its
     source), and the facts about it (with ``more``) in `_meta` for the client."""
     return cached_result(text, {**summary_facts(outcome, model), **(more or {})}, extra)
-
-
-def summary_facts(outcome: Outcome | None, model: str) -> dict[str, object]:
-    """The facts `_meta` gives of an answer the engine made (``outcome``; None: the source's
-    own text): who wrote it, whether it degraded and why, its tokens, the LLM's share and
-    rejected answers, its fidelity receipt.  Every tool's and the proxy's summaries say them."""
-    facts: dict[str, object] = {"degraded": False, "cause": None, "backend": "none", "model": None}
-    if outcome is not None:
-        facts.update(
-            degraded=outcome.degraded,
-            cause=outcome.cause or None,
-            backend=outcome.backend,
-            model=model if by_llm(outcome.backend) else None,
-            input_tokens=outcome.input_tokens,
-            output_tokens=outcome.output_tokens,
-        )
-        if outcome.notice:  # why it degraded, as one line (ON_LLM_FAILURE=original: only here)
-            facts["notice"] = outcome.notice
-        if outcome.llm_share is not None:  # how much of the source the LLM's own summaries cover
-            facts["llm_share"] = outcome.llm_share
-        if outcome.asked_llm():  # how many of the LLM's answers were not used (zero counts too)
-            facts["rejected"] = outcome.rejected_meta()
-    facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
-    return facts
 
 
 def cached_result(

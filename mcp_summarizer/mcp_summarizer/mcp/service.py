@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -20,8 +21,8 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mcp_summarizer.answering.cached import AnswerCache
-from mcp_summarizer.auth import Tokens
+from mcp_summarizer.answering.call import Answering, Call
+from mcp_summarizer.auth import Tokens, tenant_of
 from mcp_summarizer.cache.lookup import Answers
 from mcp_summarizer.clients.profiles import Limits, deadline, limits_for
 from mcp_summarizer.config import Settings
@@ -42,6 +43,7 @@ from .sessions import client_name
 __all__ = [
     "Service",
     "answered",
+    "call_of",
     "client_limits",
     "count_answer",
     "deadline_of",
@@ -68,14 +70,14 @@ class Service:
     store: ContentStore
     documents: DocumentsPipeline
     answers: Answers | None  # the result cache (None: CACHE=off); the engine's own seam
-    answer_cache: AnswerCache | None  # the same cache as the tools' answers use it
+    answering: Answering  # the answer pipeline's parts (its cache: the same, as the answers use it)
     indexes: Indexes
     metrics: Metrics
     jobs: Jobs
     dependencies: Dependencies  # what /health and /metrics report as up or down
     tokens: Tokens  # AUTH_TOKENS: the bearer tokens over HTTP, and their tenants
     # What an operator can read; the answers from the cache are counted here too (the root
-    # gives the same counter to `answer_cache`).
+    # gives the same counter to the answers' cache).
     counters: Counter[str] = field(default_factory=Counter)
     inflight: set[asyncio.Task[Any]] = field(default_factory=set, init=False)
     draining: bool = field(default=False, init=False)
@@ -154,6 +156,20 @@ def client_limits(settings: Settings, ctx: Context) -> Limits:
     initialize (stdio), by the request's `_meta` (protocol 2026-07-28), or by the session id
     its HTTP initialize was answered with (older protocols; `sessions`)."""
     return output_limits(settings, client_name(ctx.session.client_params, ctx.headers))
+
+
+def call_of(service: Service, ctx: Context, tool: str) -> Call:
+    """This request to ``tool`` as the answer pipeline knows it: its tenant, its client's
+    limits, its deadline, its progress; begun now."""
+    limits = client_limits(service.settings, ctx)
+    return Call(
+        tool,
+        tenant_of(),
+        limits,
+        deadline_of(service.settings, limits),
+        progress_of(ctx),
+        time.perf_counter(),
+    )
 
 
 def deadline_of(settings: Settings, limits: Limits) -> Deadline:

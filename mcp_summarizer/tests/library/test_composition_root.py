@@ -117,8 +117,9 @@ def _shared_wiring(service: Service) -> None:
     assert service.documents.engine is service.engine
     assert service.answers.counter is service.metrics
     # The tools' view of that cache, built once with the service (not per call).
-    assert service.answer_cache is not None and service.answer_cache.answers is service.answers
-    assert service.answer_cache.store is service.store
+    cache = service.answering.cache
+    assert cache is not None and cache.answers is service.answers and cache.store is service.store
+    assert service.answering.engine is service.engine and service.answering.jobs is service.jobs
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "stdio"])
