@@ -12,6 +12,7 @@ from mcp_summarizer.summarize.deadline import Deadline
 from mcp_summarizer.summarize.engine import Engine, Progress
 from mcp_summarizer.summarize.jobs import Jobs
 from mcp_summarizer.tenant import Tenant
+from mcp_summarizer.web.pages import Pages
 
 __all__ = ["Answering", "Call"]
 
@@ -20,12 +21,13 @@ __all__ = ["Answering", "Call"]
 class Answering:
     """The parts every answer is made with: the engine, the jobs identical calls share (and
     that go on past a deadline), the content store behind the handles, and the result cache
-    as the answers use it (None: CACHE=off)."""
+    as the answers use it (None: CACHE=off), and fetch_url's page reader."""
 
     engine: Engine
     jobs: Jobs
     store: ContentStore
     cache: AnswerCache | None
+    pages: Pages
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,12 +56,15 @@ def build_service(settings: Settings, backend: Backend | None = None) -> Service
     return Service(
         settings=settings,
         engine=engine,
-        pages=Pages(pages_options(settings), answers),
         store=store,
         documents=DocumentsPipeline(engine, store, min_relevance=settings.documents.cluster_min_relevance),
         answers=answers,
         answering=Answering(
-            engine, jobs, store, None if answers is None else AnswerCache(answers, store, counted)
+            engine,
+            jobs,
+            store,
+            None if answers is None else AnswerCache(answers, store, counted),
+            Pages(pages_options(settings), answers),
         ),
         indexes=open_indexes(settings, len(tokens)),
         metrics=metrics,

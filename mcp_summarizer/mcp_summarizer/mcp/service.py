@@ -1,6 +1,7 @@
 """What the tools share, and the bookkeeping every tool call does.
 
-`Service` holds the settings, the engine, the page reader, the store and cache, the requests
+`Service` holds the settings, the engine, the answer pipeline's parts (`answering.call`:
+the page reader, the answers' cache), the store and cache, the requests
 in flight (so that a shutdown drains them), the jobs they share and that go on after a
 deadline (`summarize.jobs`), and counters an operator can read.  It is built, every part
 through its constructor, by `assembly.root.build_service`.  The helpers below read a
@@ -36,7 +37,6 @@ from mcp_summarizer.store import ContentStore
 from mcp_summarizer.summarize.deadline import Deadline
 from mcp_summarizer.summarize.engine import Engine, Progress
 from mcp_summarizer.summarize.jobs import Jobs
-from mcp_summarizer.web.pages import Pages
 
 from .sessions import client_name
 
@@ -60,13 +60,12 @@ _T = TypeVar("_T")
 
 @dataclass
 class Service:
-    """What the tools share: settings, the engine, the page reader, the requests in flight and
+    """What the tools share: settings, the engine, the answer pipeline, the requests in flight and
     counters an operator can read.  The metrics' live gauges read its requests and the
     engine's limits from the start."""
 
     settings: Settings
     engine: Engine
-    pages: Pages
     store: ContentStore
     documents: DocumentsPipeline
     answers: Answers | None  # the result cache (None: CACHE=off); the engine's own seam

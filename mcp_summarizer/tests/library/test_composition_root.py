@@ -113,7 +113,7 @@ def _shared_wiring(service: Service) -> None:
     assert service.answers is not None  # the result cache is on: CACHE_DIR is usable
     assert service.engine.observer is service.metrics
     assert service.engine.cache is service.answers
-    assert service.pages.shared is service.answers
+    assert service.answering.pages.shared is service.answers
     assert service.documents.engine is service.engine
     assert service.answers.counter is service.metrics
     # The tools' view of that cache, built once with the service (not per call).
