@@ -144,8 +144,7 @@ class AnswerCache:
         self, tenant: Tenant, page: Page, context: str, budget: int
     ) -> tuple[str, PageSummary | None]:
         """A page's summary in ``budget`` tokens: its key (everything that decides it, the
-        header lines' URL and title included) and what is kept under it, or None
-        (`web.pages.Recall`)."""
+        header lines' URL and title included) and what is kept under it, or None."""
         key = await self.answers.key(
             "fetch_url", page.markdown, url=page.url, title=page.title, budget=budget, focus=context
         )
