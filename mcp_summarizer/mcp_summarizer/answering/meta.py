@@ -5,9 +5,15 @@ every tool, the proxy and the background jobs say them the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_summarizer.clients.profiles import Limits
+from mcp_summarizer.documents.compose import DocumentsOutcome
+from mcp_summarizer.documents.trim_structure import fit_structure
 from mcp_summarizer.summarize.engine import Outcome, by_llm
 
-__all__ = ["summary_facts"]
+__all__ = ["documents_said", "summary_facts"]
 
 
 def summary_facts(outcome: Outcome | None, model: str) -> dict[str, object]:
@@ -32,3 +38,29 @@ def summary_facts(outcome: Outcome | None, model: str) -> dict[str, object]:
             facts["rejected"] = outcome.rejected_meta()
     facts["fidelity"] = outcome.fidelity.as_meta() if outcome and outcome.fidelity else {"unchanged": True}
     return facts
+
+
+def documents_said(
+    outcome: DocumentsOutcome,
+    model: str,
+    limits: Limits,
+    more: Mapping[str, object] | None = None,
+    whole: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """summarize_documents' facts (with ``more``) and its structure, fit to the client
+    (``whole``: the id it is kept whole under)."""
+    facts = {
+        "degraded": outcome.degraded,
+        "cause": outcome.cause or None,
+        "backend": outcome.backend,
+        "model": model if by_llm(outcome.backend) else None,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        **({"notice": outcome.notice} if outcome.notice else {}),
+        **({"llm_share": outcome.llm_share} if outcome.llm_share is not None else {}),
+        "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
+        "sources_stored": outcome.sources_stored,
+        **({"rejected": outcome.rejected} if outcome.rejected is not None else {}),
+        **(more or {}),
+    }
+    return facts, fit_structure(outcome.structured, limits, whole).model_dump(mode="json")

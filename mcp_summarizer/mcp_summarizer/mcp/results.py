@@ -9,21 +9,19 @@ structured copy of a text is sent, which would send it twice.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from mcp_summarizer.answering.meta import summary_facts
 from mcp_summarizer.clients import fit
-from mcp_summarizer.clients.profiles import Limits
-from mcp_summarizer.documents.compose import DocumentsOutcome
-from mcp_summarizer.documents.trim_structure import fit_structure
-from mcp_summarizer.summarize.engine import Outcome, by_llm
+from mcp_summarizer.summarize.engine import Outcome
 
 __all__ = [
     "META_SUMMARY",
     "cached_result",
-    "documents_result",
     "inline",
+    "structured_result",
     "summary_facts",
     "summary_result",
     "text_result",
@@ -59,35 +57,16 @@ def text_result(text: str) -> CallToolResult:
     return inline(CallToolResult(content=[TextContent(type="text", text=text)]))
 
 
-def documents_result(
-    outcome: DocumentsOutcome,
-    model: str,
-    limits: Limits,
-    more: Mapping[str, object] | None = None,
-    whole: str | None = None,
+def structured_result(
+    text: str, structured: dict[str, Any] | None, facts: Mapping[str, Any]
 ) -> CallToolResult:
-    """summarize_documents' answer: its text, its structure beside it (fit to the client;
-    ``whole``: the id it is kept whole under), the facts (with ``more``) in `_meta`."""
-    facts = {
-        "degraded": outcome.degraded,
-        "cause": outcome.cause or None,
-        "backend": outcome.backend,
-        "model": model if by_llm(outcome.backend) else None,
-        "input_tokens": outcome.input_tokens,
-        "output_tokens": outcome.output_tokens,
-        **({"notice": outcome.notice} if outcome.notice else {}),
-        **({"llm_share": outcome.llm_share} if outcome.llm_share is not None else {}),
-        "fidelity": outcome.fidelity.as_meta() if outcome.fidelity else {"unchanged": True},
-        "sources_stored": outcome.sources_stored,
-        **({"rejected": outcome.rejected} if outcome.rejected is not None else {}),
-        **(more or {}),
-    }
+    """summarize_documents' answer: its text, its structure beside it (the topic index, fit to
+    the client: Codex and OpenCode read it instead of the text), the facts in `_meta`."""
     return inline(
         CallToolResult(
-            content=[TextContent(type="text", text=outcome.text)],
-            # Codex and OpenCode read this copy instead of the text: it fits the client too.
-            structured_content=fit_structure(outcome.structured, limits, whole).model_dump(mode="json"),
-            _meta={META_SUMMARY: facts},
+            content=[TextContent(type="text", text=text)],
+            structured_content=structured,
+            _meta={META_SUMMARY: dict(facts)},
         )
     )
 
