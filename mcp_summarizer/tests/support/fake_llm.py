@@ -215,6 +215,7 @@ class Recorded:
     finished: float | None = None
     outcome: str = "pending"
     serving: int = 0  # with a capacity: the calls served when it was admitted, itself included
+    generation: int = 0  # the `reset`s before it was received: a request of an earlier test's is older
 
 
 def _text(content: Any) -> str:
@@ -267,6 +268,9 @@ class FakeLLM:
         self._script: deque[Reply] = deque()
         self._requests: list[Recorded] = []
         self._calls = self._in_flight = self._peak = 0
+        # Requests of the current generation in flight (the peak counts only these), and the
+        # generation: `reset` starts a new one.
+        self._current = self._generation = 0
         self._ids = itertools.count(1)
         self._port = 0
         self._thread: threading.Thread | None = None
@@ -401,12 +405,32 @@ class FakeLLM:
 
     def reset(self) -> None:
         """Forget recorded requests, counters and unused scripted replies (the responder and
-        latency stay): what one test scripted must not answer the next."""
+        latency stay): what one test scripted must not answer the next.
+
+        A request sent before the reset is forgotten even if the server had not read it yet
+        (an earlier test's call, cancelled as its test ended, lies unread on a socket while a
+        loaded machine starves the server's thread): the server first reads whatever its
+        clients have sent, then a new generation starts.  Requests of earlier generations
+        still in flight count in `in_flight` (`wait_idle` waits for them) but not in
+        `peak_concurrency`, and are recorded nowhere."""
+        self._catch_up()
         with self._lock:
             self._script.clear()
             self._requests.clear()
             self._calls = 0
-            self._peak = self._in_flight
+            self._generation += 1
+            self._current = self._peak = 0
+
+    def _catch_up(self) -> None:
+        """Return once the server has taken in every request already on its sockets (it runs
+        on its own thread and loop, perhaps not scheduled since they came)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive() or threading.current_thread() is thread:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(_catch_up(), loop).result(timeout=30)
+        except RuntimeError:  # the loop has closed: the server is gone, nothing more comes
+            pass
 
     def wait_until(self, condition: Callable[[], bool], timeout: float = 2.0) -> None:
         """Block until `condition()` holds, e.g. `lambda: llm.in_flight == 3`.
@@ -441,10 +465,12 @@ class FakeLLM:
     async def _chat(self, request: Request) -> Response:
         record = Recorded(headers=dict(request.headers), started=time.monotonic())
         with self._lock:
+            record.generation = self._generation
             self._requests.append(record)
             self._calls += 1
             self._in_flight += 1
-            self._peak = max(self._peak, self._in_flight)
+            self._current += 1
+            self._peak = max(self._peak, self._current)
         streaming = False
         try:
             response = await self._answer(request, record)
@@ -461,6 +487,8 @@ class FakeLLM:
             record.outcome = "hung"
         with self._lock:
             self._in_flight -= 1
+            if record.generation == self._generation:
+                self._current -= 1
             if record.serving:
                 self._serving -= 1
 
@@ -700,6 +728,20 @@ class FakeLLM:
             }
         }
         return JSONResponse(body, status_code=reply.status, headers=dict(reply.headers))
+
+
+# Turns of the server's loop that `reset` waits: a request on a socket is recorded within a few
+# (the connection accepted, its transport made, its bytes read and parsed, its handler started),
+# each turn polling the sockets; the rest is room.  Twice, a moment apart: bytes a client sent
+# may reach the server's socket a moment late on a loaded machine.
+_TURNS = 20
+
+
+async def _catch_up() -> None:
+    for _ in range(2):
+        for _ in range(_TURNS):
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
 
 
 class _Trickle(Response):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -170,6 +171,42 @@ async def test_responder_and_reset(llm: FakeLLM, client: openai.AsyncOpenAI) -> 
     llm.reset()
     assert (llm.calls, llm.requests, llm.peak_concurrency) == (0, [], 0)
     assert (await ask(client, "hi")).choices[0].message.content == "HI", "a reset drops unused replies"
+
+
+def send_and_hang_up(port: int, user: str) -> None:
+    """A whole chat request written to the server, and the connection closed at once: a call
+    cancelled just after it was sent."""
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": user}]}).encode()
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(head + b"content-length: %d\r\n\r\n" % len(body) + body)
+
+
+async def test_reset_forgets_a_request_sent_before_it_that_the_server_had_not_read(
+    llm: FakeLLM, client: openai.AsyncOpenAI
+) -> None:
+    """An earlier test's last call, sent and cancelled as it ended, still unread on its socket
+    (the server's thread not scheduled since): the next test's reset forgets it, and the peak
+    counts only the calls made after the reset."""
+    stalled, go_on = threading.Event(), threading.Event()
+
+    def stall_the_server(record: Recorded) -> Reply:  # runs on the server's loop, which waits with it
+        if record.user == TEXT and not stalled.is_set():
+            stalled.set()
+            go_on.wait(10)
+        return ok("answer")
+
+    llm.responder = stall_the_server
+    earlier = asyncio.create_task(ask(client))
+    await asyncio.to_thread(stalled.wait, 10)
+    send_and_hang_up(llm.port, "cancelled as its test ended")  # unread: the server's loop waits
+    go_on.set()
+    llm.reset()
+    assert (await earlier).choices[0].message.content == "answer"
+    await llm.wait_idle_async(within=10)
+    assert (llm.calls, llm.requests, llm.peak_concurrency) == (0, [], 0)
+    assert (await ask(client, "after the reset")).choices[0].message.content == "answer"
+    assert [r.user for r in llm.requests] == ["after the reset"] and llm.peak_concurrency == 1
 
 
 async def test_hang_with_client_timeout_is_cancelled(llm: FakeLLM, client: openai.AsyncOpenAI) -> None:
