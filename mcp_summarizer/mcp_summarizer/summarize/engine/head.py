@@ -105,6 +105,17 @@ def head_chunks(
     return []
 
 
+def estimated_tokens(content_chars: int, seen_tokens: int, seen_chars: int) -> float:
+    """The whole content's tokens, estimated from a prefix's tokens per character."""
+    return content_chars * seen_tokens / max(seen_chars, 1)
+
+
+def clearly_over(estimate: float, max_input: int) -> bool:
+    """Whether content estimated at ``estimate`` tokens is clearly over MAX_INPUT_TOKENS: its
+    calls would all be cancelled once the count passes the limit, so none is started."""
+    return estimate > _LIMIT_MARGIN * max_input
+
+
 async def let_calls_out() -> None:
     """Let the calls just started send their requests before the caller starts CPU work."""
     for _ in range(_TURNS):
@@ -128,11 +139,11 @@ class HeadStart:
         if not self.chunks:
             return False
         head_tokens = sum(c.tokens for c in self.chunks)
-        estimate = content_chars * head_tokens / max(self.chunks[-1].end, 1)
+        estimate = estimated_tokens(content_chars, head_tokens, self.chunks[-1].end)
         return (
             head_tokens > target
             and estimate >= _COUNT_MARGIN * settled * chunk_size
-            and estimate <= _LIMIT_MARGIN * max_input
+            and not clearly_over(estimate, max_input)
         )
 
     def check(self, number: int, found: Chunk, calls: list[asyncio.Task[str]]) -> None:

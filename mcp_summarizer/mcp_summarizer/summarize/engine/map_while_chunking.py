@@ -28,7 +28,13 @@ from mcp_summarizer.summarize.engine.bypass import removed_tokens, without_llm
 from mcp_summarizer.summarize.engine.context import ServerContext
 from mcp_summarizer.summarize.engine.events import map_started
 from mcp_summarizer.summarize.engine.fidelity_pass import SourceScan
-from mcp_summarizer.summarize.engine.head import HeadStart, head_chunks, let_calls_out
+from mcp_summarizer.summarize.engine.head import (
+    HeadStart,
+    clearly_over,
+    estimated_tokens,
+    head_chunks,
+    let_calls_out,
+)
 from mcp_summarizer.summarize.engine.model import Outcome, Request, Run
 from mcp_summarizer.summarize.engine.steps import ChunksRead
 from mcp_summarizer.summarize.engine.streamed import stream_chunks
@@ -120,6 +126,8 @@ class MapWhileChunking:
         self.cleaned = cleaned = await pacing.run(strip_boilerplate, self.request.content)
         chunks, calls = self.chunks, self.calls
         ready = False  # calls for new chunks may start: their budget is final
+        seen = 0  # the chunks' tokens so far (for the estimate of the whole, while not ready)
+        size, limit = len(cleaned.text), self.context.budget.max_input
         async with stream_chunks(
             cleaned.text, strategy=self.request.strategy, chunk_size=self.chunk_size, overlap=self.overlap
         ) as stream:
@@ -129,7 +137,15 @@ class MapWhileChunking:
                 chunks.append(piece)
                 await self.reading(len(chunks), piece.end)
                 self.context.budget.check_input(so_far, so_far=True)
-                ready = ready or (so_far > self.target and len(chunks) >= self.settled)
+                if not ready:
+                    seen += piece.tokens
+                    # Content clearly over MAX_INPUT_TOKENS by its chunks so far starts no call (they
+                    # would all be cancelled once the count passes the limit), as a head start.
+                    ready = (
+                        so_far > self.target
+                        and len(chunks) >= self.settled
+                        and not clearly_over(estimated_tokens(size, seen, piece.end), limit)
+                    )
                 if ready and len(calls) < len(chunks):
                     self.run.planned = len(chunks)
                     calls += [group.create_task(self.map_one(c, len(chunks))) for c in chunks[len(calls) :]]

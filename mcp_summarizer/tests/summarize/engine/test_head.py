@@ -22,7 +22,7 @@ from mcp_summarizer.errors import InputError
 from mcp_summarizer.process import pacing
 from mcp_summarizer.store.content import StoreOptions
 from mcp_summarizer.store.sqlite import SQLiteStore
-from mcp_summarizer.summarize.budget import map_output_tokens
+from mcp_summarizer.summarize.budget import Budget, map_output_tokens
 from mcp_summarizer.summarize.chunker import chunk
 from mcp_summarizer.summarize.engine import Engine, Request, map_while_chunking
 from mcp_summarizer.summarize.engine.head import HEAD_CHUNKS, head_chunks
@@ -274,10 +274,34 @@ async def test_content_clearly_over_max_input_tokens_gets_no_head_start(
     engine = make_engine(MAX_INPUT_TOKENS="100000")
     with pytest.raises(InputError, match="over the limit of MAX_INPUT_TOKENS=100000"):
         await engine.summarize(Request(content=prose(1600, title="Far over"), max_output_tokens=TARGET))
-    # This content's calls, by its title (a head start's first call holds it): the module's test
-    # LLM may still receive a call an earlier test cancelled, on a loaded machine.
+    # No call at all: neither the head start's nor the calls started while the page is chunked
+    # (its chunks so far say it is far over too; on a loaded machine they used to start before the
+    # count passed the limit).  This content's calls, by its title: the module's test LLM may
+    # still receive a call an earlier test cancelled.
     ours = [r for r in fresh_llm.requests if "# Far over" in r.user]
-    assert not ours, "no call for content whose head says it is far over the limit"
+    assert not ours, "no call for content whose chunks say it is far over the limit"
+
+
+async def test_content_clearly_over_max_input_tokens_starts_no_call_while_chunked(
+    fresh_llm: FakeLLM, make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a head start, the calls that start while the page is chunked: its chunks so far
+    (about 1.5 times the limit) say it is clearly over, and none starts.  The count of the text
+    encoded so far (which on a loaded machine may lag behind the chunks) is taken out of the
+    race here: only the exact count, at the end, rejects the content."""
+    no_head(monkeypatch)
+    exact = Budget.check_input
+
+    def at_the_end(self: Budget, input_tokens: int, *, so_far: bool = False) -> None:
+        if not so_far:
+            exact(self, input_tokens)
+
+    monkeypatch.setattr(Budget, "check_input", at_the_end)
+    engine = make_engine(MAX_INPUT_TOKENS="100000")
+    with pytest.raises(InputError, match="over the limit of MAX_INPUT_TOKENS=100000"):
+        await engine.summarize(Request(content=prose(300, title="Half again"), max_output_tokens=TARGET))
+    ours = [r for r in fresh_llm.requests if "# Half again" in r.user]
+    assert not ours, "no call for content whose chunks say it is clearly over the limit"
 
 
 async def engine_answer(engine: Engine, content: str) -> Any:
