@@ -8,10 +8,11 @@ engine for all repeats, as a server has one: the first repeat ("cold") also pays
 client's first request (a new connection; without `Engine.warm()`, which the server calls at
 its start, ``--no-warm``, also the client's making and the SDK's lazy imports).
 ``--no-scan`` leaves out the fidelity scan that starts with the map calls (in a worker
-thread), to see what it costs the first call.  ``--tool`` adds what the summarize tool does
-before the engine: the result cache's key and lookup (SQLite, as by default) and the
-drill-down's `prepare` (the source's cut into excerpts starts, in a worker thread), the
-prompts then naming the excerpts each chunk holds as the tool's do.
+thread), to see what it costs the first call.  ``--tool`` times the summarize tool's own path
+instead of the engine alone: `answering.text_summary.summary` with the `Answering` that
+`assembly.root.build_service` builds (the result cache in SQLite, as by default), the marks
+then also the source's cut started (`KeptSource.open` returned), the result cache's key and
+lookup, the first excerpts the prompts wait for, and the service's log events.
 
     cd mcp_summarizer && ../.venv/bin/python -m bench.first_call_timeline \
         [--size 2M] [--repeats 3] [--no-scan] [--no-head] [--no-warm] [--tool]
@@ -21,12 +22,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import multiprocessing
 import os
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -35,14 +37,17 @@ from tests.support.fake_llm import FakeLLM, Recorded, Reply, ok
 
 from bench import corpus
 from bench.first_call import TARGET, parse_size
+from mcp_summarizer.answering import text_summary
+from mcp_summarizer.answering.cached import AnswerCache
+from mcp_summarizer.answering.call import Answering, Call
 from mcp_summarizer.assembly.engine_setup import build_engine
-from mcp_summarizer.assembly.store_setup import open_storage
-from mcp_summarizer.cache.lookup import Answers
-from mcp_summarizer.citations.ask import Ask
-from mcp_summarizer.config import load_settings
-from mcp_summarizer.drill.answer import ask, prepare
+from mcp_summarizer.assembly.root import build_service
+from mcp_summarizer.config import Settings, load_settings
+from mcp_summarizer.drill.keep import EXCERPT_TOKENS
+from mcp_summarizer.drill.kept_source import KeptSource
+from mcp_summarizer.mcp.service import deadline_of, output_limits
 from mcp_summarizer.process.gil import hand_over_sooner
-from mcp_summarizer.summarize.engine import Engine, Request, map_while_chunking, mapreduce, streamed
+from mcp_summarizer.summarize.engine import Engine, Request, map_while_chunking, mapreduce, prompts, streamed
 from mcp_summarizer.summarize.engine.prompts import Prompts
 from mcp_summarizer.tenant import LOCAL
 
@@ -65,6 +70,24 @@ def wrapped(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     return inner
 
 
+def marked_after(fn: Callable[..., Awaitable[Any]], label: str) -> Callable[..., Awaitable[Any]]:
+    """``fn`` (a coroutine function) marking ``label`` the first time it returns."""
+
+    async def inner(*args: Any, **kwargs: Any) -> Any:
+        out = await fn(*args, **kwargs)
+        mark(label, once=True)
+        return out
+
+    return inner
+
+
+class LogMarks(logging.Handler):
+    """The service's log events as marks (the first of each name): read from the outside."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        mark(f"log {record.getMessage()}", once=True)
+
+
 def instrument(scan: bool, head: bool = True) -> None:
     estimated = mapreduce.estimated
 
@@ -85,14 +108,16 @@ def instrument(scan: bool, head: bool = True) -> None:
 
     def counting_chunk(*args: Any, on_chunk: Callable[[Any], None], **kwargs: Any) -> Any:
         n = [0]
+        # The source's cut into excerpts (the tool's) streams through the same chunker.
+        of = "the cut's " if kwargs.get("chunk_size") == EXCERPT_TOKENS else ""
 
         def on(piece: Any) -> None:
             n[0] += 1
             if n[0] in (1, 10):
-                mark(f"chunk {n[0]}")
+                mark(f"{of}chunk {n[0]}")
             on_chunk(piece)
 
-        mark("chunker start")
+        mark(f"{of}chunker start")
         return chunk(*args, on_chunk=on, **kwargs)
 
     streamed.chunk = counting_chunk  # type: ignore[assignment]
@@ -104,26 +129,21 @@ def instrument(scan: bool, head: bool = True) -> None:
             start(self)
 
     mapreduce.SourceScan.start = scan_start  # type: ignore[method-assign]
-    ready = Ask.ready
+    # The wait for the excerpts a prompt names (`model.named_cut`, a request whose source is
+    # being cut: the tool's), where the engine's modules call it.
+    named_cut = mapreduce.named_cut
 
-    async def marked_ready(self: Ask, piece: Any) -> None:
-        await ready(self, piece)
-        mark("excerpts for the prompts' size" if piece is None else "excerpts for a chunk", once=True)
+    async def marked_named_cut(cite: Any, cut: Any, piece: Any) -> None:
+        await named_cut(cite, cut, piece)
+        if cite is not None and cut is not None:
+            mark("excerpts for the prompts' size" if piece is None else "excerpts for a chunk", once=True)
 
-    Ask.ready = marked_ready  # type: ignore[method-assign]
+    mapreduce.named_cut = marked_named_cut  # type: ignore[assignment]
+    prompts.named_cut = marked_named_cut  # type: ignore[assignment]
 
 
-def new_engine(base_url: str) -> tuple[Engine, Any]:
-    """An engine whose backend marks its first map call and the limiter slot it holds."""
-    settings = load_settings(
-        {
-            "OPENROUTER_BASE_URL": base_url,
-            "OPENROUTER_API_KEY": "k",
-            "LLM_CONTEXT_TOKENS": "32768",
-            "CACHE_DIR": tempfile.mkdtemp(prefix="first-call-"),
-        }
-    )
-    engine = build_engine(settings)
+def marked_backend(engine: Engine) -> None:
+    """``engine``'s backend marks its first map call and the limiter slot it holds."""
     assert engine.backend is not None
     complete = engine.backend.complete
 
@@ -139,30 +159,41 @@ def new_engine(base_url: str) -> tuple[Engine, Any]:
         return await complete(*args, slot=held, **kw)
 
     engine.backend.complete = marked  # type: ignore[method-assign]
-    return engine, settings
+
+
+def bench_settings(base_url: str) -> Settings:
+    return load_settings(
+        {
+            "OPENROUTER_BASE_URL": base_url,
+            "OPENROUTER_API_KEY": "k",
+            "LLM_CONTEXT_TOKENS": "32768",
+            "CACHE": "on",  # the result cache in SQLite, in a folder of its own
+            "CACHE_DIR": tempfile.mkdtemp(prefix="first-call-"),
+        }
+    )
 
 
 class Tool:
-    """What the summarize tool does before the engine (`mcp.summarize_tools._summarize`)."""
+    """The summarize tool's path (`mcp.summarize_tools._summarize`): its pipeline,
+    `answering.text_summary.summary`, with the service's `Answering`."""
 
-    def __init__(self, settings: Any, engine: Engine) -> None:
-        self.store, cache = open_storage(settings, 0)  # in a folder of its own, made for the bench
-        self.answers = None if cache is None else Answers(cache, engine.keys)
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.answering: Answering = build_service(settings).answering
+        assert self.answering.cache is not None, "the bench times the tool with its result cache"
+        KeptSource.open = marked_after(KeptSource.open, "cut started")  # type: ignore[method-assign]
+        AnswerCache.summary_key = marked_after(AnswerCache.summary_key, "result cache key made")  # type: ignore[method-assign]
+        AnswerCache.summary = marked_after(AnswerCache.summary, "result cache looked up")  # type: ignore[method-assign]
+        logging.getLogger("mcp_summarizer").addHandler(LogMarks())
 
-    async def summarize(self, engine: Engine, text: str) -> None:
-        drill = await prepare(self.store, LOCAL, text, TARGET, True)
-        mark("drill prepared")
-        request = Request(content=text, max_output_tokens=TARGET - drill.reserve, cite=ask(drill, text))
-        try:
-            if self.answers is not None:
-                drill.hold()  # as the tool does
-                key = await self.answers.key("summarize", text, budget=request.max_output_tokens)
-                drill.release()
-                assert await self.answers.lookup(LOCAL, "result", key) is None
-                mark("result cache looked up")
-            await engine.summarize(request)
-        finally:
-            drill.close()
+    @property
+    def engine(self) -> Engine:
+        return self.answering.engine
+
+    async def summarize(self, text: str) -> None:
+        limits = output_limits(self.settings, None)  # a client that names no profile
+        call = Call("summarize", LOCAL, limits, deadline_of(self.settings, limits), None, time.perf_counter())
+        await text_summary.summary(self.answering, call, text, TARGET, kind="general", focus="")
 
 
 async def one(engine: Engine, arrivals: Any, text: str, label: str, tool: Tool | None) -> None:
@@ -170,7 +201,7 @@ async def one(engine: Engine, arrivals: Any, text: str, label: str, tool: Tool |
     _t0[0] = time.perf_counter()
     began = time.monotonic()  # the stand-in's clock too: CLOCK_MONOTONIC is the machine's
     call = (
-        tool.summarize(engine, text)
+        tool.summarize(text)
         if tool is not None
         else engine.summarize(Request(content=text, max_output_tokens=TARGET))
     )
@@ -193,8 +224,10 @@ async def one(engine: Engine, arrivals: Any, text: str, label: str, tool: Tool |
 async def repeats(base_url: str, arrivals: Any, text: str, n: int, warm: bool, tool: bool) -> None:
     """One engine for all repeats, as a server has: the first also pays the openai client's
     making and first request (lazy imports, its connection pool), the others do not."""
-    engine, settings = new_engine(base_url)
-    at_tool = Tool(settings, engine) if tool else None
+    settings = bench_settings(base_url)
+    at_tool = Tool(settings) if tool else None
+    engine = at_tool.engine if at_tool is not None else build_engine(settings)
+    marked_backend(engine)
     if warm:
         engine.warm()  # as the server does at its start
     try:
@@ -234,7 +267,7 @@ def main() -> None:
     parser.add_argument("--no-scan", action="store_true")
     parser.add_argument("--no-head", action="store_true", help="without the head start (engine/head.py)")
     parser.add_argument("--no-warm", action="store_true", help="no Engine.warm() before the first repeat")
-    parser.add_argument("--tool", action="store_true", help="with the tool's result cache and prepare")
+    parser.add_argument("--tool", action="store_true", help="the summarize tool's pipeline")
     args = parser.parse_args()
     instrument(scan=not args.no_scan, head=not args.no_head)
     hand_over_sooner()  # as the service does (cli/commands.py)
