@@ -1,9 +1,11 @@
 """Load a prefix of the benchmark corpus (built by build_corpus.py) of about n cl100k tokens.
 
 Whole pages are taken in corpus order while they fit; the remainder is filled with whole
-lines of the next page, so the text always ends at a line boundary and has at most n tokens
-(give or take a token where two pages meet).  Count the result with `tokens.count` for the
-exact figure.
+lines of the next page, so the text always ends at a line boundary and has at most n tokens.
+The pages' counts are each page's alone, and tokens may merge or split where two pages meet,
+so the prefix is counted whole at the end and cut back by lines while it is over (a benchmark
+that asks for MAX_INPUT_TOKENS must not get one token more).  Count the result with
+`tokens.count` for the exact figure.
 """
 
 from __future__ import annotations
@@ -37,7 +39,24 @@ def _corpus(data_dir: Path) -> tuple[str, tuple[tuple[int, int, int], ...]]:
 
 
 def load(n_tokens: int, data_dir: Path = DATA_DIR) -> str:
-    """The first ~n_tokens of the corpus, cut at a page boundary or else a line boundary."""
+    """The first n_tokens at most of the corpus, cut at a page boundary or else a line boundary."""
+    prefix = _pages_prefix(n_tokens, data_dir)
+    while prefix and (over := tokens.count(prefix) - n_tokens) > 0:
+        prefix = _without_last_lines(prefix, over)
+    return prefix
+
+
+def _without_last_lines(text: str, over: int) -> str:
+    """``text`` less its last lines, at least one, whose own tokens add up to ``over``."""
+    lines = text.splitlines(keepends=True)
+    dropped = 0
+    while lines and (dropped < over or not dropped):
+        dropped += max(1, tokens.count(lines.pop()))
+    return "".join(lines)
+
+
+def _pages_prefix(n_tokens: int, data_dir: Path) -> str:
+    """About the first n_tokens of the corpus by the pages' own counts."""
     text, pages = _corpus(data_dir)
     end, used = 0, 0
     for start, stop, count in pages:
