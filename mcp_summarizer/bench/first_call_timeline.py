@@ -184,7 +184,9 @@ class Tool:
         KeptSource.open = marked_after(KeptSource.open, "cut started")  # type: ignore[method-assign]
         AnswerCache.summary_key = marked_after(AnswerCache.summary_key, "result cache key made")  # type: ignore[method-assign]
         AnswerCache.summary = marked_after(AnswerCache.summary, "result cache looked up")  # type: ignore[method-assign]
-        logging.getLogger("mcp_summarizer").addHandler(LogMarks())
+        service_log = logging.getLogger("mcp_summarizer")
+        service_log.setLevel(settings.process.log_level)  # as the server's logging does (INFO)
+        service_log.addHandler(LogMarks())
 
     @property
     def engine(self) -> Engine:
