@@ -45,11 +45,25 @@ from mcp_summarizer.tenant import Tenant
 from mcp_summarizer.text import tokens
 from mcp_summarizer.web.pages import Page, render_answer
 
-__all__ = ["Cost", "PageAnswered", "page"]
+__all__ = ["Cost", "PageAnswered", "PageAsk", "page"]
 
 logger = logging.getLogger("mcp_summarizer")
 
 Cost = tuple[int, int | None, int, str | None]  # tokens in, tokens out, LLM calls, the model
+
+
+@dataclass(frozen=True, slots=True)
+class PageAsk:
+    """What fetch_url's caller asks of a page: ``url``; its summary steered by ``context``, or
+    (``raw``) a window of ``max_length`` tokens (0: the default) from ``start_index``; a
+    summary citing the page's excerpts unless ``citations`` is False."""
+
+    url: str
+    context: str = ""
+    raw: bool = False
+    start_index: int = 0
+    max_length: int = 0
+    citations: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +79,11 @@ class PageAnswered:
     cost: Cost
 
 
-async def page(
-    answering: Answering,
-    call: Call,
-    url: str,
-    *,
-    context: str,
-    raw: bool,
-    start_index: int,
-    max_length: int,
-    citations: bool,
-) -> PageAnswered:
-    """``url`` read for ``call``'s client: the page, a raw window of it (``raw``), or its
-    summary for ``context``, cited unless ``citations`` is False.  Raises FetchError (and its
-    kinds), InputError, and what the engine raises."""
+async def page(answering: Answering, call: Call, asked: PageAsk) -> PageAnswered:
+    """The page ``asked`` read for ``call``'s client: the page, a raw window of it, or its
+    summary.  Raises FetchError (and its kinds), InputError, and what the engine raises."""
     limits, cache = call.limits, answering.cache
-    reading = _Reading(answering, call, url, context, raw, start_index, max_length, citations)
+    reading = _Reading(answering, call, asked)
     cited: Drill | None = None  # the kept page the answer cites
     with reading.source:  # a page kept for an answer that did not use it, or a request that ended early
         answer, fits = await made_within(
@@ -107,25 +110,14 @@ class _Reading:
     behind a handle (``source``: before its summary is made, to ask for its excerpts' ids, or
     for a cached summary's) and cited."""
 
-    def __init__(
-        self,
-        answering: Answering,
-        call: Call,
-        url: str,
-        context: str,
-        raw: bool,
-        start_index: int,
-        max_length: int,
-        citations: bool,
-    ) -> None:
-        self.answering, self.call, self.url, self.context, self.raw = answering, call, url, context, raw
-        self.start_index, self.max_length, self.citations = start_index, max_length, citations
+    def __init__(self, answering: Answering, call: Call, asked: PageAsk) -> None:
+        self.answering, self.call, self.asked = answering, call, asked
         self.limits, self.tenant, self.cache = call.limits, call.tenant, answering.cache
         # The URL, Title and Status lines take room too: guessed (a title, a status) before the fetch.
-        self.header = f"URL: {url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
+        self.header = f"URL: {asked.url}\nTitle: {'word ' * 30}\nStatus: {'word ' * 30}\n\n"
         # (max_length is checked by `page_answer.read`, which names it)
         budget = answering.engine.budget
-        self.allowed = allowance(max_length or budget.fetch_output, self.limits, header=self.header)
+        self.allowed = allowance(asked.max_length or budget.fetch_output, self.limits, header=self.header)
         self.wanted = self.allowed.budget
         # It stays open while this request or a job of its summary (which may go on past the
         # deadline, asking for its excerpts' ids) needs it.
@@ -134,7 +126,7 @@ class _Reading:
 
     async def make(self, room: int) -> Answer:
         """The answer in ``room`` tokens (`made_within` asks again with less if it does not fit)."""
-        reserve = drill_reserve(room, self.citations) if not self.raw else 0
+        reserve = drill_reserve(room, self.asked.citations) if not self.asked.raw else 0
 
         async def summary(page: Page, context: str, budget: int) -> Answer:
             return await self.summary(page, context, budget, reserve)
@@ -142,12 +134,12 @@ class _Reading:
         return await read(
             self.answering.pages,
             self.answering.engine.budget,
-            self.url.strip(),
+            self.asked.url.strip(),
             summary,
-            context=self.context,
-            raw_window=self.raw,
-            start_index=self.start_index,
-            max_length=self.max_length,
+            context=self.asked.context,
+            raw_window=self.asked.raw,
+            start_index=self.asked.start_index,
+            max_length=self.asked.max_length,
             max_tokens=room,
             tenant=self.tenant,
         )
@@ -193,7 +185,7 @@ class _Reading:
 
     async def _open(self, page: Page, held: bool = False) -> Drill:
         return await self.source.open(
-            page.markdown, self.wanted, self.citations, title=page.title, url=page.url, held=held
+            page.markdown, self.wanted, self.asked.citations, title=page.title, url=page.url, held=held
         )
 
     async def by_deadline(

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from mcp_summarizer.answering.page_summary import PageAnswered, page
+from mcp_summarizer.answering.page_summary import PageAnswered, PageAsk, page
 from mcp_summarizer.errors import SummarizerError
 from mcp_summarizer.mcp.metrics import fetch_outcome
 
@@ -77,39 +77,21 @@ def register(tools: Tools, service: Service) -> None:
         """
         return await service.run(
             "fetch_url",
-            _fetch_url(service, ctx, url, context, raw, start_index, max_length, citations),
+            _fetch_url(service, ctx, PageAsk(url, context, raw, start_index, max_length, citations)),
         )
 
 
-async def _fetch_url(
-    service: Service,
-    ctx: Context,
-    url: str,
-    context: str,
-    raw: bool,
-    start_index: int,
-    max_length: int,
-    citations: bool,
-) -> CallToolResult:
+async def _fetch_url(service: Service, ctx: Context, asked: PageAsk) -> CallToolResult:
     call = call_of(service, ctx, "fetch_url")
     try:
-        made = await page(
-            service.answering,
-            call,
-            url,
-            context=context,
-            raw=raw,
-            start_index=start_index,
-            max_length=max_length,
-            citations=citations,
-        )
+        made = await page(service.answering, call, asked)
     except SummarizerError as exc:
-        raise _failure(service, url, exc) from None
+        raise _failure(service, asked.url, exc) from None
     answer = made.answer
     if answer.degraded:
         service.counters["degraded"] += 1
         logger.warning("fetch_summary_degraded", extra={"url": answer.page.url, "status": answer.status})
-    _report(service, url, raw, made, call.started)
+    _report(service, asked.url, asked.raw, made, call.started)
     return cached_result(answer.text, made.facts, made.links)
 
 
